@@ -1,4 +1,4 @@
-import type { ApiKeyCreated, ApiKeyRevoked } from '../src/accounts/events';
+import type { ApiKeyActivated, ApiKeyCreated, ApiKeyRevoked } from '../src/accounts/events';
 import type { Projection } from '../src/projection-runner/projection';
 
 /** api_keys: what the auth guard reads on every request (by lookup_id). */
@@ -23,7 +23,7 @@ export const apiKeysProjection: Projection = {
     );
     CREATE INDEX IF NOT EXISTS api_keys_by_lookup ON api_keys (lookup_id);
     CREATE INDEX IF NOT EXISTS api_keys_by_account ON api_keys (account_id, created_at);`,
-  handles: ['ApiKeyCreated', 'ApiKeyRevoked'],
+  handles: ['ApiKeyCreated', 'ApiKeyRevoked', 'ApiKeyActivated'],
   async apply(tx, event) {
     if (event.type === 'ApiKeyCreated') {
       const e = event.data as ApiKeyCreated;
@@ -33,6 +33,8 @@ export const apiKeysProjection: Projection = {
          ON CONFLICT (id) DO NOTHING`,
         [e.key_id, e.account_id, e.mode, e.tier, e.name, JSON.stringify(e.scopes), e.lookup_id, e.secret_hash, e.active, e.expires_at, e.created_at],
       );
+    } else if (event.type === 'ApiKeyActivated') {
+      await tx.query('UPDATE api_keys SET active = true WHERE id = $1', [(event.data as ApiKeyActivated).key_id]);
     } else {
       const e = event.data as ApiKeyRevoked;
       await tx.query('UPDATE api_keys SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL', [e.key_id, e.revoked_at]);

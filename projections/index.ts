@@ -4,6 +4,7 @@ import { apiKeysProjection } from './api-keys.projection';
 import { catalogListingsProjection } from './catalog-listings.projection';
 import { balanceTransactionsProjection } from './balance-transactions.projection';
 import { creditsProjection } from './credits.projection';
+import { purchasesProjection } from './purchases.projection';
 import { webhookEndpointsProjection } from './webhook-endpoints.projection';
 
 /** Every read model the service keeps, in no particular order (each has its own checkpoint). */
@@ -14,4 +15,5 @@ export const ALL_PROJECTIONS: readonly Projection[] = [
   catalogListingsProjection,
   webhookEndpointsProjection,
   balanceTransactionsProjection,
+  purchasesProjection,
 ];

@@ -4,8 +4,10 @@ import { CqrsModule } from '@nestjs/cqrs';
 import { AccountsModule } from './accounts/accounts.module';
 import { AdminModule } from './admin/admin.module';
 import { CatalogModule } from './catalog/catalog.module';
+import { CommerceModule } from './commerce/commerce.module';
 import { Infrastructure, InfrastructureModule } from './infrastructure.module';
 import { LedgerModule } from './ledger/ledger.module';
+import { PaymentsModule } from './payments/payments.module';
 import { ApiKeyGuard } from './platform/auth/api-key.guard';
 import { ErrorFilter } from './platform/error-filter';
 import { createValidationPipe } from './platform/http';
@@ -26,6 +28,8 @@ export class AppModule {
         CatalogModule,
         WebhooksModule,
         LedgerModule,
+        PaymentsModule,
+        CommerceModule,
       ],
       providers: [
         { provide: APP_FILTER, useClass: ErrorFilter },

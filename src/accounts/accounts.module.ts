@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { AccountQueries } from './account-queries';
+import { ActivateApiKeyHandler } from './commands/activate-api-key';
 import { CreateAccountHandler } from './commands/create-account';
 import { CreateApiKeyHandler } from './commands/create-api-key';
 import { GrantCreditsHandler } from './commands/grant-credits';
@@ -8,7 +9,7 @@ import { MeController } from './me.controller';
 
 @Module({
   controllers: [MeController],
-  providers: [AccountQueries, CreateAccountHandler, CreateApiKeyHandler, RevokeApiKeyHandler, GrantCreditsHandler],
+  providers: [AccountQueries, CreateAccountHandler, CreateApiKeyHandler, RevokeApiKeyHandler, GrantCreditsHandler, ActivateApiKeyHandler],
   exports: [AccountQueries],
 })
 export class AccountsModule {}

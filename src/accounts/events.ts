@@ -39,6 +39,16 @@ export interface ApiKeyRevoked {
   revoked_at: string;
 }
 
+/** A live premium key's activation fee was paid (decisions section 3); it now serves inference. */
+export interface ApiKeyActivated {
+  key_id: string;
+  account_id: string;
+  mode: Mode;
+  /** The checkout session that paid for it. */
+  checkout_session_id: string;
+  activated_at: string;
+}
+
 export interface CreditsGranted {
   account_id: string;
   mode: Mode;
@@ -53,5 +63,6 @@ export const AccountEvents = {
   AccountCreated: 'AccountCreated',
   ApiKeyCreated: 'ApiKeyCreated',
   ApiKeyRevoked: 'ApiKeyRevoked',
+  ApiKeyActivated: 'ApiKeyActivated',
   CreditsGranted: 'CreditsGranted',
 } as const;

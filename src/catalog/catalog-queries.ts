@@ -46,11 +46,11 @@ class Params {
 export class CatalogQueries {
   constructor(@Inject(DATABASE) private readonly db: Database) {}
 
-  /** A published listing of this kind in this mode, by id or slug. */
-  async findPublished(mode: Mode, kind: ListingKind, idOrSlug: string): Promise<ListingState | undefined> {
+  /** A published listing in this mode, by id or slug; of one kind, or of either. */
+  async findPublished(mode: Mode, kind: ListingKind | undefined, idOrSlug: string): Promise<ListingState | undefined> {
     return this.findOne(
-      `mode = $1 AND kind = $2 AND status = 'published' AND (id = $3 OR slug = $3)`,
-      [mode, kind, idOrSlug],
+      `mode = $1 AND status = 'published' AND (id = $2 OR slug = $2)${kind ? ' AND kind = $3' : ''}`,
+      kind ? [mode, idOrSlug, kind] : [mode, idOrSlug],
     );
   }
 

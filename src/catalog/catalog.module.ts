@@ -7,7 +7,8 @@ import { PublishListingHandler } from './commands/publish-listing';
 import { UnpublishListingHandler } from './commands/unpublish-listing';
 import { UpdateListingHandler } from './commands/update-listing';
 import { DatasetsController } from './datasets.controller';
-import { Entitlements, noPurchasesYet, PURCHASE_LOOKUP } from './entitlement';
+import { PurchaseQueries } from '../commerce/purchase-queries';
+import { Entitlements, PURCHASE_LOOKUP } from './entitlement';
 import { ListingStore } from './listing-store';
 import { ListingsController } from './listings.controller';
 import { ModelsController } from './models.controller';
@@ -21,8 +22,8 @@ import { UploadsController } from './uploads.controller';
     CatalogQueries,
     ListingStore,
     Entitlements,
-    // The commerce context replaces this with its purchases read model.
-    { provide: PURCHASE_LOOKUP, useValue: noPurchasesYet },
+    // The purchases read model of the commerce context; a plain read, so no module cycle.
+    { provide: PURCHASE_LOOKUP, useClass: PurchaseQueries },
     DraftListingHandler,
     PublishListingHandler,
     UnpublishListingHandler,

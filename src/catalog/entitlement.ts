@@ -4,15 +4,12 @@ import { ApiError } from '../platform/errors';
 import type { Mode } from '../platform/mode';
 import type { ListingState } from './listing';
 
-/** Who bought what, per mode. The commerce context provides the real one from its purchases read model. */
+/** Who bought what, per mode: the commerce context's purchases read model. */
 export interface PurchaseLookup {
   hasPurchased(mode: Mode, buyerAccountId: string, listingId: string): Promise<boolean>;
 }
 
 export const PURCHASE_LOOKUP = Symbol('PurchaseLookup');
-
-/** Until commerce records purchases nobody has bought anything, so a paid asset answers 402. */
-export const noPurchasesYet: PurchaseLookup = { hasPurchased: async () => false };
 
 /** The one download entitlement rule (decisions section 5). */
 @Injectable()

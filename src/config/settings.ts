@@ -11,6 +11,8 @@ export interface Settings {
   readonly adminToken?: string;
   readonly canonicalHost?: string;
   readonly payments: 'sandbox' | 'stripe';
+  /** Stripe keys per mode (PAYMENTS=stripe); a mode without them cannot take payments. */
+  readonly stripe: StripeSettings;
   readonly webhookRetrySchedule: readonly number[];
   /** How long a webhook receiver has to answer (decisions section 6: 10 s). */
   readonly webhookTimeoutMs: number;
@@ -34,6 +36,18 @@ export interface S3Settings {
   readonly forcePathStyle: boolean;
   /** From AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY; unset: the SDK's default provider chain. */
   readonly credentials?: { readonly accessKeyId: string; readonly secretAccessKey: string };
+}
+
+export interface StripeModeKeys {
+  readonly secretKey: string;
+  readonly webhookSecret: string;
+}
+
+export interface StripeSettings {
+  readonly test?: StripeModeKeys;
+  readonly live?: StripeModeKeys;
+  /** STRIPE_API_BASE: another API host speaking Stripe's wire format (stripe-mock, a test stand-in). */
+  readonly apiBase?: { readonly protocol: 'http' | 'https'; readonly host: string; readonly port: number };
 }
 
 export class ConfigError extends Error {}
@@ -74,6 +88,38 @@ function s3Settings(env: NodeJS.ProcessEnv): S3Settings | undefined {
   });
 }
 
+function stripeModeKeys(env: NodeJS.ProcessEnv, mode: 'TEST' | 'LIVE'): StripeModeKeys | undefined {
+  const secretKey = optional(env, `STRIPE_SECRET_KEY_${mode}`);
+  const webhookSecret = optional(env, `STRIPE_WEBHOOK_SECRET_${mode}`);
+  if (!secretKey && !webhookSecret) return undefined;
+  if (!secretKey || !webhookSecret) {
+    throw new ConfigError(`STRIPE_SECRET_KEY_${mode} and STRIPE_WEBHOOK_SECRET_${mode} must be set together`);
+  }
+  return Object.freeze({ secretKey, webhookSecret });
+}
+
+function stripeSettings(env: NodeJS.ProcessEnv, payments: 'sandbox' | 'stripe'): StripeSettings {
+  const test = stripeModeKeys(env, 'TEST');
+  const live = stripeModeKeys(env, 'LIVE');
+  if (payments === 'stripe' && !test && !live) {
+    throw new ConfigError('PAYMENTS=stripe needs STRIPE_SECRET_KEY_TEST/STRIPE_WEBHOOK_SECRET_TEST or the _LIVE pair');
+  }
+  const base = optional(env, 'STRIPE_API_BASE');
+  let apiBase: StripeSettings['apiBase'];
+  if (base) {
+    let url: URL;
+    try {
+      url = new URL(base);
+    } catch {
+      throw new ConfigError(`STRIPE_API_BASE must be a URL such as http://127.0.0.1:12111, got "${base}"`);
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError('STRIPE_API_BASE must be an http or https URL');
+    const protocol = url.protocol === 'http:' ? 'http' : 'https';
+    apiBase = Object.freeze({ protocol, host: url.hostname, port: Number(url.port || (protocol === 'http' ? 80 : 443)) });
+  }
+  return Object.freeze({ test, live, apiBase });
+}
+
 export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
   if (optional(env, 'EVENTSTORE_URL')) {
     // Refuse rather than silently keep events in Postgres while the operator expects ESDB.
@@ -85,6 +131,11 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
   if (payments !== 'sandbox' && payments !== 'stripe') {
     throw new ConfigError(`PAYMENTS must be "sandbox" or "stripe", got "${payments}"`);
   }
+  const nodeEnv = optional(env, 'NODE_ENV') ?? 'development';
+  if (nodeEnv === 'production' && payments === 'sandbox') {
+    // decisions section 1: the sandbox would hand out live entitlements without taking money.
+    throw new ConfigError('PAYMENTS=sandbox cannot serve live mode in production: set PAYMENTS=stripe');
+  }
   const schedule = (optional(env, 'WEBHOOK_RETRY_SCHEDULE') ?? '0,5,300,1800,7200,18000,36000,36000').split(',');
   if (!schedule.every((s) => /^\d+$/.test(s.trim()))) {
     throw new ConfigError('WEBHOOK_RETRY_SCHEDULE must be comma-separated whole seconds, e.g. "0,5,300"');
@@ -95,7 +146,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
   }
   const publicBaseUrl = (optional(env, 'PUBLIC_BASE_URL') ?? `http://127.0.0.1:${port}`).replace(/\/+$/, '');
   return Object.freeze({
-    nodeEnv: optional(env, 'NODE_ENV') ?? 'development',
+    nodeEnv,
     port,
     host,
     publicBaseUrl,
@@ -104,6 +155,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     adminToken: optional(env, 'ADMIN_TOKEN'),
     canonicalHost,
     payments,
+    stripe: stripeSettings(env, payments),
     webhookRetrySchedule: Object.freeze(schedule.map((s) => Number(s.trim()))),
     webhookTimeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 1, 600_000),
     webhookEncryptionKey: optional(env, 'WEBHOOK_ENCRYPTION_KEY'),

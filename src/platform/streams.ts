@@ -18,4 +18,6 @@ export const Streams = {
   webhookEndpoint: (mode: Mode, endpointId: string) => `webhookendpoint-${mode}-${endpointId}`,
   /** A creator's money in one mode: the consistency boundary for sales, refunds and payouts. */
   ledger: (mode: Mode, accountId: string) => `ledger-${mode}-${accountId}`,
+  /** One checkout session: its opening, its completion and a refund; the fulfilment boundary. */
+  checkout: (mode: Mode, sessionId: string) => `checkout-${mode}-${sessionId}`,
 } as const;

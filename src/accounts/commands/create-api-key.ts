@@ -1,4 +1,5 @@
-import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
+import { Command, CommandBus, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
+import { OpenKeyActivationCheckoutCommand } from '../../commerce/commands/open-checkout';
 import { Errors } from '../../platform/errors';
 import { newId } from '../../platform/ids';
 import type { Mode } from '../../platform/mode';
@@ -39,6 +40,7 @@ export class CreateApiKeyHandler implements ICommandHandler<CreateApiKeyCommand>
   constructor(
     private readonly accounts: AccountQueries,
     private readonly writer: EventWriter,
+    private readonly commands: CommandBus,
   ) {}
 
   async execute(command: CreateApiKeyCommand): Promise<CreatedApiKey> {
@@ -68,6 +70,8 @@ export class CreateApiKeyHandler implements ICommandHandler<CreateApiKeyCommand>
       created_at: new Date().toISOString(),
     };
     await this.writer.append(Streams.apiKey(command.mode, keyId), [{ type: AccountEvents.ApiKeyCreated, data: { ...created } }], 'no_stream');
+    // After the key exists, so the payment always has a key to activate.
+    const activation = active ? null : await this.commands.execute(new OpenKeyActivationCheckoutCommand(account.id, command.mode, keyId));
     return {
       id: keyId,
       key,
@@ -77,7 +81,7 @@ export class CreateApiKeyHandler implements ICommandHandler<CreateApiKeyCommand>
       scopes,
       active,
       expires_at: created.expires_at,
-      activation_checkout_url: null,
+      activation_checkout_url: activation?.checkout_url ?? null,
     };
   }
 }

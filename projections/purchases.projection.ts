@@ -1,0 +1,48 @@
+import type { PurchaseCompleted, PurchaseRefunded } from '../src/commerce/events';
+import type { Projection } from '../src/projection-runner/projection';
+
+/**
+ * purchases: one row per paid purchase, both modes. The catalog's entitlement check reads
+ * it (a paid row entitles the buyer), GET /v1/purchases lists it, refunds find a purchase
+ * by id and the Stripe webhook by its PaymentIntent (payment_reference).
+ */
+export const purchasesProjection: Projection = {
+  name: 'purchases',
+  version: 1,
+  tables: ['purchases'],
+  schema: `
+    CREATE TABLE IF NOT EXISTS purchases (
+      id                text PRIMARY KEY,
+      mode              text NOT NULL,
+      buyer_account_id  text NOT NULL,
+      seller_account_id text NOT NULL,
+      listing_id        text NOT NULL,
+      session_id        text NOT NULL UNIQUE,
+      payment_reference text NOT NULL,
+      status            text NOT NULL,
+      purchase          jsonb NOT NULL,
+      created_at        timestamptz NOT NULL,
+      refunded_at       timestamptz
+    );
+    CREATE INDEX IF NOT EXISTS purchases_by_buyer ON purchases (mode, buyer_account_id, created_at DESC, id DESC);
+    CREATE INDEX IF NOT EXISTS purchases_entitlement ON purchases (mode, buyer_account_id, listing_id) WHERE status = 'paid';
+    CREATE INDEX IF NOT EXISTS purchases_by_payment ON purchases (mode, payment_reference);`,
+  handles: ['PurchaseCompleted', 'PurchaseRefunded'],
+  async apply(tx, event) {
+    if (event.type === 'PurchaseCompleted') {
+      const e = event.data as PurchaseCompleted;
+      await tx.query(
+        `INSERT INTO purchases (id, mode, buyer_account_id, seller_account_id, listing_id, session_id, payment_reference, status, purchase, created_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, 'paid', $8::jsonb, $9) ON CONFLICT (id) DO NOTHING`,
+        [e.purchase_id, e.mode, e.buyer_account_id, e.seller_account_id, e.purchase.asset.id, e.session_id, e.payment_reference, JSON.stringify(e.purchase), e.completed_at],
+      );
+    } else {
+      const e = event.data as PurchaseRefunded;
+      await tx.query(
+        `UPDATE purchases SET status = 'refunded', refunded_at = $2, purchase = jsonb_set(purchase, '{status}', '"refunded"')
+         WHERE id = $1`,
+        [e.purchase_id, e.refunded_at],
+      );
+    }
+  },
+};

@@ -1,0 +1,164 @@
+/**
+ * A checkout session as a pure decider: no I/O, no clock (commands carry `now`). Both
+ * processors' confirmations end in `decide(Complete)`, which records the completion once.
+ */
+import { ApiError, Errors } from '../platform/errors';
+import { randomBase62 } from '../platform/ids';
+import { isMode, Mode } from '../platform/mode';
+import type { CheckoutEvent, CheckoutSessionOpened, KeyActivationPaid, PurchaseCompleted, PurchaseRefunded } from './events';
+
+export interface CheckoutState {
+  opened: CheckoutSessionOpened;
+  completed: PurchaseCompleted | KeyActivationPaid | null;
+  refunded: PurchaseRefunded | null;
+}
+
+/** decisions section 3: requires_payment -> complete | expired. */
+export type CheckoutStatus = 'requires_payment' | 'complete' | 'expired';
+
+/** Session ids carry their mode, as Stripe's do (cs_test_..., cs_live_...): a hosted page URL names one stream. */
+export function checkoutSessionId(mode: Mode): string {
+  return `cs_${mode}_${randomBase62(24)}`;
+}
+
+export function modeOfSessionId(sessionId: string): Mode | undefined {
+  const mode = /^cs_(test|live)_[A-Za-z0-9]{24}$/.exec(sessionId)?.[1];
+  return isMode(mode) ? mode : undefined;
+}
+
+/** Sessions expire 30 minutes after they open (decisions section 3). */
+export const CHECKOUT_TTL_MS = 30 * 60 * 1000;
+
+export function evolve(state: CheckoutState | undefined, event: CheckoutEvent): CheckoutState | undefined {
+  switch (event.type) {
+    case 'CheckoutSessionOpened':
+      return { opened: event.data, completed: null, refunded: null };
+    case 'PurchaseCompleted':
+    case 'KeyActivationPaid':
+      return state && { ...state, completed: event.data };
+    case 'PurchaseRefunded':
+      return state && { ...state, refunded: event.data };
+  }
+}
+
+export function fold(events: readonly CheckoutEvent[]): CheckoutState | undefined {
+  return events.reduce<CheckoutState | undefined>(evolve, undefined);
+}
+
+export function statusOf(state: CheckoutState, now: Date): CheckoutStatus {
+  if (state.completed) return 'complete';
+  return now.getTime() >= Date.parse(state.opened.expires_at) ? 'expired' : 'requires_payment';
+}
+
+export type CheckoutCommand =
+  | {
+      type: 'Complete';
+      now: string;
+      payment_reference: string;
+      /** The listing's public object now, for the listing.purchased payload (purchases only). */
+      listing: Record<string, unknown> | null;
+      /**
+       * The sandbox page refuses an expired session; a processor's confirmation is
+       * honoured whenever it arrives, because the buyer's money has moved.
+       */
+      refuseExpired: boolean;
+    }
+  | { type: 'RecordRefund'; now: string; processor_refund_id: string };
+
+export const CheckoutErrors = {
+  expired: () => new ApiError(400, 'checkout_expired', 'This checkout session has expired; open a new one with POST /v1/purchases.'),
+  notPaid: (purchaseId: string) => Errors.invalidRequest(`Purchase "${purchaseId}" is not paid, so there is nothing to refund.`),
+  alreadyRefunded: (purchaseId: string) => new ApiError(400, 'already_refunded', `Purchase "${purchaseId}" has already been refunded.`),
+} as const;
+
+/** The events a command records; [] for a repeat (a second completion or refund of the same session). */
+export function decide(command: CheckoutCommand, state: CheckoutState): CheckoutEvent[] {
+  const s = state.opened;
+  switch (command.type) {
+    case 'Complete': {
+      if (state.completed) return [];
+      if (command.refuseExpired && statusOf(state, new Date(command.now)) === 'expired') throw CheckoutErrors.expired();
+      if (s.purpose === 'key_activation') {
+        return [
+          {
+            type: 'KeyActivationPaid',
+            data: {
+              session_id: s.session_id,
+              mode: s.mode,
+              account_id: s.buyer_account_id,
+              key_id: s.key_id!,
+              amount_cents: s.amount_cents,
+              currency: s.currency,
+              payment_reference: command.payment_reference,
+              paid_at: command.now,
+            },
+          },
+        ];
+      }
+      const asset = s.asset!;
+      return [
+        {
+          type: 'PurchaseCompleted',
+          data: {
+            session_id: s.session_id,
+            purchase_id: s.purchase_id!,
+            mode: s.mode,
+            buyer_account_id: s.buyer_account_id,
+            seller_account_id: s.seller_account_id!,
+            purchase: {
+              id: s.purchase_id!,
+              object: 'purchase',
+              asset: { id: asset.id, slug: asset.slug, title: asset.title },
+              amount_cents: s.amount_cents,
+              currency: s.currency,
+              status: 'paid',
+              checkout_session_id: s.session_id,
+              created_at: command.now,
+            },
+            listing: command.listing ?? { id: asset.id, slug: asset.slug, title: asset.title },
+            payment_reference: command.payment_reference,
+            completed_at: command.now,
+          },
+        },
+      ];
+    }
+    case 'RecordRefund': {
+      const completed = state.completed;
+      if (s.purpose !== 'purchase' || !completed) throw CheckoutErrors.notPaid(s.purchase_id ?? s.session_id);
+      if (state.refunded) return [];
+      return [
+        {
+          type: 'PurchaseRefunded',
+          data: {
+            session_id: s.session_id,
+            purchase_id: s.purchase_id!,
+            mode: s.mode,
+            buyer_account_id: s.buyer_account_id,
+            seller_account_id: s.seller_account_id!,
+            processor_refund_id: command.processor_refund_id,
+            refunded_at: command.now,
+          },
+        },
+      ];
+    }
+  }
+}
+
+/** The checkout session object (spec part 2, "Checkout session"). */
+export function toCheckoutSessionObject(state: CheckoutState, checkoutUrl: string, now: Date): Record<string, unknown> {
+  const s = state.opened;
+  return {
+    id: s.session_id,
+    object: 'checkout_session',
+    purpose: s.purpose,
+    status: statusOf(state, now),
+    checkout_url: checkoutUrl,
+    expires_at: Math.floor(Date.parse(s.expires_at) / 1000),
+    amount_cents: s.amount_cents,
+    currency: s.currency,
+    asset: s.asset && { id: s.asset.id, slug: s.asset.slug, title: s.asset.title },
+    success_url: s.success_url,
+    cancel_url: s.cancel_url,
+    created_at: s.created_at,
+  };
+}

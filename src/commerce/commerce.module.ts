@@ -1,0 +1,60 @@
+import { BeforeApplicationShutdown, Inject, Module, OnApplicationBootstrap, OnModuleInit } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
+import { AccountsModule } from '../accounts/accounts.module';
+import { AdminGuard } from '../admin/admin.guard';
+import { CatalogModule } from '../catalog/catalog.module';
+import { SETTINGS, Settings } from '../config/settings';
+import { PAYMENT_PROCESSOR, PaymentProcessor } from '../payments/payment-processor';
+import { sandboxCheckoutPage } from '../payments/sandbox/sandbox-checkout-page';
+import { CheckoutStreams } from './checkout-streams';
+import { CommerceAdminController } from './commerce-admin.controller';
+import { CompleteCheckoutHandler } from './commands/complete-checkout';
+import { OpenKeyActivationCheckoutHandler, OpenPurchaseCheckoutHandler } from './commands/open-checkout';
+import { RecordProcessorRefundHandler, RefundPurchaseHandler } from './commands/refund-purchase';
+import { Fulfilment } from './fulfilment';
+import { PurchaseQueries } from './purchase-queries';
+import { PurchasesController } from './purchases.controller';
+import { SandboxCheckoutService } from './sandbox-checkout';
+
+/**
+ * Checkout sessions, purchases, refunds and key activation, over the payment processor
+ * port. The fulfilment subscriber runs with the workers.
+ */
+@Module({
+  imports: [AccountsModule, CatalogModule],
+  controllers: [PurchasesController, CommerceAdminController],
+  providers: [
+    AdminGuard,
+    CheckoutStreams,
+    PurchaseQueries,
+    Fulfilment,
+    SandboxCheckoutService,
+    OpenPurchaseCheckoutHandler,
+    OpenKeyActivationCheckoutHandler,
+    CompleteCheckoutHandler,
+    RefundPurchaseHandler,
+    RecordProcessorRefundHandler,
+  ],
+})
+export class CommerceModule implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown {
+  constructor(
+    @Inject(SETTINGS) private readonly settings: Settings,
+    @Inject(PAYMENT_PROCESSOR) private readonly processor: PaymentProcessor,
+    private readonly http: HttpAdapterHost,
+    private readonly sandbox: SandboxCheckoutService,
+    private readonly fulfilment: Fulfilment,
+  ) {}
+
+  onModuleInit(): void {
+    // Not awaited, like the blob routes: the plugin loads at ready() (see StorageModule).
+    if (this.processor.name === 'sandbox') void this.http.httpAdapter.getInstance().register(sandboxCheckoutPage(this.sandbox));
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    if (this.settings.workers) await this.fulfilment.start();
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    await this.fulfilment.stop();
+  }
+}

@@ -1,0 +1,20 @@
+import { IsOptional, IsString, IsUrl, Length, MaxLength } from 'class-validator';
+
+const WEB_URL = { protocols: ['http', 'https'], require_protocol: true, require_tld: false };
+
+export class OpenPurchaseDto {
+  /** The asset's id or slug. */
+  @IsString()
+  @Length(1, 200)
+  asset: string;
+
+  @IsOptional()
+  @IsUrl(WEB_URL, { message: 'must be an http or https URL' })
+  @MaxLength(2000)
+  success_url?: string;
+
+  @IsOptional()
+  @IsUrl(WEB_URL, { message: 'must be an http or https URL' })
+  @MaxLength(2000)
+  cancel_url?: string;
+}

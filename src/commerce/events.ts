@@ -1,0 +1,99 @@
+import type { AssetRef } from '../ledger/events';
+import type { Mode } from '../platform/mode';
+
+/**
+ * Facts of one checkout session, all on its stream `checkout-<mode>-<session_id>`. The
+ * stream is the fulfilment boundary: the completion is appended at the revision the
+ * session was loaded at, so a session paid twice, or one webhook delivered twice or
+ * concurrently, completes once.
+ */
+export type CheckoutPurpose = 'purchase' | 'key_activation';
+
+export interface CheckoutSessionOpened {
+  session_id: string;
+  mode: Mode;
+  purpose: CheckoutPurpose;
+  /** Who pays: the buyer, or the owner of the key being activated. */
+  buyer_account_id: string;
+  amount_cents: number;
+  currency: string;
+  /** purpose purchase: what is bought, from whom, and the purchase id fulfilment will record. */
+  asset: AssetRef | null;
+  seller_account_id: string | null;
+  purchase_id: string | null;
+  /** purpose key_activation: the live premium key that the payment activates. */
+  key_id: string | null;
+  success_url: string | null;
+  cancel_url: string | null;
+  /**
+   * Recorded before the processor is asked for its payment page, so a payment can never
+   * arrive for a session we do not know. The page URL is the processor's answer, returned
+   * to the caller and not stored.
+   */
+  processor: 'sandbox' | 'stripe';
+  expires_at: string;
+  created_at: string;
+}
+
+/** The purchase object of decisions section 3, as GET /v1/purchases shows it. */
+export interface Purchase {
+  id: string;
+  object: 'purchase';
+  asset: AssetRef;
+  amount_cents: number;
+  currency: string;
+  status: 'paid' | 'refunded';
+  checkout_session_id: string;
+  created_at: string;
+}
+
+/** A paid purchase: the buyer is entitled; the fulfilment subscriber records the sale. Source of listing.purchased. */
+export interface PurchaseCompleted {
+  session_id: string;
+  purchase_id: string;
+  mode: Mode;
+  buyer_account_id: string;
+  seller_account_id: string;
+  purchase: Purchase;
+  /** The listing's public object when it was bought (webhook payload). */
+  listing: Record<string, unknown>;
+  /** The processor's payment (Stripe PaymentIntent id, or the sandbox's own reference). */
+  payment_reference: string;
+  completed_at: string;
+}
+
+/** The money went back to the buyer: the entitlement ends; the subscriber records the ledger debit. */
+export interface PurchaseRefunded {
+  session_id: string;
+  purchase_id: string;
+  mode: Mode;
+  buyer_account_id: string;
+  seller_account_id: string;
+  processor_refund_id: string;
+  refunded_at: string;
+}
+
+/** The activation fee of a live premium key is paid; the subscriber activates the key. */
+export interface KeyActivationPaid {
+  session_id: string;
+  mode: Mode;
+  account_id: string;
+  key_id: string;
+  amount_cents: number;
+  currency: string;
+  payment_reference: string;
+  paid_at: string;
+}
+
+export type CheckoutEvent =
+  | { type: 'CheckoutSessionOpened'; data: CheckoutSessionOpened }
+  | { type: 'PurchaseCompleted'; data: PurchaseCompleted }
+  | { type: 'PurchaseRefunded'; data: PurchaseRefunded }
+  | { type: 'KeyActivationPaid'; data: KeyActivationPaid };
+
+export const CHECKOUT_EVENT_TYPES: readonly CheckoutEvent['type'][] = [
+  'CheckoutSessionOpened',
+  'PurchaseCompleted',
+  'PurchaseRefunded',
+  'KeyActivationPaid',
+];

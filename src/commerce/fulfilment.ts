@@ -1,0 +1,97 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { CommandBus } from '@nestjs/cqrs';
+import { ActivateApiKeyCommand } from '../accounts/commands/activate-api-key';
+import { DATABASE, Database } from '../database/database';
+import { EVENT_STORE, EventStore, Position, RecordedEvent, START, Subscription } from '../event-store/event-store';
+import { RecordRefundCommand } from '../ledger/commands/record-refund';
+import { RecordSaleCommand } from '../ledger/commands/record-sale';
+import { ApiError } from '../platform/errors';
+import { followFromCheckpoint } from '../projection-runner/checkpoint';
+import { ProjectionRunner } from '../projection-runner/projection-runner';
+import type { KeyActivationPaid, PurchaseCompleted, PurchaseRefunded } from './events';
+
+/** Its row in projection_checkpoints; like the webhook fan-out it is never rebuilt. */
+export const FULFILMENT_CHECKPOINT = 'subscriber:fulfilment';
+
+const BATCH_SIZE = 100;
+/** How long a payment confirmation waits for its fulfilment before answering anyway. */
+const WAIT_MS = 10_000;
+
+/**
+ * The second half of fulfilment, a persistent subscriber. A completed checkout is one
+ * event on its session's stream (PurchaseCompleted, KeyActivationPaid, PurchaseRefunded);
+ * this subscriber turns each into its consequence on another stream: the sale or refund
+ * on the seller's ledger, or the key's activation. Each consequence is idempotent
+ * (a ledger records one sale per purchase id), and the checkpoint moves only after they
+ * are recorded, so a crash between the two halves replays the consequence and never
+ * loses or doubles it.
+ */
+@Injectable()
+export class Fulfilment {
+  private readonly logger = new Logger('Fulfilment');
+  private subscription?: Subscription;
+
+  constructor(
+    @Inject(DATABASE) private readonly db: Database,
+    @Inject(EVENT_STORE) private readonly store: EventStore,
+    private readonly commands: CommandBus,
+    private readonly projections: ProjectionRunner,
+  ) {}
+
+  async start(): Promise<void> {
+    await this.db.query(
+      `INSERT INTO projection_checkpoints (name, version, position) VALUES ($1, 1, $2) ON CONFLICT (name) DO NOTHING`,
+      [FULFILMENT_CHECKPOINT, START],
+    );
+    this.subscription = await followFromCheckpoint(this.db, this.store, FULFILMENT_CHECKPOINT, async () => undefined, {
+      batchSize: BATCH_SIZE,
+      // Outside the checkpoint's transaction: each consequence is an append of its own.
+      before: async (events) => {
+        for (const event of events) await this.fulfil(event);
+      },
+      onError: (error) => this.logger.error((error as Error).message),
+    });
+  }
+
+  async stop(): Promise<void> {
+    await this.subscription?.stop();
+    this.subscription = undefined;
+  }
+
+  /** Read-your-writes for whoever recorded `position`: true once its consequences are recorded. */
+  waitFor(position: Position): Promise<boolean> {
+    return this.projections.waitFor(position, { projections: [FULFILMENT_CHECKPOINT], timeoutMs: WAIT_MS });
+  }
+
+  private async fulfil(event: RecordedEvent): Promise<void> {
+    switch (event.type) {
+      case 'PurchaseCompleted': {
+        const e = event.data as PurchaseCompleted;
+        await this.commands.execute(
+          new RecordSaleCommand(e.seller_account_id, e.mode, {
+            purchase_id: e.purchase_id,
+            asset: e.purchase.asset,
+            amount_cents: e.purchase.amount_cents,
+            currency: e.purchase.currency,
+          }),
+        );
+        return;
+      }
+      case 'PurchaseRefunded': {
+        const e = event.data as PurchaseRefunded;
+        try {
+          await this.commands.execute(new RecordRefundCommand(e.seller_account_id, e.mode, e.purchase_id));
+        } catch (error) {
+          // Replayed after a crash: the debit is already on the ledger.
+          if (!(error instanceof ApiError && error.code === 'already_refunded')) throw error;
+        }
+        return;
+      }
+      case 'KeyActivationPaid': {
+        const e = event.data as KeyActivationPaid;
+        await this.commands.execute(new ActivateApiKeyCommand(e.mode, e.key_id, e.session_id));
+        return;
+      }
+    }
+  }
+}

@@ -1,0 +1,67 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { PurchaseLookup } from '../catalog/entitlement';
+import { DATABASE, Database } from '../database/database';
+import type { Mode } from '../platform/mode';
+import { invalidCursor, Page, toPage } from '../platform/pagination';
+import type { Purchase } from './events';
+
+export interface PurchaseRecord {
+  purchase: Purchase;
+  mode: Mode;
+  buyer_account_id: string;
+  seller_account_id: string;
+  session_id: string;
+  payment_reference: string;
+}
+
+function toRecord(row: any): PurchaseRecord {
+  return {
+    purchase: row.purchase,
+    mode: row.mode,
+    buyer_account_id: row.buyer_account_id,
+    seller_account_id: row.seller_account_id,
+    session_id: row.session_id,
+    payment_reference: row.payment_reference,
+  };
+}
+
+/** Reads of the purchases read model; the catalog's entitlement check is one of them. */
+@Injectable()
+export class PurchaseQueries implements PurchaseLookup {
+  constructor(@Inject(DATABASE) private readonly db: Database) {}
+
+  async hasPurchased(mode: Mode, buyerAccountId: string, listingId: string): Promise<boolean> {
+    const { rows } = await this.db.query(
+      `SELECT 1 FROM purchases WHERE mode = $1 AND buyer_account_id = $2 AND listing_id = $3 AND status = 'paid' LIMIT 1`,
+      [mode, buyerAccountId, listingId],
+    );
+    return rows.length > 0;
+  }
+
+  /** The buyer's purchases in one mode, newest first; the cursor is a purchase id. */
+  async list(mode: Mode, buyerAccountId: string, options: { limit: number; cursor?: string }): Promise<Page<Purchase>> {
+    const params: unknown[] = [mode, buyerAccountId];
+    let after = '';
+    if (options.cursor) {
+      const { rows } = await this.db.query('SELECT 1 FROM purchases WHERE id = $1 AND mode = $2 AND buyer_account_id = $3', [options.cursor, mode, buyerAccountId]);
+      if (!rows.length) throw invalidCursor();
+      after = `AND (created_at, id) < (SELECT created_at, id FROM purchases WHERE id = $${params.push(options.cursor)})`;
+    }
+    const { rows } = await this.db.query<{ id: string; purchase: Purchase }>(
+      `SELECT id, purchase FROM purchases WHERE mode = $1 AND buyer_account_id = $2 ${after}
+       ORDER BY created_at DESC, id DESC LIMIT $${params.push(options.limit + 1)}`,
+      params,
+    );
+    return toPage(rows, options.limit, (r) => r.purchase);
+  }
+
+  async findById(purchaseId: string): Promise<PurchaseRecord | undefined> {
+    const { rows } = await this.db.query('SELECT * FROM purchases WHERE id = $1', [purchaseId]);
+    return rows[0] && toRecord(rows[0]);
+  }
+
+  async findByPaymentReference(mode: Mode, paymentReference: string): Promise<PurchaseRecord | undefined> {
+    const { rows } = await this.db.query('SELECT * FROM purchases WHERE mode = $1 AND payment_reference = $2', [mode, paymentReference]);
+    return rows[0] && toRecord(rows[0]);
+  }
+}

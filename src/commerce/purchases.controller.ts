@@ -1,0 +1,30 @@
+import { Body, Controller, Get, Post, Query } from '@nestjs/common';
+import { CommandBus } from '@nestjs/cqrs';
+import { Auth, AuthContext, RequireScope } from '../platform/auth/auth-context';
+import { parseCursor, parseLimit } from '../platform/pagination';
+import { OpenPurchaseCheckoutCommand } from './commands/open-checkout';
+import { OpenPurchaseDto } from './dto';
+import { PurchaseQueries } from './purchase-queries';
+
+/**
+ * Purchases (spec part 4): open a hosted checkout, list what the caller bought in its mode.
+ * Scope: the read scopes that let a key download what it buys (docs/decisions.md).
+ */
+@Controller('v1/purchases')
+@RequireScope('models:read', 'datasets:read')
+export class PurchasesController {
+  constructor(
+    private readonly commands: CommandBus,
+    private readonly purchases: PurchaseQueries,
+  ) {}
+
+  @Post()
+  open(@Auth() auth: AuthContext, @Body() body: OpenPurchaseDto) {
+    return this.commands.execute(new OpenPurchaseCheckoutCommand(auth, body.asset, body.success_url ?? null, body.cancel_url ?? null));
+  }
+
+  @Get()
+  list(@Auth() auth: AuthContext, @Query('limit') limit?: unknown, @Query('cursor') cursor?: unknown) {
+    return this.purchases.list(auth.mode, auth.accountId, { limit: parseLimit(limit, { fallback: 20, max: 100 }), cursor: parseCursor(cursor) });
+  }
+}

@@ -1,0 +1,39 @@
+import { Injectable } from '@nestjs/common';
+import { CommandBus } from '@nestjs/cqrs';
+import type { SandboxCheckout, SessionView } from '../payments/sandbox/sandbox-checkout-page';
+import { CheckoutState, modeOfSessionId, statusOf } from './checkout';
+import { CheckoutStreams } from './checkout-streams';
+import { CompleteCheckoutCommand } from './commands/complete-checkout';
+
+function toView(state: CheckoutState): SessionView {
+  const s = state.opened;
+  return {
+    id: s.session_id,
+    status: statusOf(state, new Date()),
+    description: s.asset ? s.asset.title : 'Premium API key activation',
+    amount_cents: s.amount_cents,
+    currency: s.currency,
+    success_url: s.success_url,
+    cancel_url: s.cancel_url,
+  };
+}
+
+/** What the sandbox's hosted page reads and does: a session by its id, and its payment. */
+@Injectable()
+export class SandboxCheckoutService implements SandboxCheckout {
+  constructor(
+    private readonly streams: CheckoutStreams,
+    private readonly commands: CommandBus,
+  ) {}
+
+  async view(sessionId: string): Promise<SessionView | undefined> {
+    const mode = modeOfSessionId(sessionId);
+    const state = mode && (await this.streams.load(mode, sessionId));
+    return state ? toView(state) : undefined;
+  }
+
+  async pay(sessionId: string, paymentReference: string): Promise<SessionView> {
+    const mode = modeOfSessionId(sessionId)!;
+    return toView(await this.commands.execute(new CompleteCheckoutCommand(mode, sessionId, paymentReference, true)));
+  }
+}

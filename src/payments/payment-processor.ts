@@ -1,0 +1,48 @@
+import type { Mode } from '../platform/mode';
+
+/**
+ * The PaymentProcessor port (architecture rule 9). Adapters: the sandbox (embedded default,
+ * its hosted checkout page is served by this service) and Stripe. Neither records
+ * anything: a confirmed payment reaches the one fulfilment path (CompleteCheckoutCommand)
+ * from the sandbox page or from the processor's webhook.
+ */
+export interface CheckoutRequest {
+  mode: Mode;
+  /** Our checkout session id; the processor keeps it so its webhook can name the session. */
+  sessionId: string;
+  amountCents: number;
+  currency: string;
+  /** What the buyer sees on the payment page. */
+  description: string;
+  successUrl: string | null;
+  cancelUrl: string | null;
+  expiresAt: Date;
+}
+
+export interface OpenedCheckout {
+  checkoutUrl: string;
+  /** The processor's own id of the session (the sandbox reuses ours). */
+  processorSessionId: string;
+}
+
+export interface RefundRequest {
+  mode: Mode;
+  /** What the fulfilment recorded as the payment (Stripe: the PaymentIntent id). */
+  paymentReference: string;
+  /** The same key for a retried refund, so the processor refunds once. */
+  idempotencyKey: string;
+}
+
+export interface ProcessorRefund {
+  refundId: string;
+  /** True when the money went back already; false when the processor confirms later (its webhook). */
+  settled: boolean;
+}
+
+export interface PaymentProcessor {
+  readonly name: 'sandbox' | 'stripe';
+  openCheckout(request: CheckoutRequest): Promise<OpenedCheckout>;
+  refund(request: RefundRequest): Promise<ProcessorRefund>;
+}
+
+export const PAYMENT_PROCESSOR = Symbol('PaymentProcessor');

@@ -1,0 +1,107 @@
+import { Logger } from '@nestjs/common';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { randomBase62 } from '../../platform/ids';
+import { ApiError } from '../../platform/errors';
+import { SANDBOX_CARDS } from './sandbox-processor';
+
+/** What the page needs of the commerce context, so this file knows nothing of streams. */
+export interface SandboxCheckout {
+  /** undefined: no such session. */
+  view(sessionId: string): Promise<SessionView | undefined>;
+  /** The one fulfilment path; throws ApiError checkout_expired for an expired session. */
+  pay(sessionId: string, paymentReference: string): Promise<SessionView>;
+}
+
+export interface SessionView {
+  id: string;
+  status: 'requires_payment' | 'complete' | 'expired';
+  description: string;
+  amount_cents: number;
+  currency: string;
+  success_url: string | null;
+  cancel_url: string | null;
+}
+
+const escape = (text: string) =>
+  text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+
+const money = (cents: number, currency: string) => `${(cents / 100).toFixed(2)} ${currency.toUpperCase()}`;
+
+function page(title: string, body: string): string {
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escape(title)}</title></head>
+<body><main><h1>${escape(title)}</h1>
+${body}
+</main></body></html>
+`;
+}
+
+function paymentForm(s: SessionView, notice = ''): string {
+  return page(
+    `Pay ${money(s.amount_cents, s.currency)}`,
+    `<p>${escape(s.description)}</p>
+${notice ? `<p role="alert">${escape(notice)}</p>\n` : ''}<form method="post" action="/checkout/${escape(s.id)}">
+<label for="card_number">Card number</label>
+<input id="card_number" name="card_number" inputmode="numeric" autocomplete="cc-number" required>
+<button type="submit">Pay ${money(s.amount_cents, s.currency)}</button>
+</form>
+<p>Sandbox: ${SANDBOX_CARDS.pays} pays, ${SANDBOX_CARDS.declines} is declined. No real card is charged.</p>
+${s.cancel_url ? `<p><a href="${escape(s.cancel_url)}">Cancel</a></p>` : ''}`,
+  );
+}
+
+const complete = (s: SessionView) => page('Payment complete', `<p>${escape(s.description)}: ${money(s.amount_cents, s.currency)} paid. You can close this page.</p>`);
+const expired = () => page('Checkout expired', '<p>This checkout session has expired. Start a new purchase.</p>');
+
+function html(reply: FastifyReply, status: number, body: string) {
+  return reply.code(status).header('content-type', 'text/html; charset=utf-8').header('cache-control', 'no-store').send(body);
+}
+
+/**
+ * The sandbox's hosted checkout (decisions section 3): plain HTML that works without
+ * JavaScript. A plain Fastify plugin, so its form body parser stays in its own context and
+ * the JSON API keeps answering 415 to form posts.
+ */
+export function sandboxCheckoutPage(checkout: SandboxCheckout) {
+  return async (fastify: FastifyInstance) => {
+    fastify.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) => {
+      done(null, Object.fromEntries(new URLSearchParams(body as string)));
+    });
+
+    const logger = new Logger('SandboxCheckout');
+    fastify.setErrorHandler((error: Error, request, reply) => {
+      logger.error(`${request.method} ${request.url} [${request.id}]: ${error.stack ?? error.message}`);
+      return html(reply, 500, page('Something went wrong', `<p>Nothing was charged. Try again; quote ${escape(request.id)} if it persists.</p>`));
+    });
+
+    fastify.get('/checkout/:id', async (request: FastifyRequest<{ Params: { id: string } }>, reply) => {
+      const s = await checkout.view(request.params.id);
+      if (!s) return html(reply, 404, page('Not found', '<p>There is no such checkout session.</p>'));
+      if (s.status === 'complete') return html(reply, 200, complete(s));
+      if (s.status === 'expired') return html(reply, 400, expired());
+      return html(reply, 200, paymentForm(s));
+    });
+
+    fastify.post('/checkout/:id', async (request: FastifyRequest<{ Params: { id: string }; Body: Record<string, string> | undefined }>, reply) => {
+      const s = await checkout.view(request.params.id);
+      if (!s) return html(reply, 404, page('Not found', '<p>There is no such checkout session.</p>'));
+      const card = String(request.body?.card_number ?? '').replace(/[\s-]/g, '');
+      if (card === SANDBOX_CARDS.declines) {
+        return html(reply, 402, paymentForm(s, 'Your card was declined. Nothing was charged; try another card.'));
+      }
+      if (card !== SANDBOX_CARDS.pays) {
+        return html(reply, 400, paymentForm(s, `Unknown card number. In the sandbox use ${SANDBOX_CARDS.pays}.`));
+      }
+      let paid: SessionView;
+      try {
+        paid = await checkout.pay(s.id, `sbx_pay_${randomBase62(24)}`);
+      } catch (error) {
+        if (error instanceof ApiError && error.code === 'checkout_expired') return html(reply, 400, expired());
+        throw error;
+      }
+      if (paid.success_url) return reply.code(303).header('location', paid.success_url).send();
+      return html(reply, 200, complete(paid));
+    });
+  };
+}

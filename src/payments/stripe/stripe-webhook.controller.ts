@@ -1,0 +1,80 @@
+import { Controller, Headers, HttpCode, Inject, Logger, Param, Post, Req } from '@nestjs/common';
+import { CommandBus } from '@nestjs/cqrs';
+import type { FastifyRequest } from 'fastify';
+import type Stripe from 'stripe';
+import { CompleteCheckoutCommand } from '../../commerce/commands/complete-checkout';
+import { RecordProcessorRefundCommand } from '../../commerce/commands/refund-purchase';
+import { modeOfSessionId } from '../../commerce/checkout';
+import { WithoutApiKey } from '../../platform/auth/auth-context';
+import { ApiError, Errors } from '../../platform/errors';
+import { isMode, Mode } from '../../platform/mode';
+import { PAYMENT_PROCESSOR, PaymentProcessor } from '../payment-processor';
+import { StripeProcessor } from './stripe-processor';
+
+const idOf = (ref: string | { id: string } | null | undefined) => (typeof ref === 'string' ? ref : ref?.id);
+
+/**
+ * POST /webhooks/stripe/{mode} (decisions section 3): Stripe's events, verified with the
+ * SDK against the mode's webhook secret, reach the one fulfilment path. A bad signature is
+ * 400 and records nothing; an event type we do not act on is 200 and ignored, as Stripe
+ * expects, so it stops retrying it.
+ */
+@Controller('webhooks/stripe')
+@WithoutApiKey()
+export class StripeWebhookController {
+  private readonly logger = new Logger('StripeWebhook');
+
+  constructor(
+    private readonly commands: CommandBus,
+    @Inject(PAYMENT_PROCESSOR) private readonly processor: PaymentProcessor,
+  ) {}
+
+  @Post(':mode')
+  @HttpCode(200)
+  async receive(@Param('mode') mode: string, @Headers('stripe-signature') signature: string | undefined, @Req() request: FastifyRequest) {
+    const stripe = this.processor instanceof StripeProcessor ? this.processor : undefined;
+    const secret = isMode(mode) ? stripe?.webhookSecret(mode) : undefined;
+    if (!stripe || !secret || !isMode(mode)) throw Errors.notFound('Stripe webhook endpoint');
+    let event: Stripe.Event;
+    try {
+      event = stripe.client(mode).webhooks.constructEvent(request.rawBody ?? '', signature ?? '', secret);
+    } catch (error) {
+      throw new ApiError(400, 'invalid_signature', `The Stripe-Signature header does not verify: ${(error as Error).message}`);
+    }
+    if (event.livemode !== (mode === 'live')) {
+      throw new ApiError(400, 'invalid_request', `A ${event.livemode ? 'live' : 'test'}-mode Stripe event was sent to the ${mode} endpoint.`);
+    }
+    const handled = await this.handle(mode, event);
+    return { received: true, handled };
+  }
+
+  /** True when the event changed or confirmed something of ours. */
+  private async handle(mode: Mode, event: Stripe.Event): Promise<boolean> {
+    switch (event.type) {
+      case 'checkout.session.completed':
+      case 'checkout.session.async_payment_succeeded': {
+        const session = event.data.object;
+        // A delayed payment method completes the session unpaid; its success event follows.
+        if (session.payment_status !== 'paid') return false;
+        const sessionId = session.metadata?.checkout_session_id ?? session.client_reference_id;
+        if (!sessionId || modeOfSessionId(sessionId) !== mode) {
+          this.logger.warn(`${event.id}: checkout session ${session.id} is not one of ours; ignored`);
+          return false;
+        }
+        const paymentReference = idOf(session.payment_intent) ?? session.id;
+        await this.commands.execute(new CompleteCheckoutCommand(mode, sessionId, paymentReference, false));
+        return true;
+      }
+      case 'charge.refunded': {
+        const charge = event.data.object;
+        const paymentIntent = idOf(charge.payment_intent);
+        // Only a full refund reverses a sale; a partial one is left to an operator.
+        if (!charge.refunded || !paymentIntent) return false;
+        const refundId = idOf(charge.refunds?.data?.[0]) ?? event.id;
+        return (await this.commands.execute(new RecordProcessorRefundCommand(mode, paymentIntent, refundId))) !== undefined;
+      }
+      default:
+        return false;
+    }
+  }
+}

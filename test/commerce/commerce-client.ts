@@ -1,0 +1,32 @@
+import type { TestApp } from '../support/app';
+
+/** Path and query of an absolute URL the service handed out, for Fastify inject. */
+export const pathOf = (url: string) => {
+  const u = new URL(url);
+  return `${u.pathname}${u.search}`;
+};
+
+/** POST /v1/purchases; returns the response. */
+export const openCheckout = (t: TestApp, key: string, body: Record<string, unknown>) => t.request('POST', '/v1/purchases', { key, body });
+
+/** Posts the sandbox's hosted form, as a browser without JavaScript does. */
+export const payOnPage = (t: TestApp, checkoutUrl: string, card: string) =>
+  t.request('POST', pathOf(checkoutUrl), { payload: `card_number=${encodeURIComponent(card)}`, headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+
+export const PAYS = '4242424242424242';
+export const DECLINES = '4000000000000002';
+
+/** Opens a checkout for the asset and pays it with the card that pays; returns the session. */
+export async function buy(t: TestApp, key: string, asset: string) {
+  const session = await openCheckout(t, key, { asset });
+  if (session.status !== 201) throw new Error(`checkout failed: ${session.text}`);
+  const paid = await payOnPage(t, session.body.checkout_url, PAYS);
+  if (paid.status !== 200) throw new Error(`payment failed: ${paid.status} ${paid.text}`);
+  return session.body;
+}
+
+/** The recorded events of one type on checkout and ledger streams. */
+export async function eventsOfType(t: TestApp, type: string): Promise<{ stream_id: string; data: any }[]> {
+  const { rows } = await t.db.query<{ stream_id: string; data: any }>('SELECT stream_id, data FROM events WHERE type = $1 ORDER BY global_position', [type]);
+  return rows;
+}
