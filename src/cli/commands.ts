@@ -125,6 +125,16 @@ export const COMMANDS: Record<string, CliCommand> = {
     },
     print: (r) => `forwarded ${r.forwarded} deliveries; endpoint ${r.endpoint_id} deleted`,
   },
+  'purchases refund': {
+    usage: 'purchases refund PURCHASE_ID',
+    options: {},
+    positionals: ['PURCHASE_ID'],
+    run: (client, _o, [purchaseId]) => client.request('POST', `/admin/purchases/${encodeURIComponent(purchaseId)}/refund`),
+    print: (r) =>
+      r.status === 'refunded'
+        ? `refunded ${r.id}: ${r.amount_cents} ${r.currency} back to the buyer`
+        : `refund of ${r.id} requested; the purchase turns refunded when the processor confirms it`,
+  },
   'payouts run': {
     usage: 'payouts run --mode test|live [--account ID_OR_SLUG]',
     options: { mode: { type: 'string', required: true }, account: { type: 'string' } },

@@ -3,6 +3,12 @@ import { ledgerDriver } from './support';
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
+/** Amounts paid by racing payout runs; every run that paid nothing says nothing_to_pay. */
+function paidOut(runs: PromiseSettledResult<{ items: { amount_cents: number }[] }>[]): number[] {
+  for (const r of runs) if (r.status === 'rejected') expect(r.reason).toMatchObject({ code: 'nothing_to_pay' });
+  return runs.flatMap((r) => (r.status === 'fulfilled' ? r.value.items.map((p) => p.amount_cents) : []));
+}
+
 describe('creator ledger: sales, refunds, payouts and GET /v1/balance_transactions', () => {
   let t: Awaited<ReturnType<typeof startTestApp>>;
   let ledger: ReturnType<typeof ledgerDriver>;
@@ -157,15 +163,14 @@ describe('creator ledger: sales, refunds, payouts and GET /v1/balance_transactio
     expect(payouts.body).toEqual({ items, next_cursor: null, has_more: false, amount_owed_cents: 85, currency: 'usd', payouts_paused: false });
 
     expect((await ledger.payouts('test', accountId)).items.map((p: any) => p.amount_cents)).toEqual([85]);
-    expect((await ledger.payouts('test', accountId)).items).toEqual([]);
+    await expect(ledger.payouts('test', accountId)).rejects.toMatchObject({ status: 400, code: 'nothing_to_pay' });
   });
 
   it('never pays more than the balance when payout runs race', async () => {
     const { accountId, key } = await t.accountWithKey();
     for (let i = 0; i < 3; i++) await ledger.sale(accountId, 'test', { amount_cents: 1000 });
-    const runs = await Promise.all(Array.from({ length: 4 }, () => ledger.payouts('test', accountId)));
-    const paid = runs.flatMap((r) => r.items);
-    expect(paid.map((p) => p.amount_cents)).toEqual([2550]);
+    const runs = await Promise.allSettled(Array.from({ length: 4 }, () => ledger.payouts('test', accountId)));
+    expect(paidOut(runs)).toEqual([2550]);
     expect((await ledger.balance(key)).summary).toMatchObject({ paid_out_cents: 2550, balance_cents: 0 });
   });
 
@@ -175,21 +180,21 @@ describe('creator ledger: sales, refunds, payouts and GET /v1/balance_transactio
       const { accountId, key } = await t.accountWithKey();
       for (let i = 0; i < 2; i++) await ledger.sale(accountId, 'test', { amount_cents: 2000 });
       const other = ledgerDriver(second);
-      const runs = await Promise.all([ledger.payouts('test', accountId), other.payouts('test', accountId), other.payouts('test', accountId)]);
-      expect(runs.flatMap((r) => r.items).map((p) => p.amount_cents)).toEqual([3400]);
+      const runs = await Promise.allSettled([ledger.payouts('test', accountId), other.payouts('test', accountId), other.payouts('test', accountId)]);
+      expect(paidOut(runs)).toEqual([3400]);
       expect((await ledger.balance(key)).summary).toMatchObject({ paid_out_cents: 3400, balance_cents: 0 });
     } finally {
       await second.close();
     }
   });
 
-  it('skips a zero or negative balance', async () => {
+  it('pays nothing from a zero or negative balance, and says so', async () => {
     const { accountId, key } = await t.accountWithKey();
-    expect((await ledger.payouts('test', accountId)).items).toEqual([]);
+    await expect(ledger.payouts('test', accountId)).rejects.toMatchObject({ status: 400, code: 'nothing_to_pay' });
     await ledger.sale(accountId, 'test', { purchase_id: 'pur_n', amount_cents: 1000 });
     await ledger.payouts('test', accountId);
     await ledger.refund(accountId, 'test', 'pur_n');
-    expect((await ledger.payouts('test', accountId)).items).toEqual([]);
+    await expect(ledger.payouts('test', accountId)).rejects.toMatchObject({ status: 400, code: 'nothing_to_pay', message: expect.stringContaining('-850') });
     const body = await ledger.balance(key);
     expect(body.summary).toMatchObject({ balance_cents: -850, paid_out_cents: 850, refunded_cents: 1000 });
     const payouts = await t.request('GET', '/v1/payouts', { key });

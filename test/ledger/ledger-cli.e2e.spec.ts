@@ -42,6 +42,9 @@ describe('svc payouts and svc ledger against a running service', () => {
     const run = await svc('payouts', 'run', '--mode', 'live', '--account', accountId, '--json');
     expect(run.code).toBe(0);
     expect(JSON.parse(run.stdout).items).toEqual([expect.objectContaining({ object: 'payout', amount_cents: 850, status: 'paid' })]);
+    const again = await svc('payouts', 'run', '--mode', 'live', '--account', accountId);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toMatch(/^svc: nothing_to_pay: .*balance is 0 cents/);
     const missing = await svc('payouts', 'run', '--json');
     expect(missing.code).toBe(2);
   });

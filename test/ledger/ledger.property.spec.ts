@@ -85,8 +85,14 @@ describe('ledger properties under random interleavings', () => {
               expect(['sale_not_found', 'already_refunded']).toContain((error as ApiError).code);
             }
           } else if (o.kind === 'payout') {
-            const { items } = await ledger.payouts(o.mode, o.account === null ? undefined : accounts[o.account].id);
-            for (const p of items) payouts.set(p.id, { mode: o.mode, amount: p.amount_cents });
+            try {
+              const { items } = await ledger.payouts(o.mode, o.account === null ? undefined : accounts[o.account].id);
+              for (const p of items) payouts.set(p.id, { mode: o.mode, amount: p.amount_cents });
+            } catch (error) {
+              // One named account with nothing to pay, or paused, answers why.
+              expect(o.account).not.toBeNull();
+              expect(['nothing_to_pay', 'payouts_paused']).toContain((error as ApiError).code);
+            }
           } else {
             const path = o.kind === 'pause' ? 'pause' : 'resume';
             const res = await t.admin('POST', `/admin/payouts/${path}`, { account: accounts[o.account].id, mode: o.mode });

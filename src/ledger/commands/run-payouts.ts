@@ -4,12 +4,14 @@ import { Errors } from '../../platform/errors';
 import { newId } from '../../platform/ids';
 import type { Mode } from '../../platform/mode';
 import type { Payout } from '../events';
+import { LedgerErrors } from '../ledger.errors';
 import { LedgerQueries } from '../ledger-queries';
 import { LedgerStreams } from '../ledger-streams';
 
 /**
  * Pays each account's whole positive balance (one account, or every account of the mode).
- * A paused account or one without a positive balance is skipped and records nothing.
+ * In a run over the mode, a paused account or one without a positive balance is skipped;
+ * asked for one such account, it answers why (400 payouts_paused or nothing_to_pay).
  */
 export class RunPayoutsCommand extends Command<{ items: Payout[] }> {
   constructor(readonly mode: Mode, readonly account?: string) {
@@ -39,7 +41,7 @@ export class RunPayoutsHandler implements ICommandHandler<RunPayoutsCommand> {
     for (const accountId of accountIds) {
       // Sandbox payouts settle at once. With a real processor the transfer goes through
       // the payment port here, and PayoutPaid is recorded when the processor confirms it.
-      const { recorded } = await this.ledgers.handle({
+      const { state, recorded } = await this.ledgers.handle({
         type: 'RunPayout',
         account_id: accountId,
         mode,
@@ -48,6 +50,9 @@ export class RunPayoutsHandler implements ICommandHandler<RunPayoutsCommand> {
         payout_id: newId('po'),
       });
       for (const event of recorded) if (event.type === 'PayoutPaid') items.push(event.data.payout);
+      if (account !== undefined && !recorded.length) {
+        throw state.paused ? LedgerErrors.payoutsPaused(accountId) : LedgerErrors.nothingToPay(accountId, state.summary.balance_cents);
+      }
     }
     return { items };
   }
