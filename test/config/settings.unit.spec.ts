@@ -44,12 +44,16 @@ describe('loadSettings', () => {
       PORT: '4000',
       HOST: '0.0.0.0',
       PAYMENTS: 'stripe',
+      STRIPE_SECRET_KEY_TEST: 'sk_test_1',
+      STRIPE_WEBHOOK_SECRET_TEST: 'whsec_1',
+      STRIPE_API_BASE: 'http://127.0.0.1:12111',
       WEBHOOK_RETRY_SCHEDULE: '0, 10,60',
       CANONICAL_HOST: 'www.example.com',
       PLATFORM_FEE_BPS: '1000',
     });
     expect(s).toMatchObject({ port: 4000, host: '0.0.0.0', payments: 'stripe', canonicalHost: 'www.example.com', platformFeeBps: 1000 });
     expect(s.webhookRetrySchedule).toEqual([0, 10, 60]);
+    expect(s.stripe).toEqual({ test: { secretKey: 'sk_test_1', webhookSecret: 'whsec_1' }, live: undefined, apiBase: { protocol: 'http', host: '127.0.0.1', port: 12111 } });
   });
 
   it.each([
@@ -60,6 +64,10 @@ describe('loadSettings', () => {
     [{ WEBHOOK_RETRY_SCHEDULE: '1,x' }, 'WEBHOOK_RETRY_SCHEDULE'],
     [{ CANONICAL_HOST: 'example.com' }, 'CANONICAL_HOST'],
     [{ PLATFORM_FEE_BPS: '10001' }, 'PLATFORM_FEE_BPS'],
+    [{ PAYMENTS: 'stripe' }, 'STRIPE_SECRET_KEY_TEST'],
+    [{ STRIPE_SECRET_KEY_LIVE: 'sk_live_1' }, 'STRIPE_WEBHOOK_SECRET_LIVE'],
+    [{ STRIPE_API_BASE: 'not a url' }, 'STRIPE_API_BASE'],
+    [{ NODE_ENV: 'production' }, 'PAYMENTS'],
   ])('%j throws a ConfigError naming %s', (env, variable) => {
     configError(env as Record<string, string>, variable);
   });

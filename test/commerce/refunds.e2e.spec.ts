@@ -1,0 +1,109 @@
+import type { AddressInfo } from 'node:net';
+import { runCli } from '../../src/cli/main';
+import { publishModel } from '../catalog/catalog-client';
+import { ADMIN_TOKEN, startTestApp, TestApp } from '../support/app';
+import { createEndpoint } from '../webhooks/helpers';
+import { eventually, startReceiver } from '../webhooks/receiver';
+import { buy, eventsOfType } from './commerce-client';
+
+async function svc(...argv: string[]) {
+  let stdout = '';
+  let stderr = '';
+  const code = await runCli(argv, (s) => (stdout += s), (s) => (stderr += s));
+  return { code, stdout, stderr };
+}
+
+describe('refunds (svc purchases refund) and what a purchase tells the seller', () => {
+  let t: TestApp;
+  let seller: { accountId: string; key: string };
+  let buyer: { accountId: string; key: string };
+  const saved = { SVC_URL: process.env.SVC_URL, ADMIN_TOKEN: process.env.ADMIN_TOKEN };
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    seller = await t.accountWithKey({ name: 'Seller Co' });
+    buyer = await t.accountWithKey({ name: 'Buyer Inc', scopes: ['models:read'] });
+    await t.app.listen(0, '127.0.0.1');
+    process.env.SVC_URL = `http://127.0.0.1:${(t.app.getHttpServer().address() as AddressInfo).port}`;
+    process.env.ADMIN_TOKEN = ADMIN_TOKEN;
+  });
+  afterAll(async () => {
+    for (const [name, value] of Object.entries(saved)) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
+    await t.close();
+  });
+
+  const purchaseOf = async (sessionId: string) =>
+    (await t.request('GET', '/v1/purchases?limit=100', { key: buyer.key })).body.items.find((p: any) => p.checkout_session_id === sessionId);
+
+  it('refunds through the CLI: the purchase turns refunded, the download is 402 again and the seller ledger has the matching debit', async () => {
+    const model = await publishModel(t, seller.key, { title: 'Refundable', price_cents: 2000 });
+    const session = await buy(t, buyer.key, model.id);
+    const purchase = await purchaseOf(session.id);
+
+    const res = await svc('purchases', 'refund', purchase.id, '--json');
+    expect(res.code).toBe(0);
+    expect(JSON.parse(res.stdout)).toEqual({ ...purchase, status: 'refunded' });
+    expect(await purchaseOf(session.id)).toEqual({ ...purchase, status: 'refunded' });
+    expect((await t.request('POST', `/v1/models/${model.id}/download`, { key: buyer.key })).status).toBe(402);
+
+    const balance = (await t.request('GET', '/v1/balance_transactions', { key: seller.key })).body;
+    const lines = balance.items.filter((i: any) => i.source.purchase_id === purchase.id).map((i: any) => [i.type, i.amount_cents, i.fee_cents, i.net_cents]);
+    expect(lines).toEqual([
+      ['refund', -2000, -300, -1700],
+      ['sale', 2000, 300, 1700],
+    ]);
+
+    // Bought again after the refund: a new purchase, entitled again.
+    await buy(t, buyer.key, model.id);
+    expect((await t.request('POST', `/v1/models/${model.id}/download`, { key: buyer.key })).status).toBe(200);
+  });
+
+  it('refuses an unknown or already refunded purchase with a clear error and records nothing', async () => {
+    const model = await publishModel(t, seller.key, { title: 'Once', price_cents: 1500 });
+    const purchase = await purchaseOf((await buy(t, buyer.key, model.id)).id);
+    expect((await svc('purchases', 'refund', purchase.id)).code).toBe(0);
+    const refundsBefore = (await eventsOfType(t, 'RefundRecorded')).length;
+
+    const again = await svc('purchases', 'refund', purchase.id);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toMatch(/^svc: already_refunded: /);
+    const unknown = await svc('purchases', 'refund', 'pur_doesnotexist');
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toMatch(/^svc: not_found: /);
+    expect((await svc('purchases', 'refund')).code).toBe(2);
+
+    expect((await eventsOfType(t, 'RefundRecorded')).length).toBe(refundsBefore);
+    expect((await eventsOfType(t, 'PurchaseRefunded')).filter((e) => e.data.purchase_id === purchase.id)).toHaveLength(1);
+  });
+
+  it('records one refund when the same purchase is refunded concurrently', async () => {
+    const model = await publishModel(t, seller.key, { title: 'Raced refund', price_cents: 1200 });
+    const purchase = await purchaseOf((await buy(t, buyer.key, model.id)).id);
+    const answers = await Promise.all(Array.from({ length: 4 }, () => t.admin('POST', `/admin/purchases/${purchase.id}/refund`)));
+    expect(answers.map((a) => a.status).sort()).toContainEqual(200);
+    for (const a of answers) expect(a.status === 200 || a.body.error.code === 'already_refunded').toBe(true);
+    expect((await eventsOfType(t, 'PurchaseRefunded')).filter((e) => e.data.purchase_id === purchase.id)).toHaveLength(1);
+    expect((await eventsOfType(t, 'RefundRecorded')).filter((e) => e.data.purchase_id === purchase.id)).toHaveLength(1);
+  });
+
+  it('sends listing.purchased to the seller with the purchase and the listing', async () => {
+    const receiver = await startReceiver();
+    try {
+      const endpoint = await createEndpoint(t, seller.key, receiver.url, ['listing.purchased']);
+      const model = await publishModel(t, seller.key, { title: 'Announced', price_cents: 3000 });
+      const session = await buy(t, buyer.key, model.id);
+      const purchase = await purchaseOf(session.id);
+      const [event] = await eventually(() => receiver.events().length > 0 && receiver.events(), 15000, 'listing.purchased');
+      expect(event).toMatchObject({
+        type: 'listing.purchased',
+        data: { purchase, listing: { id: model.id, slug: model.slug, title: 'Announced', price: { amount: 3000, currency: 'usd' } } },
+      });
+      expect(endpoint.id).toMatch(/^we_/);
+    } finally {
+      await receiver.close();
+    }
+  });
+});
