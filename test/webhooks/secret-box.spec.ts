@@ -23,7 +23,7 @@ describe('SecretBox', () => {
       const hex = randomBytes(32).toString('hex');
       expect(resolveWebhookKey(loadSettings({ DATA_DIR: dir, WEBHOOK_ENCRYPTION_KEY: hex })).toString('hex')).toBe(hex);
       expect(() => resolveWebhookKey(loadSettings({ DATA_DIR: dir, WEBHOOK_ENCRYPTION_KEY: 'short' }))).toThrow(/32 bytes/);
-      expect(() => resolveWebhookKey(loadSettings({ DATA_DIR: dir, NODE_ENV: 'production' }))).toThrow(/required in production/);
+      expect(() => resolveWebhookKey(loadSettings({ DATA_DIR: dir, NODE_ENV: 'production', PAYMENTS: 'stripe', STRIPE_SECRET_KEY_LIVE: 'sk_live_1', STRIPE_WEBHOOK_SECRET_LIVE: 'whsec_1' }))).toThrow(/required in production/);
       const first = resolveWebhookKey(loadSettings({ DATA_DIR: dir }));
       expect(resolveWebhookKey(loadSettings({ DATA_DIR: dir }))).toEqual(first);
       expect(fs.statSync(path.join(dir, 'webhook_encryption_key')).mode & 0o777).toBe(0o600);
