@@ -30,3 +30,41 @@ export function ledgerDriver(t: TestApp) {
     },
   };
 }
+
+const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
+const negatedSum = (values: number[]) => sum(values.map((v) => 0 - v));
+
+/**
+ * decisions section 4 on one ledger as GET /v1/balance_transactions shows it (items oldest
+ * first): the summary is the sum of its lines, and each payout paid exactly the positive
+ * balance before it and settled everything before it.
+ */
+export function expectLedgerInvariants(items: any[], s: Record<string, number>): void {
+  const of = (type: string) => items.filter((i) => i.type === type);
+  const [sales, refunds, paid] = [of('sale'), of('refund'), of('payout')];
+  for (const r of refunds) {
+    const sale = sales.find((x) => x.source.purchase_id === r.source.purchase_id);
+    expect([r.amount_cents, r.fee_cents, r.net_cents]).toEqual([sale.amount_cents, sale.fee_cents, sale.net_cents].map((v: number) => 0 - v));
+  }
+  expect(s.gross_cents).toBe(sum(sales.map((x) => x.amount_cents)));
+  expect(s.platform_fee_cents).toBe(sum(sales.map((x) => x.fee_cents)) + sum(refunds.map((x) => x.fee_cents)));
+  expect(s.earned_cents).toBe(s.gross_cents - s.platform_fee_cents);
+  expect(s.refunded_cents).toBe(negatedSum(refunds.map((x) => x.amount_cents)));
+  expect(s.paid_out_cents).toBe(negatedSum(paid.map((x) => x.amount_cents)));
+  expect(s.balance_cents).toBe(sum(items.map((x) => x.net_cents)));
+  expect(s.balance_cents).toBe(s.earned_cents - s.refunded_cents - s.paid_out_cents);
+  expect([s.sale_count, s.refund_count]).toEqual([sales.length, refunds.length]);
+
+  let balance = 0;
+  let lastPayout = -1;
+  items.forEach((item, i) => {
+    if (item.type === 'payout') {
+      expect(balance).toBeGreaterThan(0);
+      expect(0 - item.amount_cents).toBe(balance);
+      expect(item.fee_cents).toBe(0);
+      lastPayout = i;
+    }
+    balance += item.net_cents;
+  });
+  items.forEach((item, i) => expect(item.status).toBe(i <= lastPayout ? 'paid' : 'pending'));
+}
