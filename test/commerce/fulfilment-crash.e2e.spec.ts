@@ -19,7 +19,7 @@ import { eventsOfType, openCheckout } from './commerce-client';
  * doubles nothing.
  */
 describe('fulfilment survives a crash between its steps', () => {
-  let t: TestApp;
+  let t: Awaited<ReturnType<typeof startTestApp>>;
   let seller: { accountId: string; key: string };
   let buyer: { accountId: string; key: string };
 

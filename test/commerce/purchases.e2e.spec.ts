@@ -1,9 +1,9 @@
-import type { FakeableAPI } from '@jest/fake-timers';
+import type { Config } from '@jest/types';
 import { publishModel } from '../catalog/catalog-client';
 import { startTestApp, TestApp } from '../support/app';
 import { buy, DECLINES, eventsOfType, openCheckout, pathOf, PAYS, payOnPage } from './commerce-client';
 
-const REAL_TIMERS: FakeableAPI[] = [
+const REAL_TIMERS: Config.FakeableAPI[] = [
   'hrtime', 'nextTick', 'performance', 'queueMicrotask', 'requestAnimationFrame', 'cancelAnimationFrame', 'requestIdleCallback',
   'cancelIdleCallback', 'setImmediate', 'clearImmediate', 'setInterval', 'clearInterval', 'setTimeout', 'clearTimeout',
 ];
