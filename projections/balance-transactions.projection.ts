@@ -10,7 +10,7 @@ import type { Projection } from '../src/projection-runner/projection';
  */
 export const balanceTransactionsProjection: Projection = {
   name: 'balance_transactions',
-  version: 1,
+  version: 2,
   tables: ['balance_transactions', 'ledger_accounts'],
   schema: `
     CREATE TABLE IF NOT EXISTS balance_transactions (
@@ -48,9 +48,11 @@ export const balanceTransactionsProjection: Projection = {
       sale_count         integer NOT NULL DEFAULT 0,
       refund_count       integer NOT NULL DEFAULT 0,
       payouts_paused     boolean NOT NULL DEFAULT false,
+      -- seq of the PayoutInitiated whose transfer is under way: its PayoutPaid settles what came before it.
+      payout_in_flight_seq integer,
       PRIMARY KEY (account_id, mode)
     );`,
-  handles: ['SaleRecorded', 'RefundRecorded', 'PayoutPaid', 'PayoutsPaused', 'PayoutsResumed'],
+  handles: ['SaleRecorded', 'RefundRecorded', 'PayoutInitiated', 'PayoutPaid', 'PayoutFailed', 'PayoutsPaused', 'PayoutsResumed'],
   async apply(tx, event) {
     const { account_id, mode } = event.data as { account_id: string; mode: string };
     await tx.query('INSERT INTO ledger_accounts (account_id, mode) VALUES ($1, $2) ON CONFLICT DO NOTHING', [account_id, mode]);
@@ -80,6 +82,17 @@ export const balanceTransactionsProjection: Projection = {
         );
         return;
       }
+      case 'PayoutInitiated':
+        // Replayed after its payout was applied, it must not open the payout again.
+        await tx.query(
+          `UPDATE ledger_accounts SET payout_in_flight_seq = $3 WHERE account_id = $1 AND mode = $2
+             AND NOT EXISTS (SELECT 1 FROM balance_transactions WHERE account_id = $1 AND mode = $2 AND type = 'payout' AND seq > $3)`,
+          [...key, event.revision],
+        );
+        return;
+      case 'PayoutFailed':
+        await tx.query('UPDATE ledger_accounts SET payout_in_flight_seq = NULL WHERE account_id = $1 AND mode = $2', key);
+        return;
       case 'PayoutPaid': {
         const e = event.data as PayoutPaid;
         const { rowCount } = await tx.query(
@@ -89,13 +102,15 @@ export const balanceTransactionsProjection: Projection = {
           [e.transaction_id, ...key, event.revision, -e.payout.amount_cents, e.payout.currency, e.payout.created_at, e.payout.id, e.payout.arrival_date, e.description],
         );
         if (rowCount !== 1) return;
+        // A payout recorded before payouts had two steps has no initiation: it settles up to itself.
         await tx.query(
           `UPDATE balance_transactions SET status = 'paid'
-           WHERE account_id = $1 AND mode = $2 AND status = 'pending' AND seq < $3`,
+           WHERE account_id = $1 AND mode = $2 AND status = 'pending'
+             AND seq < COALESCE((SELECT payout_in_flight_seq FROM ledger_accounts WHERE account_id = $1 AND mode = $2), $3)`,
           [...key, event.revision],
         );
         await tx.query(
-          `UPDATE ledger_accounts SET paid_out_cents = paid_out_cents + $3, balance_cents = balance_cents - $3
+          `UPDATE ledger_accounts SET paid_out_cents = paid_out_cents + $3, balance_cents = balance_cents - $3, payout_in_flight_seq = NULL
            WHERE account_id = $1 AND mode = $2`,
           [...key, e.payout.amount_cents],
         );

@@ -153,6 +153,12 @@ export const COMMANDS: Record<string, CliCommand> = {
     run: (client, o) => client.request('POST', '/admin/payouts/resume', { account: o.account, mode: o.mode }),
     print: (r) => `payouts of ${r.account} (${r.mode}) are running`,
   },
+  'payouts destination': {
+    usage: 'payouts destination --account ID_OR_SLUG --mode test|live --stripe-account acct_...',
+    options: { account: { type: 'string', required: true }, mode: { type: 'string', required: true }, 'stripe-account': { type: 'string', required: true } },
+    run: (client, o) => client.request('POST', '/admin/payouts/destination', { account: o.account, mode: o.mode, stripe_account: o['stripe-account'] }),
+    print: (r) => `payouts of ${r.account} (${r.mode}) go to ${r.stripe_account}`,
+  },
   'ledger verify': {
     usage: 'ledger verify [--account ID_OR_SLUG] [--mode test|live]',
     options: { account: { type: 'string' }, mode: { type: 'string' } },

@@ -52,13 +52,50 @@ export interface Payout {
   arrival_date: string;
 }
 
-/** A settled transfer of the whole balance; every sale and refund before it becomes `paid`. */
+/**
+ * A payout of the whole balance is decided and its transfer is about to be sent. While it
+ * is in flight no other payout starts; the balance moves only when it settles.
+ */
+export interface PayoutInitiated {
+  payout_id: string;
+  transaction_id: string;
+  account_id: string;
+  mode: Mode;
+  amount_cents: number;
+  currency: string;
+  created_at: string;
+}
+
+/**
+ * The in-flight payout's transfer settled; every sale and refund recorded before its
+ * PayoutInitiated becomes `paid`. (A PayoutPaid without an initiation before it, from
+ * before payouts had two steps, settles everything before itself.)
+ */
 export interface PayoutPaid {
   payout: Payout;
   account_id: string;
   mode: Mode;
   transaction_id: string;
   description: string;
+  /** The processor's transfer (Stripe tr_...); absent on payouts recorded before transfers. */
+  transfer_id?: string;
+}
+
+/** The processor refused the in-flight payout's transfer: nothing moved, the balance stays. */
+export interface PayoutFailed {
+  payout_id: string;
+  account_id: string;
+  mode: Mode;
+  reason: string;
+  failed_at: string;
+}
+
+/** Where Stripe transfers this ledger's payouts: the creator's connected account. */
+export interface PayoutDestinationSet {
+  account_id: string;
+  mode: Mode;
+  stripe_account: string;
+  set_at: string;
 }
 
 export interface PayoutsPaused {
@@ -76,14 +113,20 @@ export interface PayoutsResumed {
 export type LedgerEvent =
   | { type: 'SaleRecorded'; data: SaleRecorded }
   | { type: 'RefundRecorded'; data: RefundRecorded }
+  | { type: 'PayoutInitiated'; data: PayoutInitiated }
   | { type: 'PayoutPaid'; data: PayoutPaid }
+  | { type: 'PayoutFailed'; data: PayoutFailed }
+  | { type: 'PayoutDestinationSet'; data: PayoutDestinationSet }
   | { type: 'PayoutsPaused'; data: PayoutsPaused }
   | { type: 'PayoutsResumed'; data: PayoutsResumed };
 
 export const LEDGER_EVENT_TYPES: readonly LedgerEvent['type'][] = [
   'SaleRecorded',
   'RefundRecorded',
+  'PayoutInitiated',
   'PayoutPaid',
+  'PayoutFailed',
+  'PayoutDestinationSet',
   'PayoutsPaused',
   'PayoutsResumed',
 ];

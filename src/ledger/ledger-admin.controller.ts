@@ -7,8 +7,9 @@ import { Errors } from '../platform/errors';
 import { isMode, Mode } from '../platform/mode';
 import { PausePayoutsCommand, ResumePayoutsCommand } from './commands/pause-payouts';
 import { RunPayoutsCommand } from './commands/run-payouts';
+import { SetPayoutDestinationCommand } from './commands/set-payout-destination';
 import { LedgerAudit } from './ledger-audit';
-import { PayoutsAccountDto, RunPayoutsDto } from './ledger-admin.dto';
+import { PayoutDestinationDto, PayoutsAccountDto, RunPayoutsDto } from './ledger-admin.dto';
 import { LedgerQueries } from './ledger-queries';
 
 function modeParam(raw: unknown, required: boolean): Mode | undefined {
@@ -45,6 +46,12 @@ export class LedgerAdminController {
   @HttpCode(200)
   resume(@Body() body: PayoutsAccountDto) {
     return this.commands.execute(new ResumePayoutsCommand(body.account, body.mode));
+  }
+
+  @Post('payouts/destination')
+  @HttpCode(200)
+  destination(@Body() body: PayoutDestinationDto) {
+    return this.commands.execute(new SetPayoutDestinationCommand(body.account, body.mode, body.stripe_account));
   }
 
   @Get('ledger/verify')

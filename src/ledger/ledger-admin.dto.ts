@@ -1,4 +1,4 @@
-import { IsIn, IsOptional, IsString, Length } from 'class-validator';
+import { IsIn, IsOptional, IsString, Length, Matches } from 'class-validator';
 import { MODES } from '../platform/mode';
 
 export class RunPayoutsDto {
@@ -18,4 +18,9 @@ export class PayoutsAccountDto {
 
   @IsIn(MODES)
   mode: 'test' | 'live';
+}
+
+export class PayoutDestinationDto extends PayoutsAccountDto {
+  @Matches(/^acct_[A-Za-z0-9]{1,64}$/, { message: 'must be a Stripe connected account id (acct_...)' })
+  stripe_account: string;
 }

@@ -6,7 +6,7 @@
  */
 import { Errors } from '../platform/errors';
 import { isMode, Mode } from '../platform/mode';
-import type { AssetRef, LedgerEvent, Payout } from './events';
+import type { AssetRef, LedgerEvent, Payout, PayoutInitiated } from './events';
 import { LedgerErrors } from './ledger.errors';
 
 export const DEFAULT_CURRENCY = 'usd';
@@ -65,6 +65,10 @@ export interface LedgerState {
   /** Fixed by the first sale; one ledger holds one currency. */
   currency: string | null;
   paused: boolean;
+  /** The payout whose transfer is under way, and how many entries it settles. */
+  inFlight: (PayoutInitiated & { settles: number }) | null;
+  /** Stripe connected account receiving transfers; null until set. */
+  destination: string | null;
   summary: Omit<LedgerSummary, 'currency'>;
 }
 
@@ -75,6 +79,8 @@ export function initialState(): LedgerState {
     sales: new Map(),
     currency: null,
     paused: false,
+    inFlight: null,
+    destination: null,
     summary: emptySummary(),
   };
 }
@@ -159,9 +165,15 @@ export function evolve(state: LedgerState, event: LedgerEvent): LedgerState {
         },
       };
     }
+    case 'PayoutInitiated':
+      return { ...state, inFlight: { ...event.data, settles: state.entries.length } };
+    case 'PayoutFailed':
+      return { ...state, inFlight: null };
+    case 'PayoutDestinationSet':
+      return { ...state, destination: event.data.stripe_account };
     case 'PayoutPaid': {
       const e = event.data;
-      const settledCount = state.entries.length;
+      const settledCount = state.inFlight?.settles ?? state.entries.length;
       state.entries.push({
         id: e.transaction_id,
         type: 'payout',
@@ -178,6 +190,7 @@ export function evolve(state: LedgerState, event: LedgerEvent): LedgerState {
       return {
         ...state,
         settledCount,
+        inFlight: null,
         summary: {
           ...s,
           paid_out_cents: s.paid_out_cents + e.payout.amount_cents,
@@ -216,7 +229,16 @@ export type LedgerCommand =
       fee_bps: number;
     })
   | (LedgerIdentity & { type: 'RecordRefund'; transaction_id: string; purchase_id: string })
-  | (LedgerIdentity & { type: 'RunPayout'; transaction_id: string; payout_id: string })
+  | (LedgerIdentity & {
+      type: 'RunPayout';
+      transaction_id: string;
+      payout_id: string;
+      /** The processor transfers only to a destination (Stripe); the sandbox needs none. */
+      requires_destination: boolean;
+    })
+  | (LedgerIdentity & { type: 'SettlePayout'; payout_id: string; transfer_id: string })
+  | (LedgerIdentity & { type: 'FailPayout'; payout_id: string; reason: string })
+  | (LedgerIdentity & { type: 'SetPayoutDestination'; stripe_account: string })
   | (LedgerIdentity & { type: 'PausePayouts' })
   | (LedgerIdentity & { type: 'ResumePayouts' });
 
@@ -303,28 +325,53 @@ export function decide(command: LedgerCommand, state: LedgerState): LedgerEvent[
     }
     case 'RunPayout': {
       const amount = state.summary.balance_cents;
-      if (state.paused || amount <= 0) return [];
+      // One payout at a time: an unsettled one is resumed by the caller, not doubled.
+      if (state.inFlight || state.paused || amount <= 0) return [];
+      if (command.requires_destination && !state.destination) return [];
+      return [
+        {
+          type: 'PayoutInitiated',
+          data: {
+            payout_id: command.payout_id,
+            transaction_id: command.transaction_id,
+            ...who,
+            amount_cents: amount,
+            currency: state.currency ?? DEFAULT_CURRENCY,
+            created_at: command.now,
+          },
+        },
+      ];
+    }
+    case 'SettlePayout': {
+      const p = state.inFlight;
+      if (p?.payout_id !== command.payout_id) return [];
       return [
         {
           type: 'PayoutPaid',
           data: {
             payout: {
-              id: command.payout_id,
+              id: p.payout_id,
               object: 'payout',
-              amount_cents: amount,
-              currency: state.currency ?? DEFAULT_CURRENCY,
+              amount_cents: p.amount_cents,
+              currency: p.currency,
               status: 'paid',
-              created_at: command.now,
-              // The sandbox settles at once, so the money arrives when it is sent.
+              created_at: p.created_at,
               arrival_date: command.now,
             },
             ...who,
-            transaction_id: command.transaction_id,
+            transaction_id: p.transaction_id,
             description: 'Payout',
+            transfer_id: command.transfer_id,
           },
         },
       ];
     }
+    case 'FailPayout':
+      if (state.inFlight?.payout_id !== command.payout_id) return [];
+      return [{ type: 'PayoutFailed', data: { payout_id: command.payout_id, ...who, reason: command.reason, failed_at: command.now } }];
+    case 'SetPayoutDestination':
+      if (state.destination === command.stripe_account) return [];
+      return [{ type: 'PayoutDestinationSet', data: { ...who, stripe_account: command.stripe_account, set_at: command.now } }];
     case 'PausePayouts':
       return state.paused ? [] : [{ type: 'PayoutsPaused', data: { ...who, paused_at: command.now } }];
     case 'ResumePayouts':

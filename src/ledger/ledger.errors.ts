@@ -12,4 +12,6 @@ export const LedgerErrors = {
     new ApiError(400, 'nothing_to_pay', `Account ${accountId} has nothing available to pay out: its balance is ${balanceCents} cents.`),
   payoutsPaused: (accountId: string) =>
     new ApiError(400, 'payouts_paused', `Payouts of account ${accountId} are paused; resume them with svc payouts resume.`),
+  destinationMissing: (accountId: string, mode: string) =>
+    new ApiError(400, 'payout_destination_missing', `Account ${accountId} has no payout destination in ${mode} mode; set one with svc payouts destination.`),
 } as const;

@@ -6,6 +6,7 @@ import { PausePayoutsHandler, ResumePayoutsHandler } from './commands/pause-payo
 import { RecordRefundHandler } from './commands/record-refund';
 import { RecordSaleHandler } from './commands/record-sale';
 import { RunPayoutsHandler } from './commands/run-payouts';
+import { SetPayoutDestinationHandler } from './commands/set-payout-destination';
 import { LedgerAdminController } from './ledger-admin.controller';
 import { LedgerAudit } from './ledger-audit';
 import { LedgerQueries } from './ledger-queries';
@@ -24,6 +25,7 @@ import { LedgerStreams } from './ledger-streams';
     RunPayoutsHandler,
     PausePayoutsHandler,
     ResumePayoutsHandler,
+    SetPayoutDestinationHandler,
   ],
 })
 export class LedgerModule {}

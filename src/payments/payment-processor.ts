@@ -1,3 +1,4 @@
+import { ApiError } from '../platform/errors';
 import type { Mode } from '../platform/mode';
 
 /**
@@ -39,10 +40,35 @@ export interface ProcessorRefund {
   settled: boolean;
 }
 
+export interface TransferRequest {
+  mode: Mode;
+  /** Our payout id; also the idempotency key, so a retried transfer moves the money once. */
+  payoutId: string;
+  amountCents: number;
+  currency: string;
+  /** The creator's connected account (Stripe); null where none is needed. */
+  destination: string | null;
+}
+
 export interface PaymentProcessor {
   readonly name: 'sandbox' | 'stripe';
+  /** Whether a payout needs a destination set first (svc payouts destination). */
+  readonly requiresPayoutDestination: boolean;
   openCheckout(request: CheckoutRequest): Promise<OpenedCheckout>;
   refund(request: RefundRequest): Promise<ProcessorRefund>;
+  /**
+   * Sends a payout. Resolves once the money moved. Rejects with TransferRefusedError when
+   * the processor refused it (nothing moved); any other rejection leaves the outcome
+   * unknown, and the payout stays in flight to be retried with the same payout id.
+   */
+  transfer(request: TransferRequest): Promise<{ transferId: string }>;
+}
+
+/** The processor answered and refused a transfer: no money moved. */
+export class TransferRefusedError extends ApiError {
+  constructor(message: string) {
+    super(400, 'transfer_failed', message);
+  }
 }
 
 export const PAYMENT_PROCESSOR = Symbol('PaymentProcessor');

@@ -28,7 +28,7 @@ describe('balance_transactions projection', () => {
 
     const events = await t.app.get<EventStore>(EVENT_STORE).readAll({ after: START, limit: 1000 });
     const ledgerEvents = events.filter((e) => balanceTransactionsProjection.handles.includes(e.type));
-    expect(ledgerEvents).toHaveLength(5);
+    expect(ledgerEvents).toHaveLength(6);
     await t.db.transaction(async (tx) => {
       for (const event of ledgerEvents) await balanceTransactionsProjection.apply(tx, event);
     });

@@ -14,7 +14,16 @@ const sale = (purchase: string, amount: number, feeBps = 1500): LedgerCommand =>
   fee_bps: feeBps,
 });
 const refund = (purchase: string): LedgerCommand => ({ type: 'RecordRefund', ...who, transaction_id: `txn_r${purchase}`, purchase_id: purchase });
-const payout = (n: number): LedgerCommand => ({ type: 'RunPayout', ...who, transaction_id: `txn_po${n}`, payout_id: `po_${n}` });
+const initiate = (n: number, requiresDestination = false): LedgerCommand => ({
+  type: 'RunPayout',
+  ...who,
+  transaction_id: `txn_po${n}`,
+  payout_id: `po_${n}`,
+  requires_destination: requiresDestination,
+});
+const settle = (n: number): LedgerCommand => ({ type: 'SettlePayout', ...who, payout_id: `po_${n}`, transfer_id: `tr_${n}` });
+/** A whole payout as the payout run makes it: initiated, then settled by its transfer. */
+const payout = (n: number): LedgerCommand[] => [initiate(n), settle(n)];
 
 /** Given the commands so far, the events the last one records (and the state after all). */
 function run(commands: LedgerCommand[]) {
@@ -60,7 +69,10 @@ describe('ledger decider', () => {
   });
 
   it('pays the whole positive balance, settles what came before, and skips nothing to pay or a pause', () => {
-    const { recorded, state } = run([sale('a', 1000), refund('a'), sale('b', 2000), payout(1)]);
+    expect(run([sale('a', 1000), refund('a'), sale('b', 2000), initiate(1)]).recorded).toEqual([
+      { type: 'PayoutInitiated', data: { payout_id: 'po_1', transaction_id: 'txn_po1', account_id: 'acct_1', mode: 'test', amount_cents: 1700, currency: 'usd', created_at: who.now } },
+    ]);
+    const { recorded, state } = run([sale('a', 1000), refund('a'), sale('b', 2000), ...payout(1)]);
     expect(recorded).toEqual([
       {
         type: 'PayoutPaid',
@@ -70,11 +82,12 @@ describe('ledger decider', () => {
           mode: 'test',
           transaction_id: 'txn_po1',
           description: 'Payout',
+          transfer_id: 'tr_1',
         },
       },
     ]);
     expect(summaryOf(state)).toMatchObject({ paid_out_cents: 1700, balance_cents: 0 });
-    const after = run([sale('a', 1000), refund('a'), sale('b', 2000), payout(1), sale('c', 100)]).state;
+    const after = run([sale('a', 1000), refund('a'), sale('b', 2000), ...payout(1), sale('c', 100)]).state;
     expect(transactionsOf(after).map((t) => [t.type, t.status])).toEqual([
       ['sale', 'paid'],
       ['refund', 'paid'],
@@ -82,10 +95,42 @@ describe('ledger decider', () => {
       ['payout', 'paid'],
       ['sale', 'pending'],
     ]);
-    expect(run([sale('a', 1000), payout(1), payout(2)]).recorded).toEqual([]);
-    expect(run([sale('a', 1000), payout(1), refund('a'), payout(2)]).recorded).toEqual([]);
-    expect(run([sale('a', 1000), { type: 'PausePayouts', ...who }, payout(1)]).recorded).toEqual([]);
-    expect(run([sale('a', 1000), { type: 'PausePayouts', ...who }, { type: 'ResumePayouts', ...who }, payout(1)]).recorded).toHaveLength(1);
+    expect(run([sale('a', 1000), ...payout(1), initiate(2)]).recorded).toEqual([]);
+    expect(run([sale('a', 1000), ...payout(1), refund('a'), initiate(2)]).recorded).toEqual([]);
+    expect(run([sale('a', 1000), { type: 'PausePayouts', ...who }, initiate(1)]).recorded).toEqual([]);
+    expect(run([sale('a', 1000), { type: 'PausePayouts', ...who }, { type: 'ResumePayouts', ...who }, initiate(1)]).recorded).toHaveLength(1);
+  });
+
+  it('keeps one payout in flight: no second one starts, and it settles only what came before it', () => {
+    const inFlight = [sale('a', 1000), initiate(1)];
+    expect(run([...inFlight, initiate(2)]).recorded).toEqual([]);
+    // Balance moves only when the transfer settles; a sale recorded meanwhile stays pending and unpaid.
+    expect(summaryOf(run(inFlight).state)).toMatchObject({ balance_cents: 850, paid_out_cents: 0 });
+    const { state } = run([...inFlight, sale('b', 2000), settle(1)]);
+    expect(summaryOf(state)).toMatchObject({ paid_out_cents: 850, balance_cents: 1700 });
+    expect(transactionsOf(state).map((t) => [t.type, t.status, t.amount_cents])).toEqual([
+      ['sale', 'paid', 1000],
+      ['sale', 'pending', 2000],
+      ['payout', 'paid', -850],
+    ]);
+    expect(run([...inFlight, settle(1), settle(1)]).recorded).toEqual([]);
+    expect(run([...inFlight, settle(2)]).recorded).toEqual([]);
+  });
+
+  it('ends a refused payout without moving money, so the next run pays the balance', () => {
+    const failed = [sale('a', 1000), initiate(1), { type: 'FailPayout', ...who, payout_id: 'po_1', reason: 'refused' } as LedgerCommand];
+    expect(run(failed).recorded).toEqual([{ type: 'PayoutFailed', data: { payout_id: 'po_1', account_id: 'acct_1', mode: 'test', reason: 'refused', failed_at: who.now } }]);
+    expect(summaryOf(run(failed).state)).toMatchObject({ balance_cents: 850, paid_out_cents: 0 });
+    expect(transactionsOf(run(failed).state)).toHaveLength(1);
+    expect(run([...failed, settle(1)]).recorded).toEqual([]);
+    expect(run([...failed, initiate(2)]).recorded[0]).toMatchObject({ type: 'PayoutInitiated', data: { amount_cents: 850 } });
+  });
+
+  it('pays through a processor that needs a destination only once one is set', () => {
+    const destination: LedgerCommand = { type: 'SetPayoutDestination', ...who, stripe_account: 'acct_stripe1' };
+    expect(run([sale('a', 1000), initiate(1, true)]).recorded).toEqual([]);
+    expect(run([sale('a', 1000), destination, initiate(1, true)]).recorded).toHaveLength(1);
+    expect(run([destination, destination]).recorded).toEqual([]);
   });
 
   it('records a pause or resume only when it changes something', () => {

@@ -1,7 +1,7 @@
 import Stripe from 'stripe';
 import { FAN_OUT_CHECKPOINT } from '../../src/webhooks/fan-out';
 import { startTestApp, TestApp } from '../support/app';
-import { createEndpoint, deliveries, emit, ENCRYPTION_KEY, evtId, payoutPaid } from './helpers';
+import { createEndpoint, deliveries, emit, ENCRYPTION_KEY, evtId, payoutPaid, purchaseCompleted } from './helpers';
 import { eventually, startReceiver } from './receiver';
 
 const stripe = new Stripe('sk_test_unused');
@@ -62,12 +62,14 @@ describe('webhook delivery', () => {
     await emit(t, 'ListingPublished', { ...base, listing_id: 'lst_1', listing, published_at: 'x' });
     await emit(t, 'ListingUnpublished', { ...base, listing_id: 'lst_1', listing, unpublished_at: 'x' });
     await emit(t, 'AssetDownloaded', { ...base, listing_id: 'lst_1', buyer_account_id: 'acct_buyer', asset: { id: 'lst_1', slug: 's', title: 'T', type: 'dataset' }, downloaded_at: 'x' });
-    await emit(t, 'PurchaseCompleted', { purchase: { id: 'pur_1' }, listing, seller_account_id: seller.accountId, buyer_account_id: 'acct_buyer', mode: 'test' });
+    const sold = purchaseCompleted(seller.accountId, 'acct_buyer', listing, `pur_${seller.accountId}`);
+    await emit(t, 'PurchaseCompleted', sold);
     await emit(t, 'GenerationJobCompleted', { job, account_id: seller.accountId, mode: 'test' });
     await emit(t, 'GenerationJobPublished', { job, account_id: seller.accountId, mode: 'test' });
     await emit(t, 'PayoutPaid', payoutPaid(seller.accountId, 'test'));
     // The buyer's side of a purchase is not the seller's business, and unknown events are ignored.
-    await emit(t, 'PurchaseCompleted', { purchase: { id: 'pur_2' }, listing, seller_account_id: 'acct_other', buyer_account_id: seller.accountId, mode: 'test' });
+    const other = await t.accountWithKey({ mode: 'test' });
+    await emit(t, 'PurchaseCompleted', purchaseCompleted(other.accountId, seller.accountId, listing, `pur_${other.accountId}`));
     await emit(t, 'SomethingElse', { account_id: seller.accountId, mode: 'test' });
 
     await settled(seller.key, ep.id, 7);
@@ -77,7 +79,7 @@ describe('webhook delivery', () => {
       'listing.published': { listing },
       'listing.unpublished': { listing },
       'asset.downloaded': { asset: { id: 'lst_1', slug: 's', title: 'T', type: 'dataset' }, buyer_account_id: 'acct_buyer' },
-      'listing.purchased': { purchase: { id: 'pur_1' }, listing },
+      'listing.purchased': { purchase: sold.purchase, listing },
       'factory.job.completed': { job },
       'factory.job.published': { job },
       'payout.paid': { payout: expect.objectContaining({ object: 'payout' }) },

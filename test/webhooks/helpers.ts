@@ -45,3 +45,11 @@ export async function deliveries(t: TestApp, key: string, endpointId: string) {
   if (res.status !== 200) throw new Error(`log read failed: ${res.text}`);
   return res.body.items as any[];
 }
+
+/** A PurchaseCompleted of the commerce context's full shape (the purchases read model and fulfilment read it). */
+export function purchaseCompleted(sellerId: string, buyerId: string, listing: { id: string; slug: string; title: string }, purchaseId: string) {
+  const now = new Date().toISOString();
+  const sessionId = `cs_test_${randomUUID().replace(/-/g, '').slice(0, 24)}`;
+  const purchase = { id: purchaseId, object: 'purchase', asset: listing, amount_cents: 1000, currency: 'usd', status: 'paid', checkout_session_id: sessionId, created_at: now };
+  return { session_id: sessionId, purchase_id: purchaseId, mode: 'test', buyer_account_id: buyerId, seller_account_id: sellerId, purchase, listing, payment_reference: `pay_${purchaseId}`, completed_at: now };
+}

@@ -1,5 +1,7 @@
+import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { AccountQueries } from '../../accounts/account-queries';
+import { PAYMENT_PROCESSOR, PaymentProcessor, TransferRefusedError } from '../../payments/payment-processor';
 import { Errors } from '../../platform/errors';
 import { newId } from '../../platform/ids';
 import type { Mode } from '../../platform/mode';
@@ -12,6 +14,11 @@ import { LedgerStreams } from '../ledger-streams';
  * Pays each account's whole positive balance (one account, or every account of the mode).
  * In a run over the mode, a paused account or one without a positive balance is skipped;
  * asked for one such account, it answers why (400 payouts_paused or nothing_to_pay).
+ *
+ * A payout has two steps on the ledger stream: PayoutInitiated (decided against the
+ * balance, so two runs cannot both pay it), then the processor's transfer, then PayoutPaid.
+ * A run that finds a payout still in flight (a crash, a lost connection) sends the same
+ * transfer again under the same payout id, which the processor pays once.
  */
 export class RunPayoutsCommand extends Command<{ items: Payout[] }> {
   constructor(readonly mode: Mode, readonly account?: string) {
@@ -25,6 +32,7 @@ export class RunPayoutsHandler implements ICommandHandler<RunPayoutsCommand> {
     private readonly ledgers: LedgerStreams,
     private readonly accounts: AccountQueries,
     private readonly queries: LedgerQueries,
+    @Inject(PAYMENT_PROCESSOR) private readonly processor: PaymentProcessor,
   ) {}
 
   async execute({ mode, account }: RunPayoutsCommand): Promise<{ items: Payout[] }> {
@@ -39,21 +47,48 @@ export class RunPayoutsHandler implements ICommandHandler<RunPayoutsCommand> {
     }
     const items: Payout[] = [];
     for (const accountId of accountIds) {
-      // Sandbox payouts settle at once. With a real processor the transfer goes through
-      // the payment port here, and PayoutPaid is recorded when the processor confirms it.
-      const { state, recorded } = await this.ledgers.handle({
-        type: 'RunPayout',
-        account_id: accountId,
-        mode,
-        now: new Date().toISOString(),
-        transaction_id: newId('txn'),
-        payout_id: newId('po'),
-      });
-      for (const event of recorded) if (event.type === 'PayoutPaid') items.push(event.data.payout);
-      if (account !== undefined && !recorded.length) {
-        throw state.paused ? LedgerErrors.payoutsPaused(accountId) : LedgerErrors.nothingToPay(accountId, state.summary.balance_cents);
-      }
+      const payout = await this.payOut(accountId, mode, account !== undefined);
+      if (payout) items.push(payout);
     }
     return { items };
+  }
+
+  private async payOut(accountId: string, mode: Mode, named: boolean): Promise<Payout | undefined> {
+    const who = { account_id: accountId, mode };
+    const now = () => new Date().toISOString();
+    const { state } = await this.ledgers.handle({
+      type: 'RunPayout',
+      ...who,
+      now: now(),
+      transaction_id: newId('txn'),
+      payout_id: newId('po'),
+      requires_destination: this.processor.requiresPayoutDestination,
+    });
+    const payout = state.inFlight;
+    if (!payout) {
+      if (!named) return undefined;
+      if (state.paused) throw LedgerErrors.payoutsPaused(accountId);
+      if (state.summary.balance_cents > 0) throw LedgerErrors.destinationMissing(accountId, mode);
+      throw LedgerErrors.nothingToPay(accountId, state.summary.balance_cents);
+    }
+    let transferId: string;
+    try {
+      ({ transferId } = await this.processor.transfer({
+        mode,
+        payoutId: payout.payout_id,
+        amountCents: payout.amount_cents,
+        currency: payout.currency,
+        destination: state.destination,
+      }));
+    } catch (error) {
+      // Refused: nothing moved, so the payout ends and the balance stays for the next run.
+      if (error instanceof TransferRefusedError) {
+        await this.ledgers.handle({ type: 'FailPayout', ...who, now: now(), payout_id: payout.payout_id, reason: error.message });
+      }
+      throw error;
+    }
+    const { recorded } = await this.ledgers.handle({ type: 'SettlePayout', ...who, now: now(), payout_id: payout.payout_id, transfer_id: transferId });
+    const paid = recorded.find((e) => e.type === 'PayoutPaid');
+    return paid?.type === 'PayoutPaid' ? paid.data.payout : undefined;
   }
 }

@@ -3,10 +3,11 @@ import type { CheckoutRequest, OpenedCheckout, PaymentProcessor, ProcessorRefund
 
 /**
  * The embedded processor: the hosted checkout is this service's own page
- * ({PUBLIC_BASE_URL}/checkout/{id}, see sandbox-checkout-page.ts), and refunds settle at once.
+ * ({PUBLIC_BASE_URL}/checkout/{id}, see sandbox-checkout-page.ts); refunds and payouts settle at once.
  */
 export class SandboxProcessor implements PaymentProcessor {
   readonly name = 'sandbox' as const;
+  readonly requiresPayoutDestination = false;
 
   constructor(private readonly publicBaseUrl: string) {}
 
@@ -16,6 +17,11 @@ export class SandboxProcessor implements PaymentProcessor {
 
   async refund(): Promise<ProcessorRefund> {
     return { refundId: newId('re'), settled: true };
+  }
+
+  /** The sandbox settles payouts at once. */
+  async transfer(): Promise<{ transferId: string }> {
+    return { transferId: newId('tr') };
   }
 }
 

@@ -1,23 +1,37 @@
+import { Logger } from '@nestjs/common';
 import Stripe from 'stripe';
 import type { StripeSettings } from '../../config/settings';
 import { ApiError } from '../../platform/errors';
 import type { Mode } from '../../platform/mode';
-import type { CheckoutRequest, OpenedCheckout, PaymentProcessor, ProcessorRefund, RefundRequest } from '../payment-processor';
+import { CheckoutRequest, OpenedCheckout, PaymentProcessor, ProcessorRefund, RefundRequest, TransferRefusedError, TransferRequest } from '../payment-processor';
 
 /** Stripe refuses a Checkout Session that expires sooner than 30 minutes from its own clock. */
 const EXPIRY_MARGIN_SECONDS = 60;
+
+const logger = new Logger('Stripe');
+
+/**
+ * What a Stripe failure means to our caller. Stripe's own message (which can name our key)
+ * stays in the log; the caller learns that the processor failed and may retry.
+ */
+function processorError(error: unknown): unknown {
+  if (!(error instanceof Stripe.errors.StripeError)) return error;
+  logger.error(`${error.type} ${error.statusCode ?? '-'} ${error.code ?? ''}: ${error.message}`);
+  return new ApiError(502, 'payment_processor_error', 'The payment processor could not complete the request; retry later.');
+}
 
 export function paymentsUnavailable(mode: Mode): ApiError {
   return new ApiError(503, 'service_unavailable', `Payments are not configured for ${mode} mode; retry later or contact support.`);
 }
 
 /**
- * Stripe Checkout Sessions and refunds, one client per mode (its own secret key). Our
+ * Stripe Checkout Sessions, refunds and Connect transfers for payouts, one client per mode (its own secret key). Our
  * session id travels as client_reference_id and in the metadata of the session and of its
  * PaymentIntent, so the webhook (stripe-webhook.controller.ts) can name our session.
  */
 export class StripeProcessor implements PaymentProcessor {
   readonly name = 'stripe' as const;
+  readonly requiresPayoutDestination = true;
   private readonly clients: Partial<Record<Mode, Stripe>> = {};
 
   constructor(private readonly settings: StripeSettings, private readonly publicBaseUrl: string) {
@@ -41,33 +55,62 @@ export class StripeProcessor implements PaymentProcessor {
     const metadata = { checkout_session_id: request.sessionId, mode: request.mode };
     // Stripe needs a success URL; without the buyer's own, its page returns to our status page.
     const ownPage = `${this.publicBaseUrl}/checkout/${request.sessionId}`;
-    const session = await this.client(request.mode).checkout.sessions.create(
-      {
-        mode: 'payment',
-        line_items: [
-          { quantity: 1, price_data: { currency: request.currency, unit_amount: request.amountCents, product_data: { name: request.description } } },
-        ],
-        success_url: request.successUrl ?? ownPage,
-        cancel_url: request.cancelUrl ?? ownPage,
-        client_reference_id: request.sessionId,
-        metadata,
-        payment_intent_data: { metadata },
-        expires_at: Math.floor(request.expiresAt.getTime() / 1000) + EXPIRY_MARGIN_SECONDS,
-      },
-      { idempotencyKey: `checkout-${request.sessionId}` },
-    );
+    const params: Stripe.Checkout.SessionCreateParams = {
+      mode: 'payment',
+      line_items: [
+        { quantity: 1, price_data: { currency: request.currency, unit_amount: request.amountCents, product_data: { name: request.description } } },
+      ],
+      success_url: request.successUrl ?? ownPage,
+      cancel_url: request.cancelUrl ?? ownPage,
+      client_reference_id: request.sessionId,
+      metadata,
+      payment_intent_data: { metadata },
+      expires_at: Math.floor(request.expiresAt.getTime() / 1000) + EXPIRY_MARGIN_SECONDS,
+    };
+    const session = await this.client(request.mode)
+      .checkout.sessions.create(params, { idempotencyKey: `checkout-${request.sessionId}` })
+      .catch((error) => {
+        throw processorError(error);
+      });
     if (!session.url) throw new Error(`Stripe returned checkout session ${session.id} without a url`);
     return { checkoutUrl: session.url, processorSessionId: session.id };
   }
 
   async refund(request: RefundRequest): Promise<ProcessorRefund> {
-    const refund = await this.client(request.mode).refunds.create(
-      { payment_intent: request.paymentReference },
-      { idempotencyKey: request.idempotencyKey },
-    );
+    const refund = await this.client(request.mode)
+      .refunds.create({ payment_intent: request.paymentReference }, { idempotencyKey: request.idempotencyKey })
+      .catch((error) => {
+        throw processorError(error);
+      });
     if (refund.status === 'failed' || refund.status === 'canceled') {
       throw new ApiError(402, 'refund_failed', `The processor did not refund the payment (refund ${refund.id} is ${refund.status}).`);
     }
     return { refundId: refund.id, settled: refund.status === 'succeeded' };
+  }
+
+  async transfer(request: TransferRequest): Promise<{ transferId: string }> {
+    if (!request.destination) throw new TransferRefusedError('No payout destination is set; set one with svc payouts destination.');
+    try {
+      const transfer = await this.client(request.mode).transfers.create(
+        {
+          amount: request.amountCents,
+          currency: request.currency,
+          destination: request.destination,
+          metadata: { payout_id: request.payoutId, mode: request.mode },
+        },
+        { idempotencyKey: `payout-${request.payoutId}` },
+      );
+      return { transferId: transfer.id };
+    } catch (error) {
+      // Stripe answered and refused: nothing moved. A conflict, a rate limit, a 5xx or a lost
+      // connection leaves the outcome open; the payout stays in flight and is retried.
+      const status = (error as { statusCode?: number }).statusCode ?? 0;
+      if (error instanceof Stripe.errors.StripeError && status >= 400 && status < 500 && status !== 409 && status !== 429) {
+        logger.error(`transfer of payout ${request.payoutId} refused: ${error.message}`);
+        throw new TransferRefusedError(`Stripe refused the transfer of payout ${request.payoutId} (${error.code ?? error.type}).`);
+      }
+      // Outcome unknown: the payout stays in flight and the next run sends the same transfer.
+      throw processorError(error);
+    }
   }
 }

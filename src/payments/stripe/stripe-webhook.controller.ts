@@ -62,7 +62,14 @@ export class StripeWebhookController {
           return false;
         }
         const paymentReference = idOf(session.payment_intent) ?? session.id;
-        await this.commands.execute(new CompleteCheckoutCommand(mode, sessionId, paymentReference, false));
+        try {
+          await this.commands.execute(new CompleteCheckoutCommand(mode, sessionId, paymentReference, false));
+        } catch (error) {
+          // Another deployment on the same Stripe account: answering 404 would make Stripe retry for days.
+          if (!(error instanceof ApiError && error.status === 404)) throw error;
+          this.logger.warn(`${event.id}: checkout session ${sessionId} is not in this service's store; ignored`);
+          return false;
+        }
         return true;
       }
       case 'charge.refunded': {
@@ -70,7 +77,8 @@ export class StripeWebhookController {
         const paymentIntent = idOf(charge.payment_intent);
         // Only a full refund reverses a sale; a partial one is left to an operator.
         if (!charge.refunded || !paymentIntent) return false;
-        const refundId = idOf(charge.refunds?.data?.[0]) ?? event.id;
+        // Newer API versions leave `refunds` out of the charge; the charge then names the refund.
+        const refundId = idOf(charge.refunds?.data?.[0]) ?? charge.id;
         return (await this.commands.execute(new RecordProcessorRefundCommand(mode, paymentIntent, refundId))) !== undefined;
       }
       default:

@@ -1,0 +1,405 @@
+import { publishModel } from '../catalog/catalog-client';
+import { eventsOfType, openCheckout } from '../commerce/commerce-client';
+import { startTestApp } from '../support/app';
+import { checkoutCompletedEvent, sign, startStripeServer, StripeServer, stripeEvent } from './stripe-server';
+
+const STRIPE = {
+  test: { secretKey: 'sk_test_51PaymentsSuiteTestKey', webhookSecret: 'whsec_test_payments_suite' },
+  live: { secretKey: 'sk_live_51PaymentsSuiteLiveKey', webhookSecret: 'whsec_live_payments_suite' },
+} as const;
+type Mode = keyof typeof STRIPE;
+
+describe('payments through Stripe (the real SDK against a local Stripe stand-in)', () => {
+  let stripe: StripeServer;
+  let t: Awaited<ReturnType<typeof startTestApp>>;
+  const accounts = {} as Record<Mode, { seller: { accountId: string; key: string }; buyer: { accountId: string; key: string } }>;
+
+  beforeAll(async () => {
+    stripe = await startStripeServer([STRIPE.test.secretKey, STRIPE.live.secretKey]);
+    t = await startTestApp({
+      env: {
+        PAYMENTS: 'stripe',
+        STRIPE_SECRET_KEY_TEST: STRIPE.test.secretKey,
+        STRIPE_WEBHOOK_SECRET_TEST: STRIPE.test.webhookSecret,
+        STRIPE_SECRET_KEY_LIVE: STRIPE.live.secretKey,
+        STRIPE_WEBHOOK_SECRET_LIVE: STRIPE.live.webhookSecret,
+        STRIPE_API_BASE: stripe.url,
+      },
+    });
+    for (const mode of ['test', 'live'] as const) {
+      accounts[mode] = {
+        seller: await t.accountWithKey({ mode, name: `Seller ${mode}` }),
+        buyer: await t.accountWithKey({ mode, name: `Buyer ${mode}`, scopes: ['models:read'] }),
+      };
+    }
+  });
+  afterAll(async () => {
+    await t?.close();
+    await stripe?.close();
+  });
+  beforeEach(() => {
+    stripe.refundStatus = 'succeeded';
+  });
+
+  /** Posts an event as Stripe does: the exact bytes it signed, as JSON. */
+  const deliver = (mode: string, payload: string, signature?: string) =>
+    t.request('POST', `/webhooks/stripe/${mode}`, {
+      payload,
+      headers: { 'content-type': 'application/json; charset=utf-8', ...(signature === undefined ? {} : { 'stripe-signature': signature }) },
+    });
+  const deliverSigned = (mode: Mode, event: object) => {
+    const payload = JSON.stringify(event);
+    return deliver(mode, payload, sign(payload, STRIPE[mode].webhookSecret));
+  };
+
+  const download = (key: string, modelId: string) => t.request('POST', `/v1/models/${modelId}/download`, { key });
+  const countOf = async (type: string, field: string, value: string) => (await eventsOfType(t, type)).filter((e) => e.data[field] === value).length;
+  const totalEvents = async () => Number((await t.db.query<{ n: string }>('SELECT count(*) AS n FROM events')).rows[0].n);
+
+  /** A paid model of the mode's seller and an open checkout for it; `stripeSession` is Stripe's side. */
+  async function openStripeCheckout(mode: Mode = 'test', price = 2500) {
+    const { seller, buyer } = accounts[mode];
+    const model = await publishModel(t, seller.key, { title: `Policy ${mode} ${price}`, price_cents: price });
+    const res = await openCheckout(t, buyer.key, { asset: model.id });
+    expect(res.status).toBe(201);
+    const stripeSessionId = new URL(res.body.checkout_url).pathname.split('/').pop()!;
+    return { model, session: res.body, stripeSession: stripe.session(stripeSessionId), request: stripe.requests[stripe.requests.length - 1] };
+  }
+
+  /** Opens a checkout, pays it on "Stripe's page" and delivers checkout.session.completed. */
+  async function buy(mode: Mode = 'test', price = 2500) {
+    const opened = await openStripeCheckout(mode, price);
+    const paid = stripe.completeSession(opened.stripeSession.id);
+    expect((await deliverSigned(mode, checkoutCompletedEvent(paid))).status).toBe(200);
+    const completed = (await eventsOfType(t, 'PurchaseCompleted')).find((e) => e.data.session_id === opened.session.id);
+    return { ...opened, paymentIntent: paid.payment_intent as string, purchaseId: completed!.data.purchase_id as string };
+  }
+
+  describe('opening a checkout', () => {
+    it('creates a Stripe Checkout Session with the test key and returns its url as checkout_url', async () => {
+      const { model, session, stripeSession, request } = await openStripeCheckout('test', 2500);
+      expect(session).toMatchObject({ id: expect.stringMatching(/^cs_test_/), status: 'requires_payment', amount_cents: 2500, currency: 'usd' });
+      expect(session.checkout_url).toBe(stripeSession.url);
+      expect(stripeSession).toMatchObject({ object: 'checkout.session', livemode: false, amount_total: 2500, client_reference_id: session.id });
+
+      expect(request.method).toBe('POST');
+      expect(request.path).toBe('/v1/checkout/sessions');
+      expect(request.headers.authorization).toBe(`Bearer ${STRIPE.test.secretKey}`);
+      expect(request.headers['idempotency-key']).toBe(`checkout-${session.id}`);
+      expect(request.headers['content-type']).toBe('application/x-www-form-urlencoded');
+      const ownPage = `http://127.0.0.1:3000/checkout/${session.id}`;
+      const metadata = { checkout_session_id: session.id, mode: 'test' };
+      expect(request.body).toEqual({
+        mode: 'payment',
+        line_items: [{ quantity: '1', price_data: { currency: 'usd', unit_amount: '2500', product_data: { name: model.title } } }],
+        success_url: ownPage,
+        cancel_url: ownPage,
+        client_reference_id: session.id,
+        metadata,
+        payment_intent_data: { metadata },
+        // Stripe's session outlives ours by a minute, so Stripe never refuses it as too short.
+        expires_at: String(session.expires_at + 60),
+      });
+    });
+
+    it("passes the buyer's success and cancel URLs to Stripe", async () => {
+      const model = await publishModel(t, accounts.test.seller.key, { title: 'Redirecting', price_cents: 900 });
+      const res = await openCheckout(t, accounts.test.buyer.key, { asset: model.id, success_url: 'https://buyer.example/thanks', cancel_url: 'https://buyer.example/cart' });
+      expect(res.status).toBe(201);
+      expect(stripe.requests[stripe.requests.length - 1].body).toMatchObject({ success_url: 'https://buyer.example/thanks', cancel_url: 'https://buyer.example/cart' });
+    });
+
+    it('uses the live key for a live-mode purchase', async () => {
+      const { session, stripeSession, request } = await openStripeCheckout('live', 4000);
+      expect(session.id).toMatch(/^cs_live_/);
+      expect(stripeSession).toMatchObject({ id: expect.stringMatching(/^cs_live_/), livemode: true, amount_total: 4000 });
+      expect(session.checkout_url).toBe(stripeSession.url);
+      expect(request.headers.authorization).toBe(`Bearer ${STRIPE.live.secretKey}`);
+      expect(request.body.metadata).toEqual({ checkout_session_id: session.id, mode: 'live' });
+    });
+  });
+
+  describe('the checkout.session.completed webhook', () => {
+    it('entitles the buyer and records one sale, however often and concurrently Stripe delivers it', async () => {
+      const { model, session, stripeSession } = await openStripeCheckout('test', 2500);
+      const { buyer, seller } = accounts.test;
+      expect((await download(buyer.key, model.id)).status).toBe(402);
+
+      const payload = JSON.stringify(checkoutCompletedEvent(stripe.completeSession(stripeSession.id)));
+      const first = await deliver('test', payload, sign(payload, STRIPE.test.webhookSecret));
+      expect([first.status, first.body]).toEqual([200, { received: true, handled: true }]);
+
+      const purchases = await t.request('GET', '/v1/purchases', { key: buyer.key });
+      const purchase = purchases.body.items.find((p: any) => p.checkout_session_id === session.id);
+      expect(purchase).toMatchObject({ object: 'purchase', status: 'paid', amount_cents: 2500, currency: 'usd', asset: { id: model.id } });
+      expect((await download(buyer.key, model.id)).status).toBe(200);
+      const sales = (await t.request('GET', '/v1/balance_transactions', { key: seller.key })).body.items.filter((i: any) => i.source?.purchase_id === purchase.id);
+      expect(sales).toEqual([expect.objectContaining({ type: 'sale', amount_cents: 2500, fee_cents: 375, net_cents: 2125 })]);
+
+      const again = await Promise.all(Array.from({ length: 6 }, () => deliver('test', payload, sign(payload, STRIPE.test.webhookSecret))));
+      expect(again.map((r) => r.status)).toEqual([200, 200, 200, 200, 200, 200]);
+      expect(await countOf('PurchaseCompleted', 'session_id', session.id)).toBe(1);
+      expect(await countOf('SaleRecorded', 'purchase_id', purchase.id)).toBe(1);
+    });
+
+    it('refuses a tampered body, a wrong secret, a missing header and a stale signature with 400, recording nothing', async () => {
+      const { model, session, stripeSession } = await openStripeCheckout('test', 1500);
+      const payload = JSON.stringify(checkoutCompletedEvent(stripe.completeSession(stripeSession.id)));
+      const before = await totalEvents();
+      const cases: [string, string, string | undefined][] = [
+        ['tampered', payload.replace('"amount_total":1500', '"amount_total":1'), sign(payload, STRIPE.test.webhookSecret)],
+        ['wrong secret', payload, sign(payload, 'whsec_not_ours')],
+        ['live secret', payload, sign(payload, STRIPE.live.webhookSecret)],
+        ['missing header', payload, undefined],
+        ['stale', payload, sign(payload, STRIPE.test.webhookSecret, Math.floor(Date.now() / 1000) - 301)],
+      ];
+      for (const [name, body, signature] of cases) {
+        const res = await deliver('test', body, signature);
+        expect([name, res.status, res.body?.error]).toEqual([name, 400, { code: 'invalid_signature', message: expect.any(String), request_id: expect.any(String) }]);
+      }
+      expect(await totalEvents()).toBe(before);
+      expect((await download(accounts.test.buyer.key, model.id)).status).toBe(402);
+
+      // The same bytes, properly signed, are accepted: the refusals were about the signature alone.
+      expect((await deliver('test', payload, sign(payload, STRIPE.test.webhookSecret))).status).toBe(200);
+      expect(await countOf('PurchaseCompleted', 'session_id', session.id)).toBe(1);
+    });
+
+    it('acknowledges an event type it does not act on with 200 and records nothing', async () => {
+      const before = await totalEvents();
+      const res = await deliverSigned('test', stripeEvent('customer.created', { id: 'cus_123', object: 'customer', livemode: false }));
+      expect([res.status, res.body]).toEqual([200, { received: true, handled: false }]);
+      expect(await totalEvents()).toBe(before);
+    });
+
+    it("refuses an event of the other mode, even signed with the endpoint's own secret", async () => {
+      const test = await openStripeCheckout('test', 1200);
+      const live = await openStripeCheckout('live', 1200);
+      const before = await totalEvents();
+      const crossed: [Mode, object][] = [
+        ['live', checkoutCompletedEvent(stripe.completeSession(test.stripeSession.id))],
+        ['test', checkoutCompletedEvent(stripe.completeSession(live.stripeSession.id))],
+      ];
+      for (const [endpoint, event] of crossed) {
+        const res = await deliverSigned(endpoint, event);
+        expect([res.status, res.body.error?.code]).toEqual([400, 'invalid_request']);
+      }
+      expect(await totalEvents()).toBe(before);
+    });
+
+    it('waits for async_payment_succeeded when the session completes unpaid', async () => {
+      const { model, session, stripeSession } = await openStripeCheckout('test', 1800);
+      const unpaid = stripe.completeSession(stripeSession.id, 'unpaid');
+      const res = await deliverSigned('test', checkoutCompletedEvent(unpaid));
+      expect([res.status, res.body]).toEqual([200, { received: true, handled: false }]);
+      expect(await countOf('PurchaseCompleted', 'session_id', session.id)).toBe(0);
+      expect((await download(accounts.test.buyer.key, model.id)).status).toBe(402);
+
+      const succeeded = stripeEvent('checkout.session.async_payment_succeeded', { ...unpaid, payment_status: 'paid' });
+      expect((await deliverSigned('test', succeeded)).body).toEqual({ received: true, handled: true });
+      const completed = (await eventsOfType(t, 'PurchaseCompleted')).filter((e) => e.data.session_id === session.id);
+      expect(completed.map((e) => e.data.payment_reference)).toEqual([unpaid.payment_intent]);
+      expect((await download(accounts.test.buyer.key, model.id)).status).toBe(200);
+    });
+
+    it('fulfils a live purchase from the live endpoint', async () => {
+      const { model, purchaseId, paymentIntent } = await buy('live', 3000);
+      expect((await download(accounts.live.buyer.key, model.id)).status).toBe(200);
+      expect((await eventsOfType(t, 'PurchaseCompleted')).find((e) => e.data.purchase_id === purchaseId)?.data).toMatchObject({ mode: 'live', payment_reference: paymentIntent });
+    });
+  });
+
+  describe('refunds', () => {
+    const refund = (purchaseId: string) => t.admin('POST', `/admin/purchases/${purchaseId}/refund`);
+    const refundRequests = () => stripe.requests.filter((r) => r.path === '/v1/refunds');
+
+    it('refunds through Stripe; a succeeded refund ends the entitlement and debits the seller at once', async () => {
+      const { model, purchaseId, paymentIntent } = await buy('test', 2500);
+      const sent = refundRequests().length;
+      const res = await refund(purchaseId);
+      expect([res.status, res.body.status, res.body.id]).toEqual([200, 'refunded', purchaseId]);
+
+      const [request] = refundRequests().slice(sent);
+      expect(request.body).toEqual({ payment_intent: paymentIntent });
+      expect(request.headers['idempotency-key']).toBe(`refund-${purchaseId}`);
+      expect(request.headers.authorization).toBe(`Bearer ${STRIPE.test.secretKey}`);
+
+      expect((await download(accounts.test.buyer.key, model.id)).status).toBe(402);
+      const lines = (await t.request('GET', '/v1/balance_transactions', { key: accounts.test.seller.key })).body.items.filter((i: any) => i.source?.purchase_id === purchaseId);
+      expect(lines.map((l: any) => [l.type, l.amount_cents, l.fee_cents, l.net_cents]).sort()).toEqual([
+        ['refund', -2500, -375, -2125],
+        ['sale', 2500, 375, 2125],
+      ]);
+
+      // Stripe still sends charge.refunded for it; that records nothing more.
+      expect((await deliverSigned('test', stripe.settleRefund(paymentIntent))).status).toBe(200);
+      expect(await countOf('PurchaseRefunded', 'purchase_id', purchaseId)).toBe(1);
+      expect(await countOf('RefundRecorded', 'purchase_id', purchaseId)).toBe(1);
+
+      const again = await refund(purchaseId);
+      expect([again.status, again.body.error.code]).toEqual([400, 'already_refunded']);
+      expect(refundRequests().length).toBe(sent + 1);
+    });
+
+    it('keeps a pending refund paid until charge.refunded arrives, then refunds once', async () => {
+      stripe.refundStatus = 'pending';
+      const { model, purchaseId, paymentIntent } = await buy('test', 2000);
+      const sent = refundRequests().length;
+      const res = await refund(purchaseId);
+      expect([res.status, res.body.status]).toEqual([200, 'paid']);
+      // A retry reuses the idempotency key, so Stripe answers with the same refund instead of refusing a second one.
+      const retry = await refund(purchaseId);
+      expect([retry.status, retry.body.status]).toEqual([200, 'paid']);
+      expect(refundRequests().slice(sent).map((r) => r.headers['idempotency-key'])).toEqual([`refund-${purchaseId}`, `refund-${purchaseId}`]);
+      expect((await download(accounts.test.buyer.key, model.id)).status).toBe(200);
+      expect(await countOf('PurchaseRefunded', 'purchase_id', purchaseId)).toBe(0);
+
+      const charge = stripe.settleRefund(paymentIntent);
+      const webhook = await deliverSigned('test', charge);
+      expect([webhook.status, webhook.body]).toEqual([200, { received: true, handled: true }]);
+      const purchases = (await t.request('GET', '/v1/purchases', { key: accounts.test.buyer.key })).body.items;
+      expect(purchases.find((p: any) => p.id === purchaseId).status).toBe('refunded');
+      expect((await download(accounts.test.buyer.key, model.id)).status).toBe(402);
+      const refunded = (await eventsOfType(t, 'PurchaseRefunded')).filter((e) => e.data.purchase_id === purchaseId);
+      expect(refunded.map((e) => e.data.processor_refund_id)).toEqual([(charge.data.object as any).refunds.data[0].id]);
+
+      expect((await deliverSigned('test', charge)).status).toBe(200);
+      expect(await countOf('PurchaseRefunded', 'purchase_id', purchaseId)).toBe(1);
+      expect(await countOf('RefundRecorded', 'purchase_id', purchaseId)).toBe(1);
+    });
+
+    it('reports a refund Stripe fails as 402 refund_failed and keeps the purchase paid', async () => {
+      stripe.refundStatus = 'failed';
+      const { model, purchaseId } = await buy('test', 1100);
+      const res = await refund(purchaseId);
+      expect([res.status, res.body.error.code]).toEqual([402, 'refund_failed']);
+      expect((await download(accounts.test.buyer.key, model.id)).status).toBe(200);
+      expect(await countOf('PurchaseRefunded', 'purchase_id', purchaseId)).toBe(0);
+    });
+
+    it('answers 404 for an unknown purchase without calling Stripe', async () => {
+      const sent = refundRequests().length;
+      const res = await refund('pur_doesnotexist');
+      expect([res.status, res.body.error.code]).toEqual([404, 'not_found']);
+      expect(refundRequests().length).toBe(sent);
+    });
+
+    it('records nothing when Stripe does not know the payment', async () => {
+      const { session, stripeSession } = await openStripeCheckout('test', 1300);
+      // Fulfilled from an event naming a PaymentIntent this Stripe account never made.
+      const event = checkoutCompletedEvent({ ...stripe.completeSession(stripeSession.id), payment_intent: 'pi_unknown' });
+      expect((await deliverSigned('test', event)).status).toBe(200);
+      const purchaseId = (await eventsOfType(t, 'PurchaseCompleted')).find((e) => e.data.session_id === session.id)!.data.purchase_id;
+      const sent = refundRequests().length;
+      const res = await refund(purchaseId);
+      expect(refundRequests().slice(sent).map((r) => r.body)).toEqual([{ payment_intent: 'pi_unknown' }]);
+      // Stripe's message stays in our log; the caller learns the processor failed.
+      expect([res.status, res.body.error.code]).toEqual([502, 'payment_processor_error']);
+      expect(res.body.error.message).not.toContain('pi_unknown');
+      expect(await countOf('PurchaseRefunded', 'purchase_id', purchaseId)).toBe(0);
+      const purchases = (await t.request('GET', '/v1/purchases', { key: accounts.test.buyer.key })).body.items;
+      expect(purchases.find((p: any) => p.id === purchaseId).status).toBe('paid');
+    });
+  });
+
+  describe('faults on Stripe\'s side', () => {
+    it('acknowledges a completed session that is not in this service\'s store, so Stripe stops retrying', async () => {
+      const { stripeSession } = await openStripeCheckout('test', 1100);
+      const before = await totalEvents();
+      const foreign = { ...stripe.completeSession(stripeSession.id) };
+      foreign.metadata = { checkout_session_id: 'cs_test_AAAAAAAAAAAAAAAAAAAAAAAA', mode: 'test' };
+      const res = await deliverSigned('test', checkoutCompletedEvent(foreign));
+      expect([res.status, res.body]).toEqual([200, { received: true, handled: false }]);
+      expect(await totalEvents()).toBe(before);
+    });
+
+    it('answers 502 payment_processor_error without leaking Stripe\'s message when Stripe refuses our key', async () => {
+      const broken = await startTestApp({
+        shared: t.database,
+        env: { PAYMENTS: 'stripe', STRIPE_SECRET_KEY_TEST: 'sk_test_revoked', STRIPE_WEBHOOK_SECRET_TEST: STRIPE.test.webhookSecret, STRIPE_API_BASE: stripe.url },
+      });
+      try {
+        const model = await publishModel(t, accounts.test.seller.key, { title: 'Unsellable', price_cents: 1000 });
+        const res = await openCheckout(broken, accounts.test.buyer.key, { asset: model.id });
+        expect([res.status, res.body.error.code]).toEqual([502, 'payment_processor_error']);
+        expect(res.text).not.toContain('sk_test');
+      } finally {
+        await broken.close();
+      }
+    });
+  });
+
+  describe('payouts as Stripe transfers', () => {
+    const run = (body: Record<string, unknown>) => t.admin('POST', '/admin/payouts/run', body);
+    const transferRequests = () => stripe.requests.filter((r) => r.path === '/v1/transfers');
+
+    async function creatorWithSale(mode: Mode) {
+      const seller = await t.accountWithKey({ mode, name: `Creator ${mode} ${Math.random()}` });
+      const buyer = await t.accountWithKey({ mode, scopes: ['models:read'] });
+      const model = await publishModel(t, seller.key, { title: `Payout source ${Math.random()}`, price_cents: 2000 });
+      const res = await openCheckout(t, buyer.key, { asset: model.id });
+      const stripeSession = stripe.session(new URL(res.body.checkout_url).pathname.split('/').pop()!);
+      expect((await deliverSigned(mode, checkoutCompletedEvent(stripe.completeSession(stripeSession.id)))).status).toBe(200);
+      return seller;
+    }
+    const ledgerOf = async (key: string) => (await t.request('GET', '/v1/balance_transactions', { key })).body;
+
+    it('needs a destination, then transfers the balance to it once and records the payout', async () => {
+      const seller = await creatorWithSale('live');
+      const missing = await run({ mode: 'live', account: seller.accountId });
+      expect([missing.status, missing.body.error.code]).toEqual([400, 'payout_destination_missing']);
+
+      stripe.connectedAccounts.add('acct_1CreatorLive');
+      const set = await t.admin('POST', '/admin/payouts/destination', { account: seller.accountId, mode: 'live', stripe_account: 'acct_1CreatorLive' });
+      expect(set.body).toEqual({ account: seller.accountId, mode: 'live', stripe_account: 'acct_1CreatorLive' });
+      const bad = await t.admin('POST', '/admin/payouts/destination', { account: seller.accountId, mode: 'live', stripe_account: 'nope' });
+      expect([bad.status, bad.body.error.code]).toEqual([400, 'validation_failed']);
+
+      const paid = await run({ mode: 'live', account: seller.accountId });
+      expect(paid.status).toBe(200);
+      expect(paid.body.items).toEqual([expect.objectContaining({ object: 'payout', amount_cents: 1700, status: 'paid' })]);
+      const [request] = transferRequests().slice(-1);
+      expect(request.headers.authorization).toBe(`Bearer ${STRIPE.live.secretKey}`);
+      expect(request.headers['idempotency-key']).toBe(`payout-${paid.body.items[0].id}`);
+      expect(request.body).toEqual({ amount: '1700', currency: 'usd', destination: 'acct_1CreatorLive', metadata: { payout_id: paid.body.items[0].id, mode: 'live' } });
+      expect((await ledgerOf(seller.key)).summary).toMatchObject({ paid_out_cents: 1700, balance_cents: 0 });
+      const again = await run({ mode: 'live', account: seller.accountId });
+      expect([again.status, again.body.error.code]).toEqual([400, 'nothing_to_pay']);
+    });
+
+    it('keeps the balance when Stripe refuses the transfer, and pays it on a later run', async () => {
+      const seller = await creatorWithSale('test');
+      await t.admin('POST', '/admin/payouts/destination', { account: seller.accountId, mode: 'test', stripe_account: 'acct_1NotConnectedYet' });
+      const refused = await run({ mode: 'test', account: seller.accountId });
+      expect([refused.status, refused.body.error.code]).toEqual([400, 'transfer_failed']);
+      expect((await ledgerOf(seller.key)).summary).toMatchObject({ paid_out_cents: 0, balance_cents: 1700 });
+      expect(await countOf('PayoutFailed', 'account_id', seller.accountId)).toBe(1);
+
+      stripe.connectedAccounts.add('acct_1NotConnectedYet');
+      const paid = await run({ mode: 'test', account: seller.accountId });
+      expect(paid.body.items.map((p: any) => p.amount_cents)).toEqual([1700]);
+    });
+
+    it('leaves a payout in flight when Stripe fails, and the next run sends the same transfer, paid once', async () => {
+      const seller = await creatorWithSale('test');
+      stripe.connectedAccounts.add('acct_1Flaky');
+      await t.admin('POST', '/admin/payouts/destination', { account: seller.accountId, mode: 'test', stripe_account: 'acct_1Flaky' });
+      const sent = transferRequests().length;
+      stripe.transferOutages = 10; // more than the SDK's own retries
+      const failed = await run({ mode: 'test', account: seller.accountId });
+      expect([failed.status, failed.body.error.code]).toEqual([502, 'payment_processor_error']);
+      // Outcome unknown: nothing is paid out, and no second payout can start meanwhile.
+      expect((await ledgerOf(seller.key)).summary).toMatchObject({ paid_out_cents: 0, balance_cents: 1700 });
+      const keys = new Set(transferRequests().slice(sent).map((r) => r.headers['idempotency-key']));
+      expect(keys.size).toBe(1);
+
+      stripe.transferOutages = 0;
+      const [first, second] = await Promise.all([run({ mode: 'test', account: seller.accountId }), run({ mode: 'test' })]);
+      const payouts = [...first.body.items ?? [], ...second.body.items ?? []];
+      expect(payouts.map((p: any) => p.amount_cents)).toEqual([1700]);
+      expect(transferRequests().slice(sent).every((r) => keys.has(r.headers['idempotency-key']))).toBe(true);
+      expect([...stripe.transfers.values()].filter((tr) => tr.destination === 'acct_1Flaky')).toHaveLength(1);
+      expect((await ledgerOf(seller.key)).summary).toMatchObject({ paid_out_cents: 1700, balance_cents: 0 });
+    });
+  });
+});
