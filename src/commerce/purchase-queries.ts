@@ -14,9 +14,23 @@ export interface PurchaseRecord {
   payment_reference: string;
 }
 
+/** Fields in the documented order (jsonb keeps its own). */
+function toPurchase(p: Purchase): Purchase {
+  return {
+    id: p.id,
+    object: 'purchase',
+    asset: { id: p.asset.id, slug: p.asset.slug, title: p.asset.title },
+    amount_cents: p.amount_cents,
+    currency: p.currency,
+    status: p.status,
+    checkout_session_id: p.checkout_session_id,
+    created_at: p.created_at,
+  };
+}
+
 function toRecord(row: any): PurchaseRecord {
   return {
-    purchase: row.purchase,
+    purchase: toPurchase(row.purchase),
     mode: row.mode,
     buyer_account_id: row.buyer_account_id,
     seller_account_id: row.seller_account_id,
@@ -52,7 +66,7 @@ export class PurchaseQueries implements PurchaseLookup {
        ORDER BY created_at DESC, id DESC LIMIT $${params.push(options.limit + 1)}`,
       params,
     );
-    return toPage(rows, options.limit, (r) => r.purchase);
+    return toPage(rows, options.limit, (r) => toPurchase(r.purchase));
   }
 
   async findById(purchaseId: string): Promise<PurchaseRecord | undefined> {
