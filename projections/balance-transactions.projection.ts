@@ -83,10 +83,10 @@ export const balanceTransactionsProjection: Projection = {
         return;
       }
       case 'PayoutInitiated':
-        // Replayed after its payout was applied, it must not open the payout again.
+        // Replayed after its payout was applied (the line holds this seq), it must not open it again.
         await tx.query(
           `UPDATE ledger_accounts SET payout_in_flight_seq = $3 WHERE account_id = $1 AND mode = $2
-             AND NOT EXISTS (SELECT 1 FROM balance_transactions WHERE account_id = $1 AND mode = $2 AND type = 'payout' AND seq > $3)`,
+             AND NOT EXISTS (SELECT 1 FROM balance_transactions WHERE account_id = $1 AND mode = $2 AND type = 'payout' AND seq >= $3)`,
           [...key, event.revision],
         );
         return;
@@ -95,19 +95,24 @@ export const balanceTransactionsProjection: Projection = {
         return;
       case 'PayoutPaid': {
         const e = event.data as PayoutPaid;
+        // The payout line takes the seq of its PayoutInitiated: it settles what came before it,
+        // and lists before what was recorded while its transfer was under way. (A payout from
+        // before payouts had two steps has no initiation and stands at its own seq.)
+        const { rows } = await tx.query<{ seq: number | null }>(
+          'SELECT payout_in_flight_seq AS seq FROM ledger_accounts WHERE account_id = $1 AND mode = $2',
+          key,
+        );
+        const seq = rows[0]?.seq ?? event.revision;
         const { rowCount } = await tx.query(
           `INSERT INTO balance_transactions (id, account_id, mode, seq, type, amount_cents, fee_cents, net_cents, currency,
              status, created_at, payout_id, arrival_date, description)
            VALUES ($1, $2, $3, $4, 'payout', $5, 0, $5, $6, 'paid', $7, $8, $9, $10) ON CONFLICT (id) DO NOTHING`,
-          [e.transaction_id, ...key, event.revision, -e.payout.amount_cents, e.payout.currency, e.payout.created_at, e.payout.id, e.payout.arrival_date, e.description],
+          [e.transaction_id, ...key, seq, -e.payout.amount_cents, e.payout.currency, e.payout.created_at, e.payout.id, e.payout.arrival_date, e.description],
         );
         if (rowCount !== 1) return;
-        // A payout recorded before payouts had two steps has no initiation: it settles up to itself.
         await tx.query(
-          `UPDATE balance_transactions SET status = 'paid'
-           WHERE account_id = $1 AND mode = $2 AND status = 'pending'
-             AND seq < COALESCE((SELECT payout_in_flight_seq FROM ledger_accounts WHERE account_id = $1 AND mode = $2), $3)`,
-          [...key, event.revision],
+          `UPDATE balance_transactions SET status = 'paid' WHERE account_id = $1 AND mode = $2 AND status = 'pending' AND seq < $3`,
+          [...key, seq],
         );
         await tx.query(
           `UPDATE ledger_accounts SET paid_out_cents = paid_out_cents + $3, balance_cents = balance_cents - $3, payout_in_flight_seq = NULL

@@ -2,11 +2,11 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { ActivateApiKeyCommand } from '../accounts/commands/activate-api-key';
 import { DATABASE, Database } from '../database/database';
-import { EVENT_STORE, EventStore, Position, RecordedEvent, START, Subscription } from '../event-store/event-store';
+import { EVENT_STORE, EventStore, Position, RecordedEvent, Subscription } from '../event-store/event-store';
 import { RecordRefundCommand } from '../ledger/commands/record-refund';
 import { RecordSaleCommand } from '../ledger/commands/record-sale';
 import { ApiError } from '../platform/errors';
-import { followFromCheckpoint } from '../projection-runner/checkpoint';
+import { ensureCheckpoint, followFromCheckpoint } from '../projection-runner/checkpoint';
 import { ProjectionRunner } from '../projection-runner/projection-runner';
 import type { KeyActivationPaid, PurchaseCompleted, PurchaseRefunded } from './events';
 
@@ -39,10 +39,7 @@ export class Fulfilment {
   ) {}
 
   async start(): Promise<void> {
-    await this.db.query(
-      `INSERT INTO projection_checkpoints (name, version, position) VALUES ($1, 1, $2) ON CONFLICT (name) DO NOTHING`,
-      [FULFILMENT_CHECKPOINT, START],
-    );
+    await ensureCheckpoint(this.db, FULFILMENT_CHECKPOINT);
     this.subscription = await followFromCheckpoint(this.db, this.store, FULFILMENT_CHECKPOINT, async () => undefined, {
       batchSize: BATCH_SIZE,
       // Outside the checkpoint's transaction: each consequence is an append of its own.

@@ -58,7 +58,7 @@ export interface LedgerEntry {
 export interface LedgerState {
   /** Every sale, refund and payout, oldest first. */
   entries: LedgerEntry[];
-  /** Entries before the latest payout: those sales and refunds are `paid`. */
+  /** Entries before the latest payout's line: those sales and refunds are `paid`. */
   settledCount: number;
   /** By purchase id: the index of its sale entry and whether it was refunded. */
   sales: Map<string, { index: number; refunded: boolean }>;
@@ -173,8 +173,11 @@ export function evolve(state: LedgerState, event: LedgerEvent): LedgerState {
       return { ...state, destination: event.data.stripe_account };
     case 'PayoutPaid': {
       const e = event.data;
-      const settledCount = state.inFlight?.settles ?? state.entries.length;
-      state.entries.push({
+      // The payout line stands where it was decided: after what it settles, before the
+      // sales and refunds recorded while its transfer was under way.
+      const at = state.inFlight?.settles ?? state.entries.length;
+      for (const sale of state.sales.values()) if (sale.index >= at) sale.index++;
+      state.entries.splice(at, 0, {
         id: e.transaction_id,
         type: 'payout',
         amount_cents: -e.payout.amount_cents,
@@ -189,7 +192,7 @@ export function evolve(state: LedgerState, event: LedgerEvent): LedgerState {
       });
       return {
         ...state,
-        settledCount,
+        settledCount: at,
         inFlight: null,
         summary: {
           ...s,

@@ -1,5 +1,5 @@
 import type { Database, Queryable } from '../database/database';
-import type { EventStore, Position, RecordedEvent, Subscription } from '../event-store/event-store';
+import { EventStore, Position, RecordedEvent, START, Subscription } from '../event-store/event-store';
 
 /**
  * Checkpointed consumption of the event log, shared by the projection runner and the
@@ -13,6 +13,14 @@ export async function readCheckpoint(q: Queryable, name: string, lock = false): 
     [name],
   );
   return rows[0]?.position;
+}
+
+/** Gives a subscriber (not a projection) its checkpoint row, at the start of the log, once. */
+export async function ensureCheckpoint(db: Database, name: string): Promise<void> {
+  await db.query(
+    `INSERT INTO projection_checkpoints (name, version, position) VALUES ($1, 1, $2) ON CONFLICT (name) DO NOTHING`,
+    [name, START],
+  );
 }
 
 export type ApplyBatch = (tx: Queryable, events: RecordedEvent[]) => Promise<void>;

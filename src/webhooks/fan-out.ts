@@ -2,9 +2,9 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { EventEmitter } from 'node:events';
 import { SETTINGS, Settings } from '../config/settings';
 import { DATABASE, Database, Queryable } from '../database/database';
-import { EVENT_STORE, EventStore, RecordedEvent, START, Subscription } from '../event-store/event-store';
+import { EVENT_STORE, EventStore, RecordedEvent, Subscription } from '../event-store/event-store';
 import { newId } from '../platform/ids';
-import { followFromCheckpoint } from '../projection-runner/checkpoint';
+import { ensureCheckpoint, followFromCheckpoint } from '../projection-runner/checkpoint';
 import { ProjectionRunner } from '../projection-runner/projection-runner';
 import { webhookEndpointsProjection } from '../../projections/webhook-endpoints.projection';
 import { WebhookEndpointDeleted, WebhookEvents } from './events';
@@ -42,10 +42,7 @@ export class WebhookFanOut {
   }
 
   async start(): Promise<void> {
-    await this.db.query(
-      `INSERT INTO projection_checkpoints (name, version, position) VALUES ($1, 1, $2) ON CONFLICT (name) DO NOTHING`,
-      [FAN_OUT_CHECKPOINT, START],
-    );
+    await ensureCheckpoint(this.db, FAN_OUT_CHECKPOINT);
     let created = 0;
     this.subscription = await followFromCheckpoint(
       this.db,

@@ -8,7 +8,7 @@ import { START } from '../../src/event-store/event-store';
 import { LedgerAudit } from '../../src/ledger/ledger-audit';
 import { publishModel } from '../catalog/catalog-client';
 import { onPostgresServer } from '../support/database';
-import { ADMIN_TOKEN, startTestApp, TestApp } from '../support/app';
+import { ADMIN_TOKEN, startTestApp } from '../support/app';
 import { eventually } from '../webhooks/receiver';
 import { eventsOfType, openCheckout } from './commerce-client';
 

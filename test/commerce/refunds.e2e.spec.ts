@@ -1,37 +1,24 @@
-import type { AddressInfo } from 'node:net';
-import { runCli } from '../../src/cli/main';
 import { publishModel } from '../catalog/catalog-client';
-import { ADMIN_TOKEN, startTestApp, TestApp } from '../support/app';
+import { startTestApp, TestApp } from '../support/app';
+import { serveForCli, svc } from '../support/cli';
 import { createEndpoint } from '../webhooks/helpers';
 import { eventually, startReceiver } from '../webhooks/receiver';
 import { buy, eventsOfType } from './commerce-client';
-
-async function svc(...argv: string[]) {
-  let stdout = '';
-  let stderr = '';
-  const code = await runCli(argv, (s) => (stdout += s), (s) => (stderr += s));
-  return { code, stdout, stderr };
-}
 
 describe('refunds (svc purchases refund) and what a purchase tells the seller', () => {
   let t: TestApp;
   let seller: { accountId: string; key: string };
   let buyer: { accountId: string; key: string };
-  const saved = { SVC_URL: process.env.SVC_URL, ADMIN_TOKEN: process.env.ADMIN_TOKEN };
+  let restoreEnv: () => void;
 
   beforeAll(async () => {
     t = await startTestApp();
     seller = await t.accountWithKey({ name: 'Seller Co' });
     buyer = await t.accountWithKey({ name: 'Buyer Inc', scopes: ['models:read'] });
-    await t.app.listen(0, '127.0.0.1');
-    process.env.SVC_URL = `http://127.0.0.1:${(t.app.getHttpServer().address() as AddressInfo).port}`;
-    process.env.ADMIN_TOKEN = ADMIN_TOKEN;
+    restoreEnv = await serveForCli(t);
   });
   afterAll(async () => {
-    for (const [name, value] of Object.entries(saved)) {
-      if (value === undefined) delete process.env[name];
-      else process.env[name] = value;
-    }
+    restoreEnv();
     await t.close();
   });
 

@@ -1,33 +1,20 @@
-import type { AddressInfo } from 'node:net';
-import { runCli } from '../../src/cli/main';
 import { ProjectionRunner } from '../../src/projection-runner/projection-runner';
-import { ADMIN_TOKEN, startTestApp, TestApp } from '../support/app';
+import { startTestApp, TestApp } from '../support/app';
+import { serveForCli, svc } from '../support/cli';
 import { ledgerDriver } from './support';
-
-async function svc(...argv: string[]) {
-  let stdout = '';
-  let stderr = '';
-  const code = await runCli(argv, (s) => (stdout += s), (s) => (stderr += s));
-  return { code, stdout, stderr };
-}
 
 describe('svc payouts and svc ledger against a running service', () => {
   let t: TestApp;
   let ledger: ReturnType<typeof ledgerDriver>;
-  const saved = { SVC_URL: process.env.SVC_URL, ADMIN_TOKEN: process.env.ADMIN_TOKEN };
+  let restoreEnv: () => void;
   beforeAll(async () => {
     t = await startTestApp();
     ledger = ledgerDriver(t);
-    await t.app.listen(0, '127.0.0.1');
     // The CLI reads its target from the environment, as it does for an operator.
-    process.env.SVC_URL = `http://127.0.0.1:${(t.app.getHttpServer().address() as AddressInfo).port}`;
-    process.env.ADMIN_TOKEN = ADMIN_TOKEN;
+    restoreEnv = await serveForCli(t);
   });
   afterAll(async () => {
-    for (const [name, value] of Object.entries(saved)) {
-      if (value === undefined) delete process.env[name];
-      else process.env[name] = value;
-    }
+    restoreEnv();
     await t.close();
   });
 

@@ -108,11 +108,14 @@ describe('ledger decider', () => {
     expect(summaryOf(run(inFlight).state)).toMatchObject({ balance_cents: 850, paid_out_cents: 0 });
     const { state } = run([...inFlight, sale('b', 2000), settle(1)]);
     expect(summaryOf(state)).toMatchObject({ paid_out_cents: 850, balance_cents: 1700 });
+    // The payout line stands where it was decided, so each line's running balance adds up.
     expect(transactionsOf(state).map((t) => [t.type, t.status, t.amount_cents])).toEqual([
       ['sale', 'paid', 1000],
-      ['sale', 'pending', 2000],
       ['payout', 'paid', -850],
+      ['sale', 'pending', 2000],
     ]);
+    // A refund of the later sale still finds it after the payout line was placed before it.
+    expect(run([...inFlight, sale('b', 2000), settle(1), refund('b')]).recorded[0]).toMatchObject({ type: 'RefundRecorded', data: { purchase_id: 'b', amount_cents: -2000 } });
     expect(run([...inFlight, settle(1), settle(1)]).recorded).toEqual([]);
     expect(run([...inFlight, settle(2)]).recorded).toEqual([]);
   });
