@@ -71,6 +71,17 @@ export const CheckoutErrors = {
   alreadyRefunded: (purchaseId: string) => new ApiError(400, 'already_refunded', `Purchase "${purchaseId}" has already been refunded.`),
 } as const;
 
+/** Who and what every purchase event names. */
+function purchaseParties(s: CheckoutSessionOpened) {
+  return {
+    session_id: s.session_id,
+    purchase_id: s.purchase_id!,
+    mode: s.mode,
+    buyer_account_id: s.buyer_account_id,
+    seller_account_id: s.seller_account_id!,
+  };
+}
+
 /** The events a command records; [] for a repeat (a second completion or refund of the same session). */
 export function decide(command: CheckoutCommand, state: CheckoutState): CheckoutEvent[] {
   const s = state.opened;
@@ -100,11 +111,7 @@ export function decide(command: CheckoutCommand, state: CheckoutState): Checkout
         {
           type: 'PurchaseCompleted',
           data: {
-            session_id: s.session_id,
-            purchase_id: s.purchase_id!,
-            mode: s.mode,
-            buyer_account_id: s.buyer_account_id,
-            seller_account_id: s.seller_account_id!,
+            ...purchaseParties(s),
             purchase: {
               id: s.purchase_id!,
               object: 'purchase',
@@ -123,18 +130,13 @@ export function decide(command: CheckoutCommand, state: CheckoutState): Checkout
       ];
     }
     case 'RecordRefund': {
-      const completed = state.completed;
-      if (s.purpose !== 'purchase' || !completed) throw CheckoutErrors.notPaid(s.purchase_id ?? s.session_id);
+      if (s.purpose !== 'purchase' || !state.completed) throw CheckoutErrors.notPaid(s.purchase_id ?? s.session_id);
       if (state.refunded) return [];
       return [
         {
           type: 'PurchaseRefunded',
           data: {
-            session_id: s.session_id,
-            purchase_id: s.purchase_id!,
-            mode: s.mode,
-            buyer_account_id: s.buyer_account_id,
-            seller_account_id: s.seller_account_id!,
+            ...purchaseParties(s),
             processor_refund_id: command.processor_refund_id,
             refunded_at: command.now,
           },
