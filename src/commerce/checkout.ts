@@ -5,7 +5,7 @@
 import { ApiError, Errors } from '../platform/errors';
 import { randomBase62 } from '../platform/ids';
 import { isMode, Mode } from '../platform/mode';
-import type { CheckoutEvent, CheckoutSessionOpened, KeyActivationPaid, PurchaseCompleted, PurchaseRefunded } from './events';
+import type { CheckoutEvent, CheckoutSessionOpened, KeyActivationPaid, Purchase, PurchaseCompleted, PurchaseRefunded } from './events';
 
 export interface CheckoutState {
   opened: CheckoutSessionOpened;
@@ -144,6 +144,13 @@ export function decide(command: CheckoutCommand, state: CheckoutState): Checkout
       ];
     }
   }
+}
+
+/** The purchase a paid purchase session records, as it stands on the stream now. */
+export function purchaseOf(state: CheckoutState): Purchase | undefined {
+  const completed = state.completed;
+  if (!completed || !('purchase' in completed)) return undefined;
+  return { ...completed.purchase, status: state.refunded ? 'refunded' : 'paid' };
 }
 
 /** The checkout session object (spec part 2, "Checkout session"). */

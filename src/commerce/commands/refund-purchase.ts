@@ -3,20 +3,25 @@ import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { PAYMENT_PROCESSOR, PaymentProcessor } from '../../payments/payment-processor';
 import { Errors } from '../../platform/errors';
 import type { Mode } from '../../platform/mode';
-import { CheckoutErrors } from '../checkout';
+import { CheckoutErrors, purchaseOf } from '../checkout';
 import { CheckoutStreams } from '../checkout-streams';
 import type { Purchase } from '../events';
 import { Fulfilment } from '../fulfilment';
 import { PurchaseQueries, PurchaseRecord } from '../purchase-queries';
 
-/** Records a refund the processor made, once; the fulfilment subscriber records the ledger debit. */
-async function recordRefund(streams: CheckoutStreams, fulfilment: Fulfilment, record: PurchaseRecord, refundId: string): Promise<void> {
-  const { position } = await streams.handle(record.mode, record.session_id, async () => ({
+/**
+ * Records a refund the processor made, once; the fulfilment subscriber records the ledger
+ * debit. Returns the purchase as the session's stream has it (a concurrent refund may have
+ * recorded it an instant ago, before the read model shows it).
+ */
+async function recordRefund(streams: CheckoutStreams, fulfilment: Fulfilment, record: PurchaseRecord, refundId: string): Promise<Purchase> {
+  const { state, position } = await streams.handle(record.mode, record.session_id, async () => ({
     type: 'RecordRefund',
     now: new Date().toISOString(),
     processor_refund_id: refundId,
   }));
   if (position) await fulfilment.waitFor(position);
+  return purchaseOf(state)!;
 }
 
 /**
@@ -50,8 +55,8 @@ export class RefundPurchaseHandler implements ICommandHandler<RefundPurchaseComm
       // One refund per purchase, however often the operator retries.
       idempotencyKey: `refund-${purchaseId}`,
     });
-    if (refund.settled) await recordRefund(this.streams, this.fulfilment, record, refund.refundId);
-    return (await this.purchases.findById(purchaseId))!.purchase;
+    if (refund.settled) return recordRefund(this.streams, this.fulfilment, record, refund.refundId);
+    return record.purchase;
   }
 }
 
@@ -74,7 +79,6 @@ export class RecordProcessorRefundHandler implements ICommandHandler<RecordProce
   async execute({ mode, paymentReference, refundId }: RecordProcessorRefundCommand): Promise<Purchase | undefined> {
     const record = await this.purchases.findByPaymentReference(mode, paymentReference);
     if (!record) return undefined;
-    await recordRefund(this.streams, this.fulfilment, record, refundId);
-    return (await this.purchases.findById(record.purchase.id))!.purchase;
+    return recordRefund(this.streams, this.fulfilment, record, refundId);
   }
 }
