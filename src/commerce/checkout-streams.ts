@@ -5,15 +5,11 @@ import type { Mode } from '../platform/mode';
 import { Streams } from '../platform/streams';
 import { EventWriter } from '../projection-runner/event-writer';
 import { CheckoutCommand, CheckoutState, decide, evolve, fold } from './checkout';
-import { CHECKOUT_EVENT_TYPES, CheckoutEvent, CheckoutSessionOpened } from './events';
-
-export function isCheckoutEvent(event: RecordedEvent): boolean {
-  return (CHECKOUT_EVENT_TYPES as readonly string[]).includes(event.type);
-}
+import type { CheckoutEvent, CheckoutSessionOpened } from './events';
 
 const toCheckoutEvent = (event: RecordedEvent) => ({ type: event.type, data: event.data }) as CheckoutEvent;
 
-export interface Handled {
+interface Handled {
   state: CheckoutState;
   recorded: CheckoutEvent[];
   /** Position of the recorded events, for waiting on their fulfilment; null when nothing was recorded. */

@@ -90,10 +90,3 @@ export type CheckoutEvent =
   | { type: 'PurchaseCompleted'; data: PurchaseCompleted }
   | { type: 'PurchaseRefunded'; data: PurchaseRefunded }
   | { type: 'KeyActivationPaid'; data: KeyActivationPaid };
-
-export const CHECKOUT_EVENT_TYPES: readonly CheckoutEvent['type'][] = [
-  'CheckoutSessionOpened',
-  'PurchaseCompleted',
-  'PurchaseRefunded',
-  'KeyActivationPaid',
-];

@@ -13,7 +13,7 @@ import type { CheckoutSessionOpened } from '../events';
 import { PurchaseQueries } from '../purchase-queries';
 
 /** decisions section 3: a live premium key's one-time activation fee. */
-export const ACTIVATION_FEE = { amount_cents: 2000, currency: 'usd' } as const;
+const ACTIVATION_FEE = { amount_cents: 2000, currency: 'usd' } as const;
 
 export type CheckoutSessionObject = Record<string, unknown> & { id: string; checkout_url: string };
 

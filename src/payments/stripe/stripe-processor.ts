@@ -20,7 +20,7 @@ function processorError(error: unknown): unknown {
   return new ApiError(502, 'payment_processor_error', 'The payment processor could not complete the request; retry later.');
 }
 
-export function paymentsUnavailable(mode: Mode): ApiError {
+function paymentsUnavailable(mode: Mode): ApiError {
   return new ApiError(503, 'service_unavailable', `Payments are not configured for ${mode} mode; retry later or contact support.`);
 }
 
