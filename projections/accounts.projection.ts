@@ -15,6 +15,7 @@ export const accountsProjection: Projection = {
       created_at timestamptz NOT NULL
     );`,
   handles: ['AccountCreated'],
+  whenFailing: 'park',
   async apply(tx, event) {
     const e = event.data as AccountCreated;
     await tx.query(

@@ -24,6 +24,7 @@ export const apiKeysProjection: Projection = {
     CREATE INDEX IF NOT EXISTS api_keys_by_lookup ON api_keys (lookup_id);
     CREATE INDEX IF NOT EXISTS api_keys_by_account ON api_keys (account_id, created_at);`,
   handles: ['ApiKeyCreated', 'ApiKeyRevoked', 'ApiKeyActivated'],
+  whenFailing: 'stop', // never skip a revocation: a revoked key must not keep working
   async apply(tx, event) {
     if (event.type === 'ApiKeyCreated') {
       const e = event.data as ApiKeyCreated;

@@ -53,6 +53,7 @@ export const balanceTransactionsProjection: Projection = {
       PRIMARY KEY (account_id, mode)
     );`,
   handles: ['SaleRecorded', 'RefundRecorded', 'PayoutInitiated', 'PayoutPaid', 'PayoutFailed', 'PayoutsPaused', 'PayoutsResumed'],
+  whenFailing: 'stop', // money: a skipped sale or refund is worse than waiting
   async apply(tx, event) {
     const { account_id, mode } = event.data as { account_id: string; mode: string };
     await tx.query('INSERT INTO ledger_accounts (account_id, mode) VALUES ($1, $2) ON CONFLICT DO NOTHING', [account_id, mode]);

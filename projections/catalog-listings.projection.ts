@@ -39,6 +39,7 @@ export const catalogListingsProjection: Projection = {
     CREATE INDEX IF NOT EXISTS catalog_listings_own ON catalog_listings (mode, account_id, created_at DESC, id DESC);
     CREATE INDEX IF NOT EXISTS catalog_listings_search ON catalog_listings USING GIN (search);`,
   handles: LISTING_EVENT_TYPES,
+  whenFailing: 'park',
   async apply(tx, event) {
     const listingId = (event.data as { listing_id: string }).listing_id;
     const { rows } = await tx.query<{ state: ListingState; revision: number }>(

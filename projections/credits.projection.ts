@@ -14,6 +14,7 @@ export const creditsProjection: Projection = {
       PRIMARY KEY (account_id, mode)
     );`,
   handles: ['CreditsGranted'],
+  whenFailing: 'stop', // money: credits are bought and spent
   async apply(tx, event) {
     const e = event.data as CreditsGranted;
     // The event carries the resulting balance, so applying it is idempotent.

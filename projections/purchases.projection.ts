@@ -28,6 +28,7 @@ export const purchasesProjection: Projection = {
     CREATE INDEX IF NOT EXISTS purchases_entitlement ON purchases (mode, buyer_account_id, listing_id) WHERE status = 'paid';
     CREATE INDEX IF NOT EXISTS purchases_by_payment ON purchases (mode, payment_reference);`,
   handles: ['PurchaseCompleted', 'PurchaseRefunded'],
+  whenFailing: 'stop', // money: a purchase and its refund are what buyers paid for
   async apply(tx, event) {
     if (event.type === 'PurchaseCompleted') {
       const e = event.data as PurchaseCompleted;

@@ -25,6 +25,7 @@ export const webhookEndpointsProjection: Projection = {
     );
     CREATE INDEX IF NOT EXISTS webhook_endpoints_by_owner ON webhook_endpoints (account_id, mode, created_at, id);`,
   handles: ['WebhookEndpointCreated', 'WebhookEndpointUpdated', 'WebhookEndpointDeleted'],
+  whenFailing: 'park',
   async apply(tx, event) {
     if (event.type === 'WebhookEndpointCreated') {
       const e = event.data as WebhookEndpointCreated;

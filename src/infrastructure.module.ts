@@ -5,7 +5,7 @@ import { DATABASE, Database } from './database/database';
 import { EVENT_STORE, EventStore } from './event-store/event-store';
 import { EventWriter } from './projection-runner/event-writer';
 import { PROJECTIONS } from './projection-runner/projection';
-import { ProjectionRunner } from './projection-runner/projection-runner';
+import { ProjectionRunner, RUNNER_OPTIONS } from './projection-runner/projection-runner';
 
 export interface Infrastructure {
   settings: Settings;
@@ -35,6 +35,10 @@ export class InfrastructureModule implements OnApplicationShutdown {
         { provide: DATABASE, useValue: infra.database },
         { provide: EVENT_STORE, useValue: infra.eventStore },
         { provide: PROJECTIONS, useValue: ALL_PROJECTIONS },
+        {
+          provide: RUNNER_OPTIONS,
+          useValue: { leaseTtlMs: infra.settings.consumerLeaseTtlMs, maxAttempts: infra.settings.consumerMaxAttempts },
+        },
         ProjectionRunner,
         EventWriter,
       ],

@@ -69,19 +69,32 @@ export class AdminController {
   }
 
   @Get('projections')
-  async projectionStatus() {
-    return { items: await this.projections.status() };
+  projectionStatus() {
+    return this.projections.status();
   }
 
-  /** Rebuilds one read model, or all of them when name is "all". */
+  @Get('projections/parked')
+  async parked() {
+    return { items: await this.projections.parked() };
+  }
+
+  /** Rebuilds one read model beside the live one, or all of them when name is "all"; answers once they serve. */
   @Post('projections/:name/rebuild')
   @HttpCode(200)
   async rebuild(@Param('name') name: string) {
     const names = name === 'all' ? this.projections.names() : [name];
+    return { items: await this.unknownAsNotFound(() => Promise.all(names.map((n) => this.projections.rebuild(n)))) };
+  }
+
+  @Post('projections/:name/retry-parked')
+  @HttpCode(200)
+  retryParked(@Param('name') name: string) {
+    return this.unknownAsNotFound(() => this.projections.retryParked(name));
+  }
+
+  private async unknownAsNotFound<T>(fn: () => Promise<T>): Promise<T> {
     try {
-      const items = [];
-      for (const n of names) items.push(await this.projections.rebuild(n));
-      return { items };
+      return await fn();
     } catch (error) {
       if (error instanceof UnknownProjectionError) throw new ApiError(404, 'not_found', error.message);
       throw error;

@@ -42,6 +42,20 @@ const fields = (result: Record<string, unknown>) =>
     .map(([k, v]) => `${k}: ${Array.isArray(v) ? (v.length ? v.join(',') : '(unrestricted)') : v === null ? '-' : String(v)}`)
     .join('\n');
 
+const CONSUMER_COLUMNS = ['name', 'build', 'lag', 'parked', 'state', 'leader', 'position', 'updated_at'];
+
+/** A projection or subscriber as one status line: STALLED or the failure it retries, else ok or rebuilding. */
+const consumerRow = (c: any) => ({
+  ...c,
+  state: c.stalled_since
+    ? `STALLED since ${c.stalled_since}: ${c.error?.message}`
+    : c.error
+      ? `failing (attempt ${c.error.attempts}): ${c.error.message}`
+      : c.rebuilding
+        ? `rebuilding ${c.rebuilding.build} (lag ${c.rebuilding.lag})`
+        : 'ok',
+});
+
 export const COMMANDS: Record<string, CliCommand> = {
   'accounts create': {
     usage: 'accounts create --name N --email E [--slug S]',
@@ -94,7 +108,7 @@ export const COMMANDS: Record<string, CliCommand> = {
     usage: 'projections status',
     options: {},
     run: (client) => client.request('GET', '/admin/projections'),
-    print: (r) => table(r.items, ['name', 'version', 'position', 'lag', 'updated_at']),
+    print: (r) => `${table(r.items.map(consumerRow), CONSUMER_COLUMNS)}\n\n${table(r.subscribers.map(consumerRow), CONSUMER_COLUMNS)}`,
   },
   'projections rebuild': {
     usage: 'projections rebuild NAME | --all',
@@ -105,7 +119,23 @@ export const COMMANDS: Record<string, CliCommand> = {
       if (!o.all && !name) throw new CliError('give a projection NAME or --all', 'usage', 2);
       return client.request('POST', `/admin/projections/${encodeURIComponent(o.all ? 'all' : name)}/rebuild`);
     },
-    print: (r) => table(r.items, ['name', 'version', 'position', 'lag', 'updated_at']),
+    print: (r) => table(r.items.map(consumerRow), CONSUMER_COLUMNS),
+  },
+  'projections parked': {
+    usage: 'projections parked',
+    options: {},
+    run: (client) => client.request('GET', '/admin/projections/parked'),
+    print: (r) => table(r.items, ['consumer', 'position', 'type', 'event_id', 'attempts', 'error']),
+  },
+  'projections retry-parked': {
+    usage: 'projections retry-parked NAME',
+    options: {},
+    positionals: ['NAME'],
+    run: (client, _o, [name]) => {
+      if (!name) throw new CliError('give a projection or subscriber NAME', 'usage', 2);
+      return client.request('POST', `/admin/projections/${encodeURIComponent(name)}/retry-parked`);
+    },
+    print: (r) => `retried ${r.retried}, still parked ${r.still_parked}`,
   },
   ...CATALOG_COMMANDS,
   'webhooks listen': {

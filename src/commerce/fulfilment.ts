@@ -1,12 +1,10 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { ActivateApiKeyCommand } from '../accounts/commands/activate-api-key';
-import { DATABASE, Database } from '../database/database';
-import { EVENT_STORE, EventStore, Position, RecordedEvent, Subscription } from '../event-store/event-store';
+import { Position, RecordedEvent } from '../event-store/event-store';
 import { RecordRefundCommand } from '../ledger/commands/record-refund';
 import { RecordSaleCommand } from '../ledger/commands/record-sale';
 import { ApiError } from '../platform/errors';
-import { ensureCheckpoint, followFromCheckpoint } from '../projection-runner/checkpoint';
 import { ProjectionRunner } from '../projection-runner/projection-runner';
 import type { KeyActivationPaid, PurchaseCompleted, PurchaseRefunded } from './events';
 
@@ -28,31 +26,27 @@ const WAIT_MS = 10_000;
  */
 @Injectable()
 export class Fulfilment {
-  private readonly logger = new Logger('Fulfilment');
-  private subscription?: Subscription;
-
   constructor(
-    @Inject(DATABASE) private readonly db: Database,
-    @Inject(EVENT_STORE) private readonly store: EventStore,
     private readonly commands: CommandBus,
     private readonly projections: ProjectionRunner,
   ) {}
 
-  async start(): Promise<void> {
-    await ensureCheckpoint(this.db, FULFILMENT_CHECKPOINT);
-    this.subscription = await followFromCheckpoint(this.db, this.store, FULFILMENT_CHECKPOINT, async () => undefined, {
+  start(): Promise<void> {
+    return this.projections.subscribe({
+      name: FULFILMENT_CHECKPOINT,
       batchSize: BATCH_SIZE,
+      // Money: a payment whose sale cannot be recorded stops fulfilment, loudly; it is never skipped.
+      whenFailing: 'stop',
+      apply: async () => undefined,
       // Outside the checkpoint's transaction: each consequence is an append of its own.
       before: async (events) => {
         for (const event of events) await this.fulfil(event);
       },
-      onError: (error) => this.logger.error((error as Error).message),
     });
   }
 
-  async stop(): Promise<void> {
-    await this.subscription?.stop();
-    this.subscription = undefined;
+  stop(): Promise<void> {
+    return this.projections.unsubscribe(FULFILMENT_CHECKPOINT);
   }
 
   /** Read-your-writes for whoever recorded `position`: true once its consequences are recorded. */

@@ -27,6 +27,10 @@ export interface Settings {
   readonly s3?: S3Settings;
   /** Per-object upload cap published by GET /v1/uploads. */
   readonly uploadMaxBytes: number;
+  /** How long a consumer's leader keeps its lease without renewing it (a crashed leader's work moves after this). */
+  readonly consumerLeaseTtlMs: number;
+  /** Failures on one event before a consumer parks it (or, for money, reports itself stalled). */
+  readonly consumerMaxAttempts: number;
 }
 
 export interface S3Settings {
@@ -164,6 +168,8 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     workers: (optional(env, 'WORKERS') ?? 'true') !== 'false',
     s3: s3Settings(env),
     uploadMaxBytes: integer(env, 'UPLOAD_MAX_BYTES', 5 * 1024 ** 3, 1, Number.MAX_SAFE_INTEGER),
+    consumerLeaseTtlMs: integer(env, 'CONSUMER_LEASE_TTL_MS', 5000, 200, 600_000),
+    consumerMaxAttempts: integer(env, 'CONSUMER_MAX_ATTEMPTS', 5, 1, 1000),
   });
 }
 

@@ -63,8 +63,9 @@ export interface ReadAllOptions {
   after: Position;
   limit: number;
   /**
-   * Postgres adapter only: read inside this transaction (a projection rebuild replays
-   * inside the transaction that swaps the read model). Other adapters ignore it.
+   * Postgres adapter only: read inside this (repeatable-read) transaction, so an audit
+   * compares the log and a read model in one snapshot. Only for reading up to a position
+   * a consumer has already passed. Other adapters ignore it.
    */
   within?: Queryable;
 }
@@ -74,6 +75,13 @@ export interface ReadAllOptions {
  * position to continue after instead (a consumer whose checkpoint was moved elsewhere).
  */
 export type BatchHandler = (events: RecordedEvent[]) => Promise<Position | void>;
+
+export interface SubscribeOptions {
+  batchSize?: number;
+  onError?: (error: unknown) => void;
+  /** Called whenever a read reached the end of the readable log (a short or empty batch). */
+  onCaughtUp?: () => Promise<void>;
+}
 
 export interface Subscription {
   stop(): Promise<void>;
@@ -96,11 +104,7 @@ export interface EventStore {
    * Catch up from `after`, then follow live appends. Batches are handed over one at a
    * time; if onBatch throws, the same batch is offered again after a pause.
    */
-  subscribeToAll(
-    after: Position,
-    onBatch: BatchHandler,
-    options?: { batchSize?: number; onError?: (error: unknown) => void },
-  ): Subscription;
+  subscribeToAll(after: Position, onBatch: BatchHandler, options?: SubscribeOptions): Subscription;
   close(): Promise<void>;
 }
 

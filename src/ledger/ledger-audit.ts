@@ -7,6 +7,7 @@ import type { LedgerEvent } from './events';
 import { evolve, initialState, LedgerState, summaryOf, transactionsOf } from './ledger.decider';
 import { LedgerQueries } from './ledger-queries';
 import { isLedgerEvent, toLedgerEvent } from './ledger-streams';
+import { liveBuild, readFromSchema } from '../projection-runner/read-model-builds';
 
 export interface LedgerDifference {
   account_id: string;
@@ -71,10 +72,10 @@ export class LedgerAudit {
   verify(filter: { accountId?: string; mode?: Mode }): Promise<VerifyReport> {
     return this.db.transaction(async (tx) => {
       await tx.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ');
-      const { rows } = await tx.query<{ position: string }>('SELECT position FROM projection_checkpoints WHERE name = $1', [
-        balanceTransactionsProjection.name,
-      ]);
-      const position = rows[0]?.position ?? START;
+      // One build, read directly: a rebuild switching the views meanwhile changes nothing here.
+      const build = await liveBuild(tx, balanceTransactionsProjection.name);
+      if (build) await readFromSchema(tx, build.schema);
+      const position = build?.position ?? START;
       const replayed = await this.replay(tx, position, filter);
       const stored = new Map((await this.queries.ledgers(filter, tx)).map((l) => [`${l.account_id}:${l.mode}`, l]));
       const keys = new Set([...replayed.keys(), ...stored.keys()]);

@@ -4,7 +4,8 @@ import { ProjectionRunner } from './projection-runner';
 
 /**
  * What command handlers use to record facts: append with an expected revision, then wait
- * (bounded) until the read models have seen the append, so the caller reads its write.
+ * (bounded) until the read models these events change have seen the append, so the caller
+ * reads its write.
  */
 @Injectable()
 export class EventWriter {
@@ -17,7 +18,9 @@ export class EventWriter {
 
   async append(streamId: string, events: readonly NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
     const result = await this.store.append(streamId, events, expected);
-    if (!(await this.projections.waitFor(result.position))) {
+    // Only the read models these events change: a late one elsewhere delays nothing here.
+    const affected = this.projections.handling(events.map((e) => e.type));
+    if (!(await this.projections.waitFor(result.position, { projections: affected }))) {
       // The events are stored; only the read models are late. Answering is still correct.
       this.logger.warn(`read models did not reach ${result.position} in time (stream ${streamId})`);
     }

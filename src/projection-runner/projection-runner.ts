@@ -1,18 +1,66 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { EventEmitter } from 'node:events';
-import { DATABASE, Database, Queryable } from '../database/database';
-import { EVENT_STORE, EventStore, Position, RecordedEvent, START, Subscription } from '../event-store/event-store';
-import { followFromCheckpoint, readCheckpoint } from './checkpoint';
+import * as os from 'node:os';
+import { DATABASE, Database } from '../database/database';
+import { EVENT_STORE, EventStore, Position, RecordedEvent } from '../event-store/event-store';
+import { ensureCheckpoint } from './checkpoint';
+import { Consumer, ConsumerSpec } from './consumer';
+import { Leases } from './leases';
 import { PROJECTIONS, Projection } from './projection';
+import { Build, ReadModelBuilds } from './read-model-builds';
 
-export interface ProjectionStatus {
+export interface ConsumerHealth {
+  /** The instance whose lease runs it ("host:pid:id"), or null when nobody does. */
+  leader: string | null;
+  /** Events it set aside (`svc projections parked`). */
+  parked: number;
+  /** The last failure it has not got past, or null. */
+  error: { message: string; event_id: string; attempts: number } | null;
+  /** Set while a consumer that never skips (money) is stopped on an event. */
+  stalled_since: string | null;
+}
+
+export interface ProjectionStatus extends ConsumerHealth {
   name: string;
   version: number;
+  /** The build that serves queries (its checkpoint name). */
+  build: string | null;
   position: Position;
   /** Events readable after the checkpoint. */
   lag: number;
   updated_at: string;
+  /** A build catching up beside the live one, which replaces it when it has caught up. */
+  rebuilding: { build: string; version: number; position: Position; lag: number } | null;
 }
+
+export interface SubscriberStatus extends ConsumerHealth {
+  name: string;
+  position: Position;
+  lag: number;
+  updated_at: string;
+}
+
+export interface ParkedEvent {
+  consumer: string;
+  event_id: string;
+  position: Position;
+  type: string;
+  error: string;
+  attempts: number;
+  parked_at: string;
+}
+
+export interface RunnerOptions {
+  /** A crashed leader's consumers move to another instance this long after its last renewal. */
+  leaseTtlMs: number;
+  /** Failures on one event before it is parked, or its money consumer reports a stall. */
+  maxAttempts: number;
+  /** How long a replaced build's tables stay before they are dropped. */
+  retiredGraceMs: number;
+}
+
+export const RUNNER_OPTIONS = Symbol('RunnerOptions');
+const DEFAULTS: RunnerOptions = { leaseTtlMs: 5000, maxAttempts: 5, retiredGraceMs: 5000 };
 
 export class UnknownProjectionError extends Error {}
 
@@ -20,23 +68,35 @@ const BATCH_SIZE = 500;
 const WAIT_POLL_MS = 25;
 
 /**
- * Keeps every read model in projections/ up to date. Each projection follows the event
- * store on its own subscription; each batch is one transaction that locks the projection's
- * checkpoint row, applies the events and moves the checkpoint. A checkpoint that moved
- * underneath (another instance, a rebuild) makes the batch roll back and the loop resume
- * from the stored position, so several instances can run this safely.
+ * Runs every consumer of the event log: a build of each read model in projections/ (the
+ * live one, and a new one while it catches up) and the subscribers that register
+ * (fulfilment, webhook fan-out). Each consumer runs on one instance at a time, the holder
+ * of its lease; a supervisor round (at start, every fraction of the lease, and on demand)
+ * renews leases, starts what this instance may run and stops what it lost.
  */
 @Injectable()
 export class ProjectionRunner {
   private readonly logger = new Logger('Projections');
-  private readonly subscriptions = new Map<string, Subscription>();
+  private readonly builds: ReadModelBuilds;
+  private readonly leases: Leases;
+  private readonly options: RunnerOptions;
+  private readonly running = new Map<string, Consumer>();
+  private readonly subscribers = new Map<string, ConsumerSpec>();
   private readonly progress = new EventEmitter();
+  private started = false;
+  private timer?: NodeJS.Timeout;
+  private round: Promise<void> = Promise.resolve();
+  private roundQueued = false;
 
   constructor(
     @Inject(DATABASE) private readonly db: Database,
     @Inject(EVENT_STORE) private readonly store: EventStore,
     @Inject(PROJECTIONS) private readonly projections: readonly Projection[],
+    @Optional() @Inject(RUNNER_OPTIONS) options?: Partial<RunnerOptions>,
   ) {
+    this.options = { ...DEFAULTS, ...options };
+    this.builds = new ReadModelBuilds(db);
+    this.leases = new Leases(db, this.options.leaseTtlMs, `${os.hostname()}:${process.pid}`);
     this.progress.setMaxListeners(0);
   }
 
@@ -44,79 +104,132 @@ export class ProjectionRunner {
     return this.projections.map((p) => p.name);
   }
 
-  /** Creates read-model tables and checkpoints; a projection whose version changed starts over. */
-  async prepare(): Promise<void> {
-    for (const projection of this.projections) {
-      await this.db.transaction(async (tx) => {
-        await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`projection:${projection.name}`]);
-        const { rows } = await tx.query<{ version: number }>(
-          'SELECT version FROM projection_checkpoints WHERE name = $1',
-          [projection.name],
-        );
-        if (rows.length && rows[0].version !== projection.version) {
-          this.logger.log(`${projection.name}: version ${rows[0].version} -> ${projection.version}, rebuilding`);
-          for (const table of projection.tables) await tx.exec(`DROP TABLE IF EXISTS ${table} CASCADE`);
-          await tx.query('DELETE FROM projection_checkpoints WHERE name = $1', [projection.name]);
-        }
-        await tx.exec(projection.schema);
-        await tx.query(
-          `INSERT INTO projection_checkpoints (name, version, position) VALUES ($1, $2, $3)
-           ON CONFLICT (name) DO NOTHING`,
-          [projection.name, projection.version, START],
-        );
-      });
-    }
+  /** The projections that handle any of these event types. */
+  handling(types: readonly string[]): string[] {
+    return this.projections.filter((p) => types.some((t) => p.handles.includes(t))).map((p) => p.name);
   }
 
-  /** Starts following the event store. */
+  /** Gives every projection a build of its version (see ReadModelBuilds.prepare). */
+  async prepare(): Promise<void> {
+    for (const projection of this.projections) await this.builds.prepare(projection);
+  }
+
+  /** Starts running the consumers this instance can lead. */
   async start(): Promise<void> {
-    for (const projection of this.projections) {
-      const subscription = await followFromCheckpoint(
-        this.db,
-        this.store,
-        projection.name,
-        (tx, events) => this.applyEvents(projection, tx, events),
-        {
-          batchSize: BATCH_SIZE,
-          onError: (error) => this.logger.error(`${projection.name}: ${(error as Error).message}`),
-          onCommitted: () => this.progress.emit('advanced'),
-        },
-      );
-      this.subscriptions.set(projection.name, subscription);
-    }
+    this.started = true;
+    await this.kick();
+    const every = Math.max(50, Math.min(1000, Math.floor(this.options.leaseTtlMs / 4)));
+    this.timer = setInterval(() => void this.kick(), every);
+    this.timer.unref();
   }
 
   async stop(): Promise<void> {
-    const running = [...this.subscriptions.values()];
-    this.subscriptions.clear();
-    await Promise.all(running.map((s) => s.stop()));
+    this.started = false;
+    clearInterval(this.timer);
+    await this.round;
+    const names = [...this.running.keys()];
+    await Promise.all([...this.running.values()].map((c) => c.stop()));
+    this.running.clear();
+    await this.leases.release(names).catch(() => undefined);
   }
 
-  private async checkpoint(q: Queryable, name: string, lock = false): Promise<Position> {
-    const position = await readCheckpoint(q, name, lock);
-    if (position === undefined) throw new UnknownProjectionError(`no checkpoint for projection ${name}`);
-    return position;
+  /** Adds a subscriber (fulfilment, fan-out): a consumer with its own checkpoint, never rebuilt. */
+  async subscribe(spec: ConsumerSpec): Promise<void> {
+    await ensureCheckpoint(this.db, spec.name);
+    this.subscribers.set(spec.name, spec);
+    await this.kick();
   }
 
-  private async applyEvents(projection: Projection, tx: Queryable, events: RecordedEvent[]): Promise<void> {
-    for (const event of events) {
-      if (projection.handles.includes(event.type)) await projection.apply(tx, event);
+  async unsubscribe(name: string): Promise<void> {
+    this.subscribers.delete(name);
+    await this.kick();
+  }
+
+  /** Runs a supervisor round soon; resolves when a round that started after this call ends. */
+  kick(): Promise<void> {
+    if (!this.roundQueued) {
+      this.roundQueued = true;
+      this.round = this.round.then(async () => {
+        this.roundQueued = false;
+        await this.supervise().catch((error) => this.logger.error(`supervisor: ${(error as Error).message}`));
+      });
     }
+    return this.round;
+  }
+
+  private async supervise(): Promise<void> {
+    const held = await this.leases.renew([...this.running.keys()]);
+    const wanted = this.started ? await this.wanted() : new Map<string, ConsumerSpec>();
+    for (const [name, consumer] of this.running) {
+      if (held.has(name) && wanted.has(name)) continue;
+      await consumer.stop();
+      this.running.delete(name);
+      if (held.has(name)) await this.leases.release([name]);
+      else this.logger.warn(`${name}: lease lost; another instance runs it now`);
+    }
+    for (const [name, spec] of wanted) {
+      if (this.running.has(name) || !(await this.leases.tryAcquire(name))) continue;
+      const consumer = new Consumer(this.db, this.store, spec, { maxAttempts: this.options.maxAttempts });
+      await consumer.start();
+      this.running.set(name, consumer);
+    }
+    if (this.started) await this.builds.dropRetired(this.options.retiredGraceMs);
+  }
+
+  /** The consumers this code can run: its projections' current builds, and its subscribers. */
+  private async wanted(): Promise<Map<string, ConsumerSpec>> {
+    const specs = new Map(this.subscribers);
+    for (const build of await this.builds.list()) {
+      const projection = this.projections.find((p) => p.name === build.projection);
+      if (!projection || projection.version !== build.version || build.state === 'retired') continue;
+      specs.set(build.id, this.buildSpec(projection, build));
+    }
+    return specs;
+  }
+
+  private buildSpec(projection: Projection, build: Build): ConsumerSpec {
+    let promoted = build.state === 'live';
+    return {
+      name: build.id,
+      batchSize: BATCH_SIZE,
+      whenFailing: projection.whenFailing,
+      apply: (tx, events) =>
+        this.builds.withSchema(tx, build, async () => {
+          for (const event of events) if (projection.handles.includes(event.type)) await projection.apply(tx, event);
+        }),
+      onCommitted: () => this.progress.emit('advanced'),
+      onCaughtUp: async () => {
+        if (promoted) return;
+        const wentLive = await this.builds.promote(projection, build.id);
+        // Either way it is no longer building: live now, or retired, or promoted elsewhere.
+        promoted = true;
+        if (wentLive) {
+          this.logger.log(`${build.id} caught up and now serves ${projection.name}`);
+          this.progress.emit('advanced');
+          void this.kick();
+        }
+      },
+    };
   }
 
   /**
-   * Read-your-writes: resolves true once every projection (or the named ones) has
-   * processed `position`, false when timeoutMs passes first.
+   * Read-your-writes: resolves true once the named projections' live builds (default: all)
+   * and subscribers have processed `position`; false after timeoutMs, or at once when one
+   * of them is stalled.
    */
   async waitFor(position: Position, options: { timeoutMs?: number; projections?: string[] } = {}): Promise<boolean> {
     const names = options.projections ?? this.names();
+    if (!names.length) return true;
     const deadline = Date.now() + (options.timeoutMs ?? 5000);
     for (;;) {
-      const { rows } = await this.db.query<{ position: string }>(
-        'SELECT position FROM projection_checkpoints WHERE name = ANY($1::text[])',
+      const { rows } = await this.db.query<{ position: string; stalled: boolean }>(
+        `SELECT position, stalled_since IS NOT NULL AS stalled FROM projection_checkpoints
+          WHERE name IN (SELECT id FROM projection_builds WHERE state = 'live' AND projection = ANY($1::text[]))
+             OR name LIKE 'subscriber:%' AND name = ANY($1::text[])`,
         [names],
       );
       if (rows.length === names.length && rows.every((r) => r.position >= position)) return true;
+      if (rows.some((r) => r.stalled)) return false;
       const left = deadline - Date.now();
       if (left <= 0) return false;
       // A local batch commit wakes us at once; another instance's shows up on the next poll.
@@ -132,43 +245,130 @@ export class ProjectionRunner {
     }
   }
 
-  async status(): Promise<ProjectionStatus[]> {
-    const { rows } = await this.db.query<{ name: string; version: number; position: string; updated_at: Date }>(
-      'SELECT name, version, position, updated_at FROM projection_checkpoints WHERE name = ANY($1::text[]) ORDER BY name',
-      [this.names()],
+  async status(): Promise<{ items: ProjectionStatus[]; subscribers: SubscriberStatus[] }> {
+    const { rows } = await this.db.query<{
+      name: string;
+      position: string;
+      updated_at: Date;
+      error: string | null;
+      error_event_id: string | null;
+      error_count: number;
+      stalled_since: Date | null;
+      leader: string | null;
+      parked: string;
+    }>(
+      `SELECT c.name, c.position, c.updated_at, c.error, c.error_event_id::text, c.error_count, c.stalled_since,
+              (SELECT owner FROM consumer_leases l WHERE l.name = c.name AND l.expires_at > clock_timestamp()) AS leader,
+              (SELECT count(*) FROM parked_events p WHERE p.consumer = c.name) AS parked
+         FROM projection_checkpoints c`,
     );
-    return Promise.all(
-      rows.map(async (r) => ({
-        name: r.name,
-        version: r.version,
-        position: r.position,
-        lag: await this.store.countAfter(r.position),
-        updated_at: new Date(r.updated_at).toISOString(),
-      })),
-    );
+    const checkpoints = new Map(rows.map((r) => [r.name, r]));
+    const progress = async (name: string) => {
+      const r = checkpoints.get(name)!;
+      return { position: r.position, lag: await this.store.countAfter(r.position), updated_at: new Date(r.updated_at).toISOString() };
+    };
+    const health = (name: string): ConsumerHealth => {
+      const r = checkpoints.get(name)!;
+      return {
+        leader: r.leader,
+        parked: Number(r.parked),
+        error: r.error ? { message: r.error, event_id: r.error_event_id!, attempts: r.error_count } : null,
+        stalled_since: r.stalled_since && new Date(r.stalled_since).toISOString(),
+      };
+    };
+    const builds = await this.builds.list();
+    const items: ProjectionStatus[] = [];
+    for (const projection of this.projections) {
+      const live = builds.find((b) => b.projection === projection.name && b.state === 'live' && checkpoints.has(b.id));
+      const next = builds.find((b) => b.projection === projection.name && b.state === 'building' && checkpoints.has(b.id));
+      if (!live && !next) continue;
+      const shown = live ?? next!;
+      items.push({
+        name: projection.name,
+        version: shown.version,
+        build: live?.id ?? null,
+        ...(await progress(shown.id)),
+        ...health(shown.id),
+        rebuilding: next && live ? { build: next.id, version: next.version, ...(await progress(next.id)) } : null,
+      });
+    }
+    const subscribers: SubscriberStatus[] = [];
+    for (const name of [...checkpoints.keys()].filter((n) => n.startsWith('subscriber:')).sort()) {
+      subscribers.push({ name, ...(await progress(name)), ...health(name) });
+    }
+    return { items: items.sort((a, b) => a.name.localeCompare(b.name)), subscribers };
+  }
+
+  private projection(name: string): Projection {
+    const projection = this.projections.find((p) => p.name === name);
+    if (!projection) throw new UnknownProjectionError(`unknown projection "${name}"; known: ${this.names().join(', ')}`);
+    return projection;
   }
 
   /**
-   * Rebuilds one read model from position 0 while the service runs. The whole replay is
-   * one transaction: readers keep seeing the old rows until the new ones commit, and the
-   * running subscription, finding the checkpoint moved, resumes after the replay.
+   * Rebuilds a read model beside the live one: a new build replays the log in short batches
+   * while the live build keeps serving, and takes over once it has caught up. Resolves with
+   * the projection's status when it has taken over (or when timeoutMs passes).
    */
-  async rebuild(name: string): Promise<ProjectionStatus> {
-    const projection = this.projections.find((p) => p.name === name);
-    if (!projection) throw new UnknownProjectionError(`unknown projection "${name}"; known: ${this.names().join(', ')}`);
-    await this.db.transaction(async (tx) => {
-      await this.checkpoint(tx, name, true);
-      for (const table of projection.tables) await tx.query(`DELETE FROM ${table}`);
-      let position = START;
-      for (;;) {
-        const events = await this.store.readAll({ after: position, limit: BATCH_SIZE, within: tx });
-        if (!events.length) break;
-        await this.applyEvents(projection, tx, events);
-        position = events[events.length - 1].position;
+  async rebuild(name: string, options: { timeoutMs?: number } = {}): Promise<ProjectionStatus> {
+    const projection = this.projection(name);
+    const build = await this.builds.requestRebuild(projection);
+    await this.kick();
+    const deadline = Date.now() + (options.timeoutMs ?? 10 * 60_000);
+    while (Date.now() < deadline) {
+      const current = (await this.builds.list(name)).find((b) => b.id === build.id);
+      if (current?.state !== 'building') break;
+      await new Promise((resolve) => setTimeout(resolve, WAIT_POLL_MS));
+    }
+    return (await this.status()).items.find((s) => s.name === name)!;
+  }
+
+  async parked(): Promise<ParkedEvent[]> {
+    const { rows } = await this.db.query<ParkedEvent & { parked_at: Date }>(
+      `SELECT consumer, event_id::text, position, type, error, attempts, parked_at FROM parked_events ORDER BY consumer, position`,
+    );
+    return rows.map((r) => ({ ...r, parked_at: new Date(r.parked_at).toISOString() }));
+  }
+
+  /**
+   * Applies a consumer's parked events again (a fix deployed, a row repaired), oldest first;
+   * each one that succeeds leaves the list. NAME is a projection (its live build) or a
+   * subscriber running on this instance.
+   */
+  async retryParked(name: string): Promise<{ retried: number; still_parked: number }> {
+    const spec = await this.retrySpec(name);
+    const { rows } = await this.db.query<{ event_id: string; event: any }>(
+      'SELECT event_id::text, event FROM parked_events WHERE consumer = $1 ORDER BY position',
+      [spec.name],
+    );
+    let retried = 0;
+    for (const row of rows) {
+      const event: RecordedEvent = { ...row.event, createdAt: new Date(row.event.createdAt) };
+      try {
+        await this.db.transaction(async (tx) => {
+          await spec.apply(tx, [event]);
+          await tx.query('DELETE FROM parked_events WHERE consumer = $1 AND event_id = $2', [spec.name, row.event_id]);
+        });
+        retried++;
+      } catch (error) {
+        await this.db.query('UPDATE parked_events SET error = $3, attempts = attempts + 1 WHERE consumer = $1 AND event_id = $2', [
+          spec.name,
+          row.event_id,
+          (error as Error).message,
+        ]);
       }
-      await tx.query('UPDATE projection_checkpoints SET position = $2, updated_at = now() WHERE name = $1', [name, position]);
-    });
-    this.logger.log(`${name}: rebuilt`);
-    return (await this.status()).find((s) => s.name === name)!;
+    }
+    if (retried) this.progress.emit('advanced');
+    return { retried, still_parked: rows.length - retried };
+  }
+
+  private async retrySpec(name: string): Promise<ConsumerSpec> {
+    const subscriber = this.subscribers.get(name);
+    if (subscriber) return subscriber;
+    if (name.startsWith('subscriber:')) throw new UnknownProjectionError(`${name} does not run on this instance; retry on a worker (WORKERS=true)`);
+    const projection = this.projection(name);
+    const live = (await this.builds.list(name)).find((b) => b.state === 'live' && b.version === projection.version);
+    if (!live) throw new UnknownProjectionError(`projection "${name}" has no live build of version ${projection.version} here`);
+    return this.buildSpec(projection, live);
   }
 }

@@ -1,21 +1,28 @@
 import type { Queryable } from '../database/database';
 import type { RecordedEvent } from '../event-store/event-store';
+import type { FailurePolicy } from './consumer';
 
 /**
  * A read model built from events. The runner applies every event in global order inside
  * one transaction per batch, together with the checkpoint, so apply runs once per event
- * per build; apply should still be idempotent where that is cheap.
+ * per build; apply should still be idempotent where that is cheap. Its SQL names its tables
+ * unqualified: they resolve to the schema of the build being written (ReadModelBuilds).
  */
 export interface Projection {
   readonly name: string;
-  /** Bump when the tables or the meaning of apply change: the read model is rebuilt at start. */
+  /**
+   * Bump when the tables or the meaning of apply change: the new version is built beside
+   * the live one and takes over once it has caught up.
+   */
   readonly version: number;
-  /** Tables this projection owns, emptied on rebuild (children before parents). */
+  /** Tables this projection owns; each is served to queries as the view public.<table>. */
   readonly tables: readonly string[];
   /** Idempotent DDL creating the tables and indexes. */
   readonly schema: string;
   /** Event types it reads; every other event only moves its checkpoint. */
   readonly handles: readonly string[];
+  /** An event it keeps failing on: 'park' it and go on, or 'stop' (money: never skip one). */
+  readonly whenFailing: FailurePolicy;
   apply(tx: Queryable, event: RecordedEvent): Promise<void>;
 }
 

@@ -1,10 +1,9 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { EventEmitter } from 'node:events';
 import { SETTINGS, Settings } from '../config/settings';
-import { DATABASE, Database, Queryable } from '../database/database';
-import { EVENT_STORE, EventStore, RecordedEvent, Subscription } from '../event-store/event-store';
+import type { Queryable } from '../database/database';
+import type { RecordedEvent } from '../event-store/event-store';
 import { newId } from '../platform/ids';
-import { ensureCheckpoint, followFromCheckpoint } from '../projection-runner/checkpoint';
 import { ProjectionRunner } from '../projection-runner/projection-runner';
 import { webhookEndpointsProjection } from '../../projections/webhook-endpoints.projection';
 import { WebhookEndpointDeleted, WebhookEvents } from './events';
@@ -27,50 +26,41 @@ const ENDPOINTS_WAIT_MS = 5000;
  */
 @Injectable()
 export class WebhookFanOut {
-  private readonly logger = new Logger('WebhookFanOut');
-  private subscription?: Subscription;
   /** Emits 'queued' after a batch created deliveries, so local workers need not wait for their poll. */
   readonly queued = new EventEmitter();
 
   constructor(
-    @Inject(DATABASE) private readonly db: Database,
-    @Inject(EVENT_STORE) private readonly store: EventStore,
     @Inject(SETTINGS) private readonly settings: Settings,
     private readonly projections: ProjectionRunner,
   ) {
     this.queued.setMaxListeners(0);
   }
 
-  async start(): Promise<void> {
-    await ensureCheckpoint(this.db, FAN_OUT_CHECKPOINT);
+  start(): Promise<void> {
     let created = 0;
-    this.subscription = await followFromCheckpoint(
-      this.db,
-      this.store,
-      FAN_OUT_CHECKPOINT,
-      async (tx, events) => {
+    return this.projections.subscribe({
+      name: FAN_OUT_CHECKPOINT,
+      batchSize: BATCH_SIZE,
+      // A webhook that cannot be queued is set aside; every other event still goes out.
+      whenFailing: 'park',
+      apply: async (tx, events) => {
         created = 0;
         for (const event of events) created += await this.fanOut(tx, event);
       },
-      {
-        batchSize: BATCH_SIZE,
-        // Endpoint changes recorded before these events must be visible to the batch.
-        before: async (events) => {
-          const last = events[events.length - 1].position;
-          const ready = await this.projections.waitFor(last, { projections: [webhookEndpointsProjection.name], timeoutMs: ENDPOINTS_WAIT_MS });
-          if (!ready) throw new Error('webhook_endpoints read model is behind; retrying the batch');
-        },
-        onCommitted: () => {
-          if (created) this.queued.emit('queued');
-        },
-        onError: (error) => this.logger.error((error as Error).message),
+      // Endpoint changes recorded before these events must be visible to the batch.
+      before: async (events) => {
+        const last = events[events.length - 1].position;
+        const ready = await this.projections.waitFor(last, { projections: [webhookEndpointsProjection.name], timeoutMs: ENDPOINTS_WAIT_MS });
+        if (!ready) throw new Error('webhook_endpoints read model is behind; retrying the batch');
       },
-    );
+      onCommitted: () => {
+        if (created) this.queued.emit('queued');
+      },
+    });
   }
 
-  async stop(): Promise<void> {
-    await this.subscription?.stop();
-    this.subscription = undefined;
+  stop(): Promise<void> {
+    return this.projections.unsubscribe(FAN_OUT_CHECKPOINT);
   }
 
   private async fanOut(tx: Queryable, event: RecordedEvent): Promise<number> {

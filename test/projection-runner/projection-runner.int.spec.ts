@@ -1,39 +1,56 @@
 import { PostgresEventStore } from '../../src/event-store/postgres/postgres-event-store';
+import type { FailurePolicy } from '../../src/projection-runner/consumer';
 import { Projection } from '../../src/projection-runner/projection';
-import { ProjectionRunner } from '../../src/projection-runner/projection-runner';
+import { ProjectionRunner, RunnerOptions } from '../../src/projection-runner/projection-runner';
 import { createTestDatabase, TestDatabase } from '../support/database';
 
-/** Counts events per stream; fails on an event of type Poison, after writing its row. */
-const counting = (version = 1): Projection => ({
+/** Counts events per stream; an event of type Poison fails while `poisoned` is true, after writing its row. */
+let poisoned = true;
+const counting = (options: { version?: number; whenFailing?: FailurePolicy } = {}): Projection => ({
   name: 'stream_counts',
-  version,
+  version: options.version ?? 1,
   tables: ['stream_counts'],
   schema: 'CREATE TABLE IF NOT EXISTS stream_counts (stream_id text PRIMARY KEY, n integer NOT NULL)',
   handles: ['Counted', 'Poison'],
+  whenFailing: options.whenFailing ?? 'park',
   async apply(tx, event) {
     await tx.query(
       `INSERT INTO stream_counts (stream_id, n) VALUES ($1, 1)
        ON CONFLICT (stream_id) DO UPDATE SET n = stream_counts.n + 1`,
       [event.streamId],
     );
-    if (event.type === 'Poison') throw new Error('cannot project this event');
+    if (event.type === 'Poison' && poisoned) throw new Error('cannot project this event');
   },
 });
+
+const FAST: Partial<RunnerOptions> = { maxAttempts: 2, leaseTtlMs: 1000, retiredGraceMs: 0 };
 
 describe('ProjectionRunner', () => {
   let database: TestDatabase;
   let store: PostgresEventStore;
   const runners: ProjectionRunner[] = [];
 
-  const runner = (projection: Projection = counting()) => {
-    const r = new ProjectionRunner(database.db, store, [projection]);
+  const runner = (projection: Projection = counting(), options: Partial<RunnerOptions> = FAST) => {
+    const r = new ProjectionRunner(database.db, store, [projection], options);
     runners.push(r);
     return r;
   };
   const counts = async () =>
     Object.fromEntries((await database.db.query('SELECT stream_id, n FROM stream_counts ORDER BY stream_id')).rows.map((r) => [r.stream_id, r.n]));
+  const schemas = async () =>
+    (await database.db.query(`SELECT nspname FROM pg_namespace WHERE nspname LIKE 'rm_stream_counts%' ORDER BY nspname`)).rows.map((r) => r.nspname);
+  const eventually = async <T>(fn: () => Promise<T | false | undefined>, timeoutMs = 10000): Promise<T> => {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const value = await fn();
+      if (value) return value;
+      if (Date.now() > deadline) throw new Error('condition not met in time');
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  };
 
   beforeEach(async () => {
+    poisoned = true;
     database = await createTestDatabase();
     store = new PostgresEventStore(database.db);
     await store.start();
@@ -52,8 +69,11 @@ describe('ProjectionRunner', () => {
     const last = await store.append('b-1', [{ type: 'Counted', data: {} }], 'no_stream');
     expect(await r.waitFor(last.position, { timeoutMs: 10000 })).toBe(true);
     expect(await counts()).toEqual({ 'a-1': 1, 'b-1': 1 });
-    const [status] = await r.status();
-    expect(status).toMatchObject({ name: 'stream_counts', version: 1, position: last.position, lag: 0 });
+    const { items } = await r.status();
+    expect(items).toEqual([
+      expect.objectContaining({ name: 'stream_counts', version: 1, build: 'stream_counts:v1', position: last.position, lag: 0, parked: 0, error: null, stalled_since: null, rebuilding: null }),
+    ]);
+    expect(items[0].leader).toMatch(/:/);
   });
 
   it('reports lag and times out waiting while it is not running', async () => {
@@ -61,22 +81,61 @@ describe('ProjectionRunner', () => {
     await r.prepare();
     const last = await store.append('a-1', [{ type: 'Counted', data: {} }, { type: 'Counted', data: {} }], 'no_stream');
     expect(await r.waitFor(last.position, { timeoutMs: 100 })).toBe(false);
-    expect((await r.status())[0].lag).toBe(2);
+    expect((await r.status()).items[0]).toMatchObject({ lag: 2, leader: null });
   });
 
-  it('rolls back a failing batch whole: no partial rows, checkpoint unmoved', async () => {
+  it('parks an event it keeps failing on, goes on with the rest, and applies it again on retry', async () => {
     const r = runner();
     await r.prepare();
-    const before = (await r.status())[0].position;
     await store.append('a-1', [{ type: 'Counted', data: {} }], 'no_stream');
     const poison = await store.append('p-1', [{ type: 'Poison', data: {} }], 'no_stream');
+    const after = await store.append('b-1', [{ type: 'Counted', data: {} }], 'no_stream');
     await r.start();
-    expect(await r.waitFor(poison.position, { timeoutMs: 1500 })).toBe(false);
-    expect(await counts()).toEqual({});
-    expect((await r.status())[0]).toMatchObject({ position: before, lag: 2 });
+    expect(await r.waitFor(after.position, { timeoutMs: 10000 })).toBe(true);
+    // The failed attempts rolled back whole: the poison event's row is not there.
+    expect(await counts()).toEqual({ 'a-1': 1, 'b-1': 1 });
+    const parked = await r.parked();
+    expect(parked).toEqual([
+      expect.objectContaining({ consumer: 'stream_counts:v1', position: poison.position, type: 'Poison', error: 'cannot project this event', attempts: 2 }),
+    ]);
+    expect((await r.status()).items[0]).toMatchObject({ parked: 1, error: null, lag: 0 });
+
+    expect(await r.retryParked('stream_counts')).toEqual({ retried: 0, still_parked: 1 });
+    poisoned = false;
+    expect(await r.retryParked('stream_counts')).toEqual({ retried: 1, still_parked: 0 });
+    expect(await counts()).toEqual({ 'a-1': 1, 'b-1': 1, 'p-1': 1 });
+    expect(await r.parked()).toEqual([]);
   });
 
-  it('applies each event once when two instances run side by side', async () => {
+  it('a money projection never skips: it stalls on the event, says so, and resumes once it succeeds', async () => {
+    const r = runner(counting({ whenFailing: 'stop' }));
+    await r.prepare();
+    await store.append('a-1', [{ type: 'Counted', data: {} }], 'no_stream');
+    const poison = await store.append('p-1', [{ type: 'Poison', data: {} }], 'no_stream');
+    const after = await store.append('b-1', [{ type: 'Counted', data: {} }], 'no_stream');
+    await r.start();
+    const stalled = await eventually(async () => {
+      const item = (await r.status()).items[0];
+      return item.stalled_since !== null && item;
+    });
+    expect(stalled.error).toMatchObject({ message: 'cannot project this event', event_id: expect.any(String) });
+    expect(stalled.lag).toBe(2);
+    // A writer waiting on a stalled read model hears so at once instead of its whole timeout.
+    const started = Date.now();
+    expect(await r.waitFor(after.position, { timeoutMs: 10000 })).toBe(false);
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect(await r.parked()).toEqual([]);
+    expect(await counts()).toEqual({ 'a-1': 1 });
+
+    poisoned = false;
+    await eventually(async () => (await r.status()).items[0].position === after.position, 15000);
+    expect(await r.waitFor(after.position)).toBe(true);
+    expect(await counts()).toEqual({ 'a-1': 1, 'p-1': 1, 'b-1': 1 });
+    expect((await r.status()).items[0]).toMatchObject({ stalled_since: null, error: null, position: after.position });
+    expect(poison.position < after.position).toBe(true);
+  });
+
+  it('runs each consumer on one instance at a time and applies each event once', async () => {
     const first = runner();
     const second = runner();
     await first.prepare();
@@ -86,42 +145,100 @@ describe('ProjectionRunner', () => {
     for (let i = 0; i < 30; i++) last = await store.append(`s-${i % 3}`, [{ type: 'Counted', data: {} }], 'any');
     expect(await first.waitFor(last!.position, { timeoutMs: 10000 })).toBe(true);
     expect(await counts()).toEqual({ 's-0': 10, 's-1': 10, 's-2': 10 });
+    const { rows } = await database.db.query('SELECT owner FROM consumer_leases WHERE name = $1', ['stream_counts:v1']);
+    expect(rows).toHaveLength(1);
+
+    // The leader stops (its lease is released): the other instance takes over.
+    const leader = [first, second].find((r) => (r as any).running.size === 1)!;
+    const other = leader === first ? second : first;
+    await leader.stop();
+    const next = await store.append('s-0', [{ type: 'Counted', data: {} }], 'any');
+    expect(await other.waitFor(next.position, { timeoutMs: 10000 })).toBe(true);
+    expect((await counts())['s-0']).toBe(11);
   });
 
-  it('rebuilds from position 0 to the same read model, while running', async () => {
+  it('rebuilds beside the live read model, which serves until the new build takes over', async () => {
     const r = runner();
     await r.prepare();
     await r.start();
     let last;
-    for (let i = 0; i < 20; i++) last = await store.append(`s-${i % 4}`, [{ type: 'Counted', data: {} }], 'any');
-    await r.waitFor(last!.position);
+    for (let i = 0; i < 1200; i++) last = await store.append(`s-${i % 4}`, [{ type: 'Counted', data: {} }], 'any');
+    await r.waitFor(last!.position, { timeoutMs: 20000 });
     const before = await counts();
-    // Damage the read model; a rebuild must restore it from the events alone.
+    // Damage the live read model; a rebuild restores it from the events alone.
     await database.db.query("UPDATE stream_counts SET n = 999 WHERE stream_id = 's-0'");
-    const status = await r.rebuild('stream_counts');
-    expect(await counts()).toEqual(before);
-    expect(status).toMatchObject({ position: last!.position, lag: 0 });
-    // And it keeps following new events after the rebuild.
-    const next = await store.append('s-0', [{ type: 'Counted', data: {} }], 'any');
-    expect(await r.waitFor(next.position, { timeoutMs: 10000 })).toBe(true);
-    expect((await counts())['s-0']).toBe(before['s-0'] + 1);
+
+    let writing = true;
+    const writes = (async () => {
+      let n = 0;
+      while (writing) {
+        await store.append(`w-${n % 3}`, [{ type: 'Counted', data: {} }], 'any');
+        n++;
+        // Like requests arriving from sockets: PGlite answers without leaving the microtask queue.
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      return n;
+    })();
+    const rebuilding = r.rebuild('stream_counts');
+    // While the new build catches up, queries still read the live (damaged) rows.
+    expect((await counts())['s-0']).toBe(999);
+    const status = await rebuilding;
+    writing = false;
+    const written = await writes;
+    const end = await store.headPosition();
+    expect(await r.waitFor(end, { timeoutMs: 10000 })).toBe(true);
+
+    expect(status.build).toMatch(/^stream_counts:v1\.\d+$/);
+    const after = await counts();
+    const { 'w-0': w0 = 0, 'w-1': w1 = 0, 'w-2': w2 = 0, ...rest } = after;
+    expect(rest).toEqual(before);
+    expect(w0 + w1 + w2).toBe(written);
+    // The replaced build's tables are dropped.
+    await eventually(async () => (await schemas()).length === 1);
+    expect(await schemas()).toEqual([`rm_stream_counts_v1_${status.build!.split('.')[1]}`]);
   });
 
-  it('starts over when the projection version changes', async () => {
-    const v1 = runner(counting(1));
+  it('builds a new version beside the old one; the old version never writes its tables or takes the read model back', async () => {
+    const v1 = runner(counting({ version: 1 }));
     await v1.prepare();
     await v1.start();
-    const last = await store.append('a-1', [{ type: 'Counted', data: {} }], 'no_stream');
-    await v1.waitFor(last.position);
-    await v1.stop();
-    await database.db.query("UPDATE stream_counts SET n = 42");
+    const first = await store.append('a-1', [{ type: 'Counted', data: {} }], 'no_stream');
+    await v1.waitFor(first.position);
 
-    const v2 = runner(counting(2));
+    // A rolling deploy: v2 starts while v1 still runs.
+    const v2 = runner(counting({ version: 2 }));
     await v2.prepare();
     await v2.start();
-    expect(await v2.waitFor(last.position, { timeoutMs: 10000 })).toBe(true);
+    const second = await store.append('a-1', [{ type: 'Counted', data: {} }], 'any');
+    expect(await v2.waitFor(second.position, { timeoutMs: 10000 })).toBe(true);
+    await eventually(async () => (await v2.status()).items[0].version === 2);
+    expect(await counts()).toEqual({ 'a-1': 2 });
+    await eventually(async () => (await schemas()).join() === 'rm_stream_counts_v2');
+
+    // v1 restarting keeps its hands off: v2 serves and v1 runs nothing for it.
+    await v1.stop();
+    const again = runner(counting({ version: 1 }));
+    await again.prepare();
+    await again.start();
+    const third = await store.append('a-1', [{ type: 'Counted', data: {} }], 'any');
+    expect(await v2.waitFor(third.position, { timeoutMs: 10000 })).toBe(true);
+    expect(await counts()).toEqual({ 'a-1': 3 });
+    expect((await database.db.query(`SELECT id, state FROM projection_builds`)).rows).toEqual([{ id: 'stream_counts:v2', state: 'live' }]);
+  });
+
+  it('takes over the tables the read model had before builds existed, once caught up', async () => {
+    await database.db.exec('CREATE TABLE stream_counts (stream_id text PRIMARY KEY, n integer NOT NULL)');
+    await database.db.query(`INSERT INTO stream_counts VALUES ('legacy', 7)`);
+    await database.db.query(`INSERT INTO projection_checkpoints (name, version, position) VALUES ('stream_counts', 1, '0')`);
+    const last = await store.append('a-1', [{ type: 'Counted', data: {} }], 'no_stream');
+    const r = runner();
+    await r.prepare();
+    // The legacy table serves until the build has caught up.
+    expect(await counts()).toEqual({ legacy: 7 });
+    await r.start();
+    expect(await r.waitFor(last.position, { timeoutMs: 10000 })).toBe(true);
     expect(await counts()).toEqual({ 'a-1': 1 });
-    expect((await v2.status())[0].version).toBe(2);
+    expect((await database.db.query(`SELECT name FROM projection_checkpoints ORDER BY name`)).rows).toEqual([{ name: 'stream_counts:v1' }]);
   });
 
   it('rejects a rebuild of an unknown projection', async () => {

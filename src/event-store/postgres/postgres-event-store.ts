@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Database } from '../../database/database';
+import { Database, Queryable } from '../../database/database';
 import {
   AppendResult,
   BatchHandler,
@@ -10,6 +10,7 @@ import {
   Position,
   RecordedEvent,
   START,
+  SubscribeOptions,
   Subscription,
   WrongExpectedRevisionError,
   parsePosition,
@@ -31,12 +32,24 @@ interface EventRow {
 const COLUMNS = `transaction_id::text AS commit_id, global_position, event_id::text, stream_id,
   stream_revision, type, data, metadata, created_at`;
 
-// Everything below the oldest transaction id still running has finished, so rows under
-// that horizon can no longer appear behind a position we hand out.
-const VISIBLE = `transaction_id < pg_snapshot_xmin(pg_current_snapshot())`;
-
 /** How long a subscriber sleeps when no notification arrives (lost LISTEN connection). */
 const POLL_FALLBACK_MS = 250;
+/**
+ * How soon a reader looks again when an in-flight append held its horizon: that append
+ * notifies when it commits, but not when it rolls back.
+ */
+const HELD_REPOLL_MS = 10;
+
+/**
+ * Rows below the horizon can no longer appear behind a position we hand out. The horizon
+ * is computed by its own statement (see migration 0003): the read that follows takes a
+ * newer snapshot, in which every appender below the horizon has finished.
+ */
+interface Horizon {
+  horizon: string;
+  /** An append was in flight: events above the horizon may be on their way. */
+  appending: boolean;
+}
 
 function toRecorded(row: EventRow): RecordedEvent {
   return {
@@ -97,33 +110,45 @@ export class PostgresEventStore implements EventStore {
     return rows.map(toRecorded);
   }
 
-  readAll(options: ReadAllOptions): Promise<RecordedEvent[]> {
-    const { commit, prepare } = parsePosition(options.after);
-    return (options.within ?? this.db)
-      .query<EventRow>(
-        `SELECT ${COLUMNS} FROM events
-          WHERE ${VISIBLE} AND (transaction_id, global_position) > ($1::text::xid8, $2::bigint)
-          ORDER BY transaction_id, global_position
-          LIMIT $3`,
-        [commit.toString(), prepare.toString(), options.limit],
-      )
-      .then((r) => r.rows.map(toRecorded));
+  private async horizon(q: Queryable = this.db): Promise<Horizon> {
+    const { rows } = await q.query<{ horizon: string; appending: boolean }>('SELECT horizon::text, appending FROM events_horizon()');
+    return rows[0];
+  }
+
+  async readAll(options: ReadAllOptions): Promise<RecordedEvent[]> {
+    return (await this.readBatch(options.after, options.limit, options.within)).events;
+  }
+
+  private async readBatch(after: Position, limit: number, q: Queryable = this.db): Promise<{ events: RecordedEvent[]; appending: boolean }> {
+    const { horizon, appending } = await this.horizon(q);
+    const { commit, prepare } = parsePosition(after);
+    const { rows } = await q.query<EventRow>(
+      `SELECT ${COLUMNS} FROM events
+        WHERE transaction_id < $1::text::xid8 AND (transaction_id, global_position) > ($2::text::xid8, $3::bigint)
+        ORDER BY transaction_id, global_position
+        LIMIT $4`,
+      [horizon, commit.toString(), prepare.toString(), limit],
+    );
+    return { events: rows.map(toRecorded), appending };
   }
 
   async headPosition(): Promise<Position> {
+    const { horizon } = await this.horizon();
     const { rows } = await this.db.query<{ commit_id: string; global_position: string }>(
-      `SELECT transaction_id::text AS commit_id, global_position FROM events WHERE ${VISIBLE}
+      `SELECT transaction_id::text AS commit_id, global_position FROM events WHERE transaction_id < $1::text::xid8
         ORDER BY transaction_id DESC, global_position DESC LIMIT 1`,
+      [horizon],
     );
     return rows.length ? toPosition(rows[0].commit_id, rows[0].global_position) : START;
   }
 
   async countAfter(position: Position): Promise<number> {
+    const { horizon } = await this.horizon();
     const { commit, prepare } = parsePosition(position);
     const { rows } = await this.db.query<{ n: string }>(
       `SELECT count(*) AS n FROM events
-        WHERE ${VISIBLE} AND (transaction_id, global_position) > ($1::text::xid8, $2::bigint)`,
-      [commit.toString(), prepare.toString()],
+        WHERE transaction_id < $1::text::xid8 AND (transaction_id, global_position) > ($2::text::xid8, $3::bigint)`,
+      [horizon, commit.toString(), prepare.toString()],
     );
     return Number(rows[0].n);
   }
@@ -141,11 +166,7 @@ export class PostgresEventStore implements EventStore {
     });
   }
 
-  subscribeToAll(
-    after: Position,
-    onBatch: BatchHandler,
-    options: { batchSize?: number; onError?: (error: unknown) => void } = {},
-  ): Subscription {
+  subscribeToAll(after: Position, onBatch: BatchHandler, options: SubscribeOptions = {}): Subscription {
     let stopped = false;
     let position = after;
     const batchSize = options.batchSize ?? 500;
@@ -153,13 +174,17 @@ export class PostgresEventStore implements EventStore {
       while (!stopped) {
         try {
           const seen = this.appendSeq;
-          const batch = await this.readAll({ after: position, limit: batchSize });
+          const { events: batch, appending } = await this.readBatch(position, batchSize);
           if (stopped) break;
-          if (batch.length === 0) {
-            if (this.appendSeq === seen) await this.waitForAppend();
-            continue;
+          if (batch.length > 0) {
+            const last = batch[batch.length - 1].position;
+            position = (await onBatch(batch)) ?? last;
+            // A handler that resumes elsewhere (a failure, a moved checkpoint) is not caught up.
+            if (position !== last) continue;
           }
-          position = (await onBatch(batch)) ?? batch[batch.length - 1].position;
+          if (stopped || batch.length === batchSize) continue;
+          await options.onCaughtUp?.();
+          if (batch.length === 0 && this.appendSeq === seen) await this.waitForAppend(appending ? HELD_REPOLL_MS : POLL_FALLBACK_MS);
         } catch (error) {
           if (stopped) break;
           options.onError?.(error);
