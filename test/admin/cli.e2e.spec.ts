@@ -140,10 +140,23 @@ describe('the svc operator CLI against a running service (decisions section 2)',
     const key = await svcJson('keys', 'create', '--account', account.id, '--mode', 'test', '--scopes', 'models:read');
     const names = [...t.app.get(ProjectionRunner).names()].sort();
     expect(names.length).toBeGreaterThan(0);
-    const statusItem = { name: expect.any(String), version: expect.any(Number), position: expect.any(String), lag: expect.any(Number), updated_at: expect.stringMatching(ISO) };
+    const statusItem = {
+      name: expect.any(String),
+      version: expect.any(Number),
+      build: expect.stringMatching(/^[a-z_]+:v\d+/),
+      position: expect.any(String),
+      lag: expect.any(Number),
+      updated_at: expect.stringMatching(ISO),
+      leader: expect.any(String),
+      parked: 0,
+      error: null,
+      stalled_since: null,
+      rebuilding: null,
+    };
 
     const status = await svcJson('projections', 'status');
-    expect(Object.keys(status)).toEqual(['items']);
+    expect(Object.keys(status)).toEqual(['items', 'subscribers']);
+    expect(status.subscribers.map((s: any) => s.name)).toEqual(['subscriber:fulfilment', 'subscriber:webhook_fan_out']);
     expect(status.items.map((i: any) => i.name).sort()).toEqual(names);
     for (const item of status.items) expect(item).toEqual(statusItem);
 
@@ -155,6 +168,8 @@ describe('the svc operator CLI against a running service (decisions section 2)',
     const rebuilt = await svcJson('projections', 'rebuild', '--all');
     expect(rebuilt.items.map((i: any) => i.name).sort()).toEqual(names);
     for (const item of rebuilt.items) expect(item).toEqual(statusItem);
+    // Each now served by a new build.
+    for (const item of rebuilt.items) expect(item.build).not.toBe(status.items.find((i: any) => i.name === item.name).build);
 
     const me = await t.request('GET', '/v1/me', { key: key.key });
     expect(me.status).toBe(200);

@@ -161,13 +161,15 @@ describe('PostgresEventStore', () => {
     for (let i = 1; i < seen.length; i++) expect(seen[i].position > seen[i - 1].position).toBe(true);
   });
 
-  // The "Usain Bolt" case (Emmett readMessagesBatch.int.spec.ts): a transaction that took
-  // its transaction id first commits last. Needs two real connections, so a server.
-  (onPostgresServer ? it : it.skip)('does not pass a position that a still-running transaction may fill', async () => {
+  // The "Usain Bolt" case (Emmett readMessagesBatch.int.spec.ts): an append that took its
+  // transaction id first commits last. Needs two real connections, so a server.
+  (onPostgresServer ? it : it.skip)('does not pass a position that a still-running append may fill', async () => {
     const slow = new Client({ connectionString: database.url });
     await slow.connect();
     try {
       await slow.query('BEGIN');
+      // What append_to_stream does first, before its transaction has an id.
+      await slow.query('SELECT announce_append()');
       await slow.query('SELECT pg_current_xact_id()');
       await store.append(s('fast-1'), [event('Fast')], 'no_stream');
 
@@ -185,6 +187,93 @@ describe('PostgresEventStore', () => {
       expect(all.map((e) => e.type)).toEqual(['Slow', 'Fast']);
     } finally {
       await slow.end();
+    }
+  });
+
+  // Appending after another write would let a reader pass the transaction's id before it
+  // announced itself; the function refuses instead.
+  (onPostgresServer ? it : it.skip)('refuses an append that comes after another write in its transaction', async () => {
+    const client = new Client({ connectionString: database.url });
+    await client.connect();
+    try {
+      await client.query('BEGIN');
+      await client.query('SELECT pg_current_xact_id()');
+      await expect(
+        client.query(`SELECT * FROM append_to_stream($1, 'no_stream', $2::jsonb)`, [s('late-1'), JSON.stringify([{ id: randomUUID(), type: 'Late', data: {} }])]),
+      ).rejects.toThrow(/must come before any other write/);
+      await client.query('ROLLBACK');
+      // Two appends in one transaction are fine: the first announced it.
+      await client.query('BEGIN');
+      for (const name of ['twice-1', 'twice-2']) {
+        await client.query(`SELECT * FROM append_to_stream($1, 'no_stream', $2::jsonb)`, [s(name), JSON.stringify([{ id: randomUUID(), type: 'Twice', data: {} }])]);
+      }
+      await client.query('COMMIT');
+      expect((await store.readAll({ after: head, limit: 10 })).map((e) => e.type)).toEqual(['Twice', 'Twice']);
+    } finally {
+      await client.end();
+    }
+  });
+
+  // Issue 9: only appends bound the horizon. A transaction that appends nothing, in another
+  // database on the same server (another service, a pg_dump) or in this one (a report, an
+  // idle-in-transaction session), must delay no reader.
+  (onPostgresServer ? it : it.skip)('lets readers pass transactions that append nothing, in this database or another', async () => {
+    const otherDatabase = new URL(database.url!);
+    otherDatabase.pathname = '/postgres';
+    const elsewhere = new Client({ connectionString: otherDatabase.toString() });
+    const here = new Client({ connectionString: database.url });
+    await Promise.all([elsewhere.connect(), here.connect()]);
+    try {
+      for (const idle of [elsewhere, here]) {
+        await idle.query('BEGIN');
+        await idle.query('SELECT pg_current_xact_id()');
+      }
+      await here.query('SELECT count(*) FROM events');
+      const appended = await store.append(s('passing-1'), [event('Passing')], 'no_stream');
+      expect((await store.readAll({ after: head, limit: 10 })).map((e) => e.type)).toEqual(['Passing']);
+      expect(await store.headPosition()).toBe(appended.position);
+
+      // A subscriber learns of it within milliseconds, open transactions or not.
+      const next = await store.append(s('passing-2'), [event('Prompt')], 'no_stream');
+      const started = Date.now();
+      const got = await new Promise<RecordedEvent[]>((resolve) => {
+        const sub = store.subscribeToAll(appended.position, async (batch) => {
+          void sub.stop();
+          resolve(batch);
+        });
+      });
+      expect(got.map((e) => e.position)).toEqual([next.position]);
+      expect(Date.now() - started).toBeLessThan(1000);
+    } finally {
+      await Promise.all([elsewhere.query('ROLLBACK').then(() => elsewhere.end()), here.query('ROLLBACK').then(() => here.end())]);
+    }
+  });
+
+  // An append that rolls back sends no notification; readers it held must not wait long.
+  (onPostgresServer ? it : it.skip)('resumes promptly after an in-flight append rolls back', async () => {
+    const aborting = new Client({ connectionString: database.url });
+    await aborting.connect();
+    try {
+      await aborting.query('BEGIN');
+      await aborting.query('SELECT announce_append()');
+      await aborting.query('SELECT pg_current_xact_id()');
+      const after = await store.append(s('held-1'), [event('Held')], 'no_stream');
+      const received = new Promise<number>((resolve) => {
+        const sub = store.subscribeToAll(head, async (batch) => {
+          void sub.stop();
+          resolve(Date.now());
+          return batch[batch.length - 1].position;
+        });
+      });
+      await new Promise((r) => setTimeout(r, 300));
+      const rolledBackAt = Date.now();
+      await aborting.query('ROLLBACK');
+      const at = await received;
+      expect(at).toBeGreaterThanOrEqual(rolledBackAt);
+      expect(at - rolledBackAt).toBeLessThan(200);
+      expect((await store.readAll({ after: head, limit: 10 })).map((e) => e.position)).toEqual([after.position]);
+    } finally {
+      await aborting.end();
     }
   });
 });
