@@ -82,6 +82,7 @@ export class S3BlobStore implements BlobStore {
     const frozen = publishedPath(digest.sha256);
     try {
       await this.client.send(
+        // Keys are safe segments ([A-Za-z0-9._-]), so the copy source needs no encoding.
         new CopyObjectCommand({ Bucket: this.bucket, Key: frozen, CopySource: `${this.bucket}/${path}`, CopySourceIfMatch: source.ETag }),
       );
     } catch (error) {
