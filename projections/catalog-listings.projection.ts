@@ -9,7 +9,7 @@ import type { Projection } from '../src/projection-runner/projection';
  */
 export const catalogListingsProjection: Projection = {
   name: 'catalog_listings',
-  version: 1,
+  version: 2, // 2: state.published_files (issue 10)
   tables: ['catalog_listings'],
   schema: `
     CREATE TABLE IF NOT EXISTS catalog_listings (

@@ -55,12 +55,30 @@ export interface ListingUpdated {
   updated_at: string;
 }
 
-/** `listing` is the public object exactly as GET returned it at that moment (webhook payload). */
+/**
+ * A file as buyers get it: copied at publish to its content-addressed key `path`
+ * (published/<sha256>), which no upload URL can write. `name` is a model's file name or a
+ * dataset's shard name.
+ */
+export interface PublishedFile {
+  name: string;
+  size: number;
+  sha256: string;
+  path: string;
+}
+
+/**
+ * `listing` is the public object exactly as GET returned it at that moment (webhook payload).
+ * `files` is what buyers are served from then on: a model's one file, a dataset's shards. It
+ * is fixed at the first publish and repeated by later ones; events from before it existed
+ * have none, and such listings are served from their upload paths.
+ */
 export interface ListingPublished {
   listing_id: string;
   account_id: string;
   mode: Mode;
   listing: Record<string, unknown>;
+  files?: PublishedFile[];
   published_at: string;
 }
 

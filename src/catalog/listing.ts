@@ -8,6 +8,7 @@ import {
   ListingPublished,
   ListingUnpublished,
   ListingUpdated,
+  PublishedFile,
 } from './events';
 
 export type ListingStatus = 'draft' | 'published' | 'unpublished';
@@ -31,6 +32,8 @@ export interface ListingState extends ListingDetails {
   created_at: string;
   updated_at: string;
   published_at: string | null;
+  /** Frozen at the first publish (ListingPublished.files); null before it, and for listings published before files were recorded. */
+  published_files: PublishedFile[] | null;
 }
 
 export const DATASET_TYPES = ['dataset', 'telemetry', 'calibration'] as const;
@@ -56,6 +59,7 @@ export function evolve(state: ListingState | undefined, event: { type: string; d
         created_at: e.created_at,
         updated_at: e.created_at,
         published_at: null,
+        published_files: null,
       };
     }
     case CatalogEvents.ListingUpdated: {
@@ -64,7 +68,16 @@ export function evolve(state: ListingState | undefined, event: { type: string; d
     }
     case CatalogEvents.ListingPublished: {
       const e = event.data as ListingPublished;
-      return state && { ...state, status: 'published', validation_status: 'passed', published_at: e.published_at, updated_at: e.published_at };
+      return (
+        state && {
+          ...state,
+          status: 'published',
+          validation_status: 'passed',
+          published_at: e.published_at,
+          updated_at: e.published_at,
+          published_files: e.files ?? state.published_files,
+        }
+      );
     }
     case CatalogEvents.ListingUnpublished: {
       const e = event.data as ListingUnpublished;
@@ -100,7 +113,7 @@ export function toPublicObject(s: ListingState): Record<string, unknown> {
     ros_compatible: s.ros_compatible,
     jetson_compatible: s.jetson_compatible,
     isaac_sim_compatible: s.isaac_sim_compatible,
-    file: s.file && { name: s.file.name, size: s.file.size, extension: s.file.extension },
+    file: s.file && { name: s.file.name, size: s.file.size, extension: s.file.extension, sha256: s.published_files?.[0]?.sha256 ?? null },
     downloads: s.downloads,
     featured: s.featured,
     author: { ...s.author },

@@ -1,11 +1,10 @@
-import { ApiError, Errors } from '../platform/errors';
+import { Errors } from '../platform/errors';
 import { BlobStore } from '../storage/blob-store';
-import type { ListingFile } from './events';
+import type { ListingFile, PublishedFile } from './events';
 import { assertValidPrice, ListingState } from './listing';
+import { assertServable, fileNotFound, freezeFile } from './published-files';
 import { assertAllowedExtension, assertOwnStoragePath, extensionOf } from './upload-policy';
 import { shardPrefix } from './shards';
-
-const fileNotFound = (what: string) => new ApiError(400, 'file_not_found', what);
 
 /** What can be checked about a file without reading storage: its prefix and extensions. */
 export function assertFileReference(accountId: string, file: ListingFile): void {
@@ -16,21 +15,33 @@ export function assertFileReference(accountId: string, file: ListingFile): void 
 
 /**
  * The checks a listing passes before it becomes visible (spec part 4 rules 1-2, decisions
- * section 5). They read storage but write nothing, so a failure changes nothing.
+ * section 5), then the freezing of its files (published-files.ts); returns the files that
+ * ListingPublished records. A failure records nothing (at most an unreferenced frozen copy
+ * stays in storage). A listing published before keeps the files frozen then.
  */
-export async function validateForPublish(listing: ListingState, store: BlobStore): Promise<void> {
+export async function preparePublication(listing: ListingState, store: BlobStore): Promise<PublishedFile[]> {
   assertValidPrice(listing.price.amount);
+  if (listing.published_files) {
+    for (const file of listing.published_files) await assertServable(store, listing, file);
+    return listing.published_files;
+  }
   if (listing.kind === 'dataset') {
-    const shards = await store.list(shardPrefix(listing));
+    const prefix = shardPrefix(listing);
+    const shards = await store.list(prefix);
     if (!shards.length) throw fileNotFound('No shard of this dataset has landed in storage yet; upload at least one first.');
-    return;
+    const files: PublishedFile[] = [];
+    for (const shard of shards) files.push(await freezeFile(store, shard.path.slice(prefix.length), shard.path));
+    return files;
   }
   const file = listing.file;
   if (!file) throw Errors.validationFailed('Invalid field "storage_path": a model needs an uploaded file before it is published.');
   assertFileReference(listing.account_id, file);
   const object = await store.stat(file.storage_path);
   if (!object) throw fileNotFound(`Nothing is stored at "${file.storage_path}" yet; PUT the bytes to the upload_url first.`);
-  if (object.size !== file.size) {
-    throw Errors.validationFailed(`Invalid field "file_size": the stored object has ${object.size} bytes, not ${file.size}.`);
-  }
+  const sizeMismatch = (size: number) => Errors.validationFailed(`Invalid field "file_size": the stored object has ${size} bytes, not ${file.size}.`);
+  if (object.size !== file.size) throw sizeMismatch(object.size);
+  // The upload may still be overwritten until the copy starts: the copy's size is what counts.
+  const frozen = await freezeFile(store, file.name, file.storage_path);
+  if (frozen.size !== file.size) throw sizeMismatch(frozen.size);
+  return [frozen];
 }

@@ -5,7 +5,9 @@ import { Auth, AuthContext, RequireScope } from '../platform/auth/auth-context';
 import { Errors } from '../platform/errors';
 import { BLOB_STORE, BlobStore, DOWNLOAD_URL_TTL_SECONDS, UPLOAD_URL_TTL_SECONDS } from '../storage/blob-store';
 import { CatalogQueries } from './catalog-queries';
+import type { ListingState } from './listing';
 import { Entitlements } from './entitlement';
+import { assertServable, ServedFile } from './published-files';
 import { assertShardName, shardPrefix } from './shards';
 import { assertWithinMaxBytes } from './upload-policy';
 
@@ -19,8 +21,9 @@ export class CreateShardDto {
 }
 
 /**
- * Shards of a dataset. The list is read from storage, so it shows what actually landed;
- * a shard has landed or it has not (no resume within one).
+ * Shards of a dataset. Until its first publish the list is read from storage, so it shows
+ * what actually landed (a shard has landed or it has not: no resume within one); the
+ * first publish freezes them, and from then on the shards are the ones it recorded.
  */
 @Controller('v1/datasets/:idOrSlug/shards')
 export class ShardsController {
@@ -31,7 +34,7 @@ export class ShardsController {
     private readonly entitlements: Entitlements,
   ) {}
 
-  /** Only the owner adds shards, in any state of the dataset. */
+  /** Only the owner adds shards, until the dataset's first publish fixes them. */
   @Post()
   @HttpCode(200)
   @RequireScope('datasets:upload')
@@ -40,6 +43,9 @@ export class ShardsController {
     assertWithinMaxBytes(body.size, this.settings.uploadMaxBytes, 'size');
     const dataset = await this.queries.findOwn(auth.mode, auth.accountId, idOrSlug, 'dataset');
     if (!dataset) throw Errors.notFound('dataset');
+    if (dataset.published_files) {
+      throw Errors.invalidRequest('This dataset was published, which fixed its shards; publish new data as a new dataset.');
+    }
     const storagePath = `${shardPrefix(dataset)}${body.name}`;
     const signed = await this.store.signUpload(storagePath, { expiresIn: UPLOAD_URL_TTL_SECONDS, maxBytes: body.size });
     return { name: body.name, size: body.size, storage_path: storagePath, upload_url: signed.url, token: signed.token, expires_in: signed.expiresIn };
@@ -50,8 +56,7 @@ export class ShardsController {
   async list(@Auth() auth: AuthContext, @Param('idOrSlug') idOrSlug: string) {
     const dataset = await this.queries.findVisible(auth.mode, auth.accountId, 'dataset', idOrSlug);
     if (!dataset) throw Errors.notFound('dataset');
-    const prefix = shardPrefix(dataset);
-    const items = (await this.store.list(prefix)).map((o) => ({ name: o.path.slice(prefix.length), size: o.size }));
+    const items = (await this.shards(dataset)).map(({ name, size, sha256 }) => ({ name, size, sha256 }));
     return { items, count: items.length, total_bytes: items.reduce((sum, s) => sum + s.size, 0) };
   }
 
@@ -63,9 +68,22 @@ export class ShardsController {
     const dataset = await this.queries.findVisible(auth.mode, auth.accountId, 'dataset', idOrSlug);
     if (!dataset) throw Errors.notFound('dataset');
     await this.entitlements.assertEntitled(auth, dataset);
+    const shard = dataset.published_files ? dataset.published_files.find((s) => s.name === name) : await this.landed(dataset, name);
+    if (!shard) throw Errors.notFound('shard');
+    await assertServable(this.store, dataset, shard);
+    const url = await this.store.signDownload(shard.path, { expiresIn: DOWNLOAD_URL_TTL_SECONDS, fileName: name });
+    return { name, size: shard.size, sha256: shard.sha256, url, expires_in: DOWNLOAD_URL_TTL_SECONDS };
+  }
+
+  /** The frozen shards of a published dataset, else (drafts, datasets published before shards were recorded) what landed. */
+  private async shards(dataset: ListingState): Promise<ServedFile[]> {
+    if (dataset.published_files) return dataset.published_files;
+    const prefix = shardPrefix(dataset);
+    return (await this.store.list(prefix)).map((o) => ({ name: o.path.slice(prefix.length), path: o.path, size: o.size, sha256: null }));
+  }
+
+  private async landed(dataset: ListingState, name: string): Promise<ServedFile | undefined> {
     const object = await this.store.stat(`${shardPrefix(dataset)}${name}`);
-    if (!object) throw Errors.notFound('shard');
-    const url = await this.store.signDownload(object.path, { expiresIn: DOWNLOAD_URL_TTL_SECONDS, fileName: name });
-    return { name, size: object.size, url, expires_in: DOWNLOAD_URL_TTL_SECONDS };
+    return object && { name, path: object.path, size: object.size, sha256: null };
   }
 }

@@ -1,3 +1,6 @@
+import { createHash } from 'node:crypto';
+import { Transform, TransformCallback } from 'node:stream';
+
 /**
  * The BlobStore port: object storage reached by clients through signed URLs, so artifact
  * bytes never pass through the API. Adapters: the local store under DATA_DIR (the service
@@ -7,6 +10,12 @@
 export interface StoredObject {
   path: string;
   size: number;
+}
+
+/** An object copied to its content-addressed key: published/<sha256>. */
+export interface FrozenObject extends StoredObject {
+  /** Lowercase hex SHA-256 of the bytes. */
+  sha256: string;
 }
 
 export interface SignedUpload {
@@ -25,6 +34,20 @@ export interface BlobStore {
   stat(path: string): Promise<StoredObject | undefined>;
   /** Every landed object whose path starts with prefix, in path order. */
   list(prefix: string): Promise<StoredObject[]>;
+  /**
+   * Copies the object at path to published/<sha256 of its bytes>, a key no upload URL ever
+   * names, so later writes to path cannot change the copy. The bytes hashed are the bytes
+   * copied even if path is overwritten meanwhile (or ObjectChangedError). Undefined when
+   * nothing is stored at path.
+   */
+  freeze(path: string): Promise<FrozenObject | undefined>;
+}
+
+/** The object changed while it was being frozen; nothing was published. */
+export class ObjectChangedError extends Error {
+  constructor(readonly path: string) {
+    super(`the object at ${path} changed while it was being copied`);
+  }
 }
 
 export const BLOB_STORE = Symbol('BlobStore');
@@ -33,6 +56,41 @@ export const BLOB_STORE = Symbol('BlobStore');
 export const UPLOAD_URL_TTL_SECONDS = 3600;
 /** Download and shard URLs (spec part 8). */
 export const DOWNLOAD_URL_TTL_SECONDS = 120;
+
+const PUBLISHED_PREFIX = 'published/';
+
+export function publishedPath(sha256: string): string {
+  return `${PUBLISHED_PREFIX}${sha256}`;
+}
+
+/** Published keys are written by freeze() only: adapters refuse to sign an upload URL for one. */
+export function assertUploadable(path: string): void {
+  if (path.startsWith(PUBLISHED_PREFIX)) throw new Error(`published objects cannot be uploaded to: ${path}`);
+}
+
+/** Passes bytes through unchanged while counting them and taking their SHA-256 (read after the end). */
+export class Digest extends Transform {
+  size = 0;
+  sha256 = '';
+  private readonly hash = createHash('sha256');
+
+  _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
+    this.size += chunk.length;
+    this.hash.update(chunk);
+    callback(null, chunk);
+  }
+
+  _flush(callback: TransformCallback): void {
+    this.sha256 = this.hash.digest('hex');
+    callback();
+  }
+}
+
+/** The content-disposition a download is served with: an ASCII fallback name plus the exact one (RFC 6266). */
+export function contentDisposition(fileName: string): string {
+  const ascii = fileName.replace(/[^\x20-\x7e]|["\\]/g, '_');
+  return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(fileName).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)}`;
+}
 
 const SAFE_SEGMENT = /^[A-Za-z0-9._-]+$/;
 

@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { PassThrough } from 'node:stream';
 import { sendError } from '../platform/error-filter';
 import { ApiError, Errors } from '../platform/errors';
-import { isSafeObjectPath } from './blob-store';
+import { contentDisposition, isSafeObjectPath } from './blob-store';
 import { LocalBlobStore, ObjectTooLargeError } from './local-blob-store';
 import { SignedFields } from './url-signature';
 
@@ -11,6 +11,7 @@ interface SignedQuery {
   method?: string;
   expires?: string;
   max_bytes?: string;
+  file_name?: string;
   signature?: string;
 }
 
@@ -24,7 +25,10 @@ function authorize(store: LocalBlobStore, request: FastifyRequest, method: 'GET'
     throw urlRefused('it was not signed for this request');
   }
   if (method === 'PUT' && !/^\d+$/.test(q.max_bytes ?? '')) throw urlRefused('it was not signed for this request');
-  const fields: SignedFields = { method, path: objectPath, expires: Number(q.expires), maxBytes: method === 'PUT' ? Number(q.max_bytes) : 0 };
+  const fields: SignedFields =
+    method === 'PUT'
+      ? { method, path: objectPath, expires: Number(q.expires), maxBytes: Number(q.max_bytes) }
+      : { method, path: objectPath, expires: Number(q.expires), maxBytes: 0, fileName: q.file_name ?? '' };
   const check = store.check(fields, q.signature);
   if (check === 'expired') throw urlRefused('it has expired');
   if (check === 'invalid') throw urlRefused('the signature does not match');
@@ -76,11 +80,10 @@ async function get(store: LocalBlobStore, request: FastifyRequest, reply: Fastif
   const object = await store.stat(fields.path);
   if (!object) throw Errors.notFound('object');
   const range = parseRange(request.headers.range, object.size);
-  const fileName = fields.path.slice(fields.path.lastIndexOf('/') + 1);
   reply
     .header('accept-ranges', 'bytes')
     .header('content-type', 'application/octet-stream')
-    .header('content-disposition', `attachment; filename="${fileName}"`);
+    .header('content-disposition', contentDisposition(fields.fileName || fields.path.slice(fields.path.lastIndexOf('/') + 1)));
   if (range === 'unsatisfiable') {
     reply.header('content-range', `bytes */${object.size}`);
     throw new ApiError(416, 'range_not_satisfiable', `The requested range is outside the object's ${object.size} bytes.`);

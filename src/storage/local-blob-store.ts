@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Readable, Transform, TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { BlobStore, isSafeObjectPath, SignedUpload, StoredObject } from './blob-store';
+import { assertUploadable, BlobStore, Digest, FrozenObject, isSafeObjectPath, publishedPath, SignedUpload, StoredObject } from './blob-store';
 import { sign, SignedFields, SignatureCheck, verify } from './url-signature';
 
 export class ObjectTooLargeError extends Error {
@@ -55,13 +55,14 @@ export class LocalBlobStore implements BlobStore {
   }
 
   async signUpload(objectPath: string, options: { expiresIn: number; maxBytes: number }): Promise<SignedUpload> {
+    assertUploadable(objectPath);
     const fields: SignedFields = { method: 'PUT', path: objectPath, expires: this.expiry(options.expiresIn), maxBytes: options.maxBytes };
     const signature = sign(this.secret, fields);
     return { url: this.url(fields, signature), token: signature, expiresIn: options.expiresIn };
   }
 
   async signDownload(objectPath: string, options: { expiresIn: number; fileName: string }): Promise<string> {
-    const fields: SignedFields = { method: 'GET', path: objectPath, expires: this.expiry(options.expiresIn), maxBytes: 0 };
+    const fields: SignedFields = { method: 'GET', path: objectPath, expires: this.expiry(options.expiresIn), maxBytes: 0, fileName: options.fileName };
     return this.url(fields, sign(this.secret, fields));
   }
 
@@ -123,6 +124,27 @@ export class LocalBlobStore implements BlobStore {
     return { path: objectPath, size: cap.bytes };
   }
 
+  /**
+   * One read of the source feeds both the hash and a temp file, which is renamed to its
+   * hash's key; a write to objectPath meanwhile replaces the path, not the file being read.
+   */
+  async freeze(objectPath: string): Promise<FrozenObject | undefined> {
+    const source = this.file(objectPath);
+    const temp = path.join(this.tmpDir, `${randomBytes(12).toString('hex')}.part`);
+    const digest = new Digest();
+    try {
+      await pipeline(fs.createReadStream(source), digest, fs.createWriteStream(temp, { flags: 'wx' }));
+      const frozen = publishedPath(digest.sha256);
+      await fs.promises.mkdir(path.dirname(this.file(frozen)), { recursive: true });
+      await fs.promises.rename(temp, this.file(frozen));
+      return { path: frozen, size: digest.size, sha256: digest.sha256 };
+    } catch (error) {
+      await fs.promises.rm(temp, { force: true });
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw error;
+    }
+  }
+
   /** A byte range [start, end] of a stored object (inclusive, as in HTTP Range). */
   read(objectPath: string, range?: { start: number; end: number }): Readable {
     return fs.createReadStream(this.file(objectPath), range);
@@ -144,7 +166,7 @@ export class LocalBlobStore implements BlobStore {
     const query = new URLSearchParams({
       method: fields.method,
       expires: String(fields.expires),
-      ...(fields.method === 'PUT' ? { max_bytes: String(fields.maxBytes) } : {}),
+      ...(fields.method === 'PUT' ? { max_bytes: String(fields.maxBytes) } : { file_name: fields.fileName ?? '' }),
       signature,
     });
     return `${this.publicBaseUrl}/storage/${encoded}?${query}`;

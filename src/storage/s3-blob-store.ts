@@ -1,7 +1,14 @@
-import { GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { CopyObjectCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { S3Settings } from '../config/settings';
-import { BlobStore, SignedUpload, StoredObject } from './blob-store';
+import { Readable, Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { assertUploadable, BlobStore, contentDisposition, Digest, FrozenObject, ObjectChangedError, publishedPath, SignedUpload, StoredObject } from './blob-store';
+
+const isNotFound = (error: unknown): boolean => {
+  const e = error as { name?: string; $metadata?: { httpStatusCode?: number } };
+  return e.name === 'NotFound' || e.name === 'NoSuchKey' || e.$metadata?.httpStatusCode === 404;
+};
 
 /**
  * Objects in an S3 bucket (or any S3-protocol server), credentials from AWS_ACCESS_KEY_ID /
@@ -26,6 +33,7 @@ export class S3BlobStore implements BlobStore {
   }
 
   async signUpload(path: string, options: { expiresIn: number; maxBytes: number }): Promise<SignedUpload> {
+    assertUploadable(path);
     const url = await getSignedUrl(
       this.client,
       new PutObjectCommand({ Bucket: this.bucket, Key: path, ContentLength: options.maxBytes }),
@@ -40,7 +48,7 @@ export class S3BlobStore implements BlobStore {
       new GetObjectCommand({
         Bucket: this.bucket,
         Key: path,
-        ResponseContentDisposition: `attachment; filename="${options.fileName.replace(/["\\\r\n]/g, '_')}"`,
+        ResponseContentDisposition: contentDisposition(options.fileName),
       }),
       { expiresIn: options.expiresIn },
     );
@@ -51,10 +59,38 @@ export class S3BlobStore implements BlobStore {
       const head = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: path }));
       return { path, size: head.ContentLength ?? 0 };
     } catch (error) {
-      const e = error as { name?: string; $metadata?: { httpStatusCode?: number } };
-      if (e.name === 'NotFound' || e.name === 'NoSuchKey' || e.$metadata?.httpStatusCode === 404) return undefined;
+      if (isNotFound(error)) return undefined;
       throw error;
     }
+  }
+
+  /**
+   * Hashes the object as one GET streams it, then copies it server-side on condition that
+   * its ETag is still the one hashed (x-amz-copy-source-if-match), so the copy holds the
+   * bytes hashed or fails. A single CopyObject takes objects up to 5 GiB, the upload cap.
+   */
+  async freeze(path: string): Promise<FrozenObject | undefined> {
+    let source;
+    try {
+      source = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: path }));
+    } catch (error) {
+      if (isNotFound(error)) return undefined;
+      throw error;
+    }
+    const digest = new Digest();
+    await pipeline(source.Body as Readable, digest, new Writable({ write: (_chunk, _encoding, done) => done() }));
+    const frozen = publishedPath(digest.sha256);
+    try {
+      await this.client.send(
+        // Keys are safe segments ([A-Za-z0-9._-]), so the copy source needs no encoding.
+        new CopyObjectCommand({ Bucket: this.bucket, Key: frozen, CopySource: `${this.bucket}/${path}`, CopySourceIfMatch: source.ETag }),
+      );
+    } catch (error) {
+      const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+      if (status === 412 || isNotFound(error)) throw new ObjectChangedError(path);
+      throw error;
+    }
+    return { path: frozen, size: digest.size, sha256: digest.sha256 };
   }
 
   async list(prefix: string): Promise<StoredObject[]> {

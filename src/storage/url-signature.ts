@@ -2,8 +2,8 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 
 /**
  * The local store's signed URLs: an HMAC-SHA256 over the method, the object path, the
- * expiry and the size cap, so changing any of them (or replaying a GET URL as a PUT)
- * breaks the signature.
+ * expiry, the size cap and (GET) the file name it is served as, so changing any of them
+ * (or replaying a GET URL as a PUT) breaks the signature.
  */
 export interface SignedFields {
   method: 'GET' | 'PUT';
@@ -12,11 +12,14 @@ export interface SignedFields {
   expires: number;
   /** PUT only: the most bytes the upload may carry (0 for GET). */
   maxBytes: number;
+  /** GET only: the name in content-disposition (published objects are stored under their hash). */
+  fileName?: string;
 }
 
 export function sign(secret: string, fields: SignedFields): string {
+  const signed = `${fields.method}\n${fields.path}\n${fields.expires}\n${fields.maxBytes}`;
   return createHmac('sha256', secret)
-    .update(`${fields.method}\n${fields.path}\n${fields.expires}\n${fields.maxBytes}`)
+    .update(fields.method === 'GET' ? `${signed}\n${fields.fileName ?? ''}` : signed)
     .digest('hex');
 }
 

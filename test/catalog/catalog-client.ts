@@ -1,4 +1,8 @@
+import { createHash } from 'node:crypto';
 import { TestApp } from '../support/app';
+
+/** Lowercase hex SHA-256, as the API reports published files. */
+export const sha256 = (content: string) => createHash('sha256').update(content).digest('hex');
 
 /** Path and query of a signed URL of the local store, for Fastify inject. */
 export const localPath = (url: string) => {

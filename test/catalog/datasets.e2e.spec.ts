@@ -1,5 +1,5 @@
 import { startTestApp, TestApp } from '../support/app';
-import { eventsOf, localPath } from './catalog-client';
+import { eventsOf, localPath, sha256 } from './catalog-client';
 
 describe('datasets and shards', () => {
   let t: TestApp;
@@ -48,8 +48,8 @@ describe('datasets and shards', () => {
     const shards = await t.request('GET', `/v1/datasets/${dataset.id}/shards`, { key: owner.key });
     expect(shards.body).toEqual({
       items: [
-        { name: 'part-0001.mcap', size: 4 },
-        { name: 'part-0002.mcap', size: 6 },
+        { name: 'part-0001.mcap', size: 4, sha256: null },
+        { name: 'part-0002.mcap', size: 6, sha256: null },
       ],
       count: 2,
       total_bytes: 10,
@@ -65,7 +65,7 @@ describe('datasets and shards', () => {
     expect((await t.request('GET', '/v1/models?q=lidar', { key: owner.key })).status).toBe(403);
 
     const shard = await t.request('GET', `/v1/datasets/${dataset.id}/shards/part-0002.mcap`, { key: reader.key });
-    expect(shard.body).toEqual({ name: 'part-0002.mcap', size: 6, url: expect.any(String), expires_in: 120 });
+    expect(shard.body).toEqual({ name: 'part-0002.mcap', size: 6, sha256: sha256('bbbbbb'), url: expect.any(String), expires_in: 120 });
     expect((await t.request('GET', localPath(shard.body.url))).text).toBe('bbbbbb');
     expect((await t.request('GET', `/v1/datasets/${dataset.id}/shards/never.mcap`, { key: reader.key })).status).toBe(404);
   });

@@ -1,5 +1,5 @@
 import { startTestApp, TestApp } from '../support/app';
-import { eventsOf, localPath, publishModel } from './catalog-client';
+import { eventsOf, localPath, publishModel, sha256 } from './catalog-client';
 
 describe('POST /v1/models/{id_or_slug}/download', () => {
   let t: TestApp;
@@ -17,7 +17,7 @@ describe('POST /v1/models/{id_or_slug}/download', () => {
     const model = await publishModel(t, seller.key, { title: 'Free Policy' }, 'free-weights');
     const res = await t.request('POST', `/v1/models/${model.slug}/download`, { key: buyer.key });
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ url: expect.stringContaining('/storage/'), expires_in: 120, file_name: 'policy.onnx', file_size: 12 });
+    expect(res.body).toEqual({ url: expect.stringContaining('/storage/'), expires_in: 120, file_name: 'policy.onnx', file_size: 12, file_sha256: sha256('free-weights') });
     const bytes = await t.request('GET', localPath(res.body.url));
     expect(bytes.status).toBe(200);
     expect(bytes.text).toBe('free-weights');

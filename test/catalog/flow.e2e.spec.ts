@@ -74,7 +74,7 @@ describe.each(['local', 's3'] as const)('upload, publish, search and download on
     expect((await storage('PUT', minted.body.upload_url, 'mcap!')).status).toBe(200);
     await t.request('POST', `/v1/datasets/${dataset.body.id}/shards`, { key: owner.key, body: { name: 'run-2.mcap', size: 5 } });
     expect((await t.request('GET', `/v1/datasets/${dataset.body.id}/shards`, { key: owner.key })).body).toEqual({
-      items: [{ name: 'run-1.mcap', size: 5 }],
+      items: [{ name: 'run-1.mcap', size: 5, sha256: null }],
       count: 1,
       total_bytes: 5,
     });

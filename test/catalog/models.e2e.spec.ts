@@ -1,5 +1,5 @@
 import { startTestApp, TestApp } from '../support/app';
-import { eventsOf, modelBody, publishModel, upload } from './catalog-client';
+import { eventsOf, modelBody, publishModel, sha256, upload } from './catalog-client';
 
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
@@ -39,7 +39,7 @@ describe('models: publish, read, update, unpublish', () => {
       ros_compatible: false,
       jetson_compatible: false,
       isaac_sim_compatible: false,
-      file: { name: 'arm-policy.onnx', size: 8, extension: '.onnx' },
+      file: { name: 'arm-policy.onnx', size: 8, extension: '.onnx', sha256: sha256('weights!') },
       downloads: 0,
       featured: false,
       author: { slug: 'robo-lab', name: 'Robo Lab' },
@@ -59,6 +59,7 @@ describe('models: publish, read, update, unpublish', () => {
       account_id: seller.accountId,
       mode: 'test',
       listing: res.body,
+      files: [{ name: 'arm-policy.onnx', size: 8, sha256: sha256('weights!'), path: `published/${sha256('weights!')}` }],
       published_at: res.body.updated_at,
     });
   });

@@ -51,6 +51,18 @@ describe('local blob store signed URLs', () => {
     expect(outside.status).toBe(416);
   });
 
+  it('serves a download under the file name it was signed for, and refuses another name', async () => {
+    const g = await grant('named.onnx', 3);
+    await t.request('PUT', local(g.upload_url), { payload: 'abc' });
+    const frozen = await store.freeze(g.storage_path);
+    const url = new URL(await store.signDownload(frozen!.path, { expiresIn: 120, fileName: 'grasp "v2".onnx' }));
+    const res = await t.request('GET', local(url.toString()));
+    expect(res.text).toBe('abc');
+    expect(res.headers['content-disposition']).toBe(`attachment; filename="grasp _v2_.onnx"; filename*=UTF-8''grasp%20%22v2%22.onnx`);
+    url.searchParams.set('file_name', 'other.exe');
+    expect((await t.request('GET', local(url.toString()))).status).toBe(403);
+  });
+
   it('refuses a tampered signature, path, size cap or method with 403 and stores nothing', async () => {
     const g = await grant('tamper.onnx', 10);
     const u = new URL(g.upload_url);

@@ -19,6 +19,13 @@ describe('local signed URL signatures', () => {
     expect(verify(secret, changed, signature, 0)).toBe('invalid');
   });
 
+  it('binds a GET URL to the file name it is served as', () => {
+    const get: SignedFields = { method: 'GET', path: 'published/abc', expires: 1000, maxBytes: 0, fileName: 'policy.onnx' };
+    const signed = sign(secret, get);
+    expect(verify(secret, get, signed, 0)).toBe('valid');
+    expect(verify(secret, { ...get, fileName: 'other.exe' }, signed, 0)).toBe('invalid');
+  });
+
   it('rejects another secret and malformed signatures, reporting tampering before expiry', () => {
     expect(verify('other', fields, signature, 0)).toBe('invalid');
     expect(verify(secret, fields, 'zz', 0)).toBe('invalid');

@@ -7,16 +7,20 @@ import { CatalogQueries } from '../catalog-queries';
 import { Entitlements } from '../entitlement';
 import { AssetDownloaded, CatalogEvents } from '../events';
 import { ListingStore } from '../listing-store';
+import { assertServable, servedModelFile } from '../published-files';
 
 export interface DownloadGrant {
   url: string;
   expires_in: number;
   file_name: string;
   file_size: number;
+  /** Recorded at publish, so the buyer can check the bytes; null for listings published before it was. */
+  file_sha256: string | null;
 }
 
 /**
- * POST /v1/models/{id_or_slug}/download: a 120 s signed URL for an entitled caller. A
+ * POST /v1/models/{id_or_slug}/download: a 120 s signed URL for an entitled caller, of the
+ * copy frozen at publish, after checking it is still the size recorded. A
  * download by someone other than the seller is recorded (AssetDownloaded), which counts
  * it and fires asset.downloaded; the seller fetching their own file is not a download.
  */
@@ -46,8 +50,10 @@ export class DownloadAssetHandler implements ICommandHandler<DownloadAssetComman
     const { state: listing } = await this.listings.load(auth.mode, visible.id);
     if (listing.status !== 'published' && listing.account_id !== auth.accountId) throw Errors.notFound('model');
     // Only the owner can see a listing without a file: their own draft that never got one.
-    if (!listing.file) throw Errors.invalidRequest('This draft has no file yet; give it storage_path, file_name and file_size.');
+    const file = servedModelFile(listing);
+    if (!file) throw Errors.invalidRequest('This draft has no file yet; give it storage_path, file_name and file_size.');
     await this.entitlements.assertEntitled(auth, listing);
+    await assertServable(this.blobs, listing, file);
     if (listing.account_id !== auth.accountId) {
       const data: AssetDownloaded = {
         listing_id: listing.id,
@@ -61,12 +67,12 @@ export class DownloadAssetHandler implements ICommandHandler<DownloadAssetComman
       // and concurrent downloads of a popular listing must not fail each other with 409.
       await this.listings.append(listing, auth.mode, listing.id, [{ type: CatalogEvents.AssetDownloaded, data: { ...data } }], 'any');
     }
-    const file = listing.file;
     return {
-      url: await this.blobs.signDownload(file.storage_path, { expiresIn: DOWNLOAD_URL_TTL_SECONDS, fileName: file.name }),
+      url: await this.blobs.signDownload(file.path, { expiresIn: DOWNLOAD_URL_TTL_SECONDS, fileName: file.name }),
       expires_in: DOWNLOAD_URL_TTL_SECONDS,
       file_name: file.name,
       file_size: file.size,
+      file_sha256: file.sha256,
     };
   }
 }

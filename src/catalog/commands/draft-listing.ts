@@ -11,7 +11,7 @@ import { BLOB_STORE, BlobStore } from '../../storage/blob-store';
 import { CatalogEvents, ListingDetails, ListingDrafted, ListingKind } from '../events';
 import { assertValidPrice, evolve, ListingState } from '../listing';
 import { ListingStore } from '../listing-store';
-import { assertFileReference, validateForPublish } from '../publish-validation';
+import { assertFileReference, preparePublication } from '../publish-validation';
 import { publishedEvent } from './publish-listing';
 
 /** A new listing as a draft, or (POST /v1/models) drafted and published in one append. */
@@ -54,11 +54,11 @@ export class DraftListingHandler implements ICommandHandler<DraftListingCommand>
       created_at: now,
     };
     // Validate before claiming a slug, so rejected input leaves no trace at all.
-    if (publish) await validateForPublish(evolve(undefined, { type: CatalogEvents.ListingDrafted, data: drafted })!, this.blobs);
+    const files = publish ? await preparePublication(evolve(undefined, { type: CatalogEvents.ListingDrafted, data: drafted })!, this.blobs) : [];
     drafted.slug = await this.claimSlug(auth, details.title || kind, listingId);
     const draft = evolve(undefined, { type: CatalogEvents.ListingDrafted, data: drafted })!;
     const events: NewEvent[] = [{ type: CatalogEvents.ListingDrafted, data: { ...drafted } }];
-    if (publish) events.push(publishedEvent(draft, now));
+    if (publish) events.push(publishedEvent(draft, now, files));
     return this.listings.append(undefined, auth.mode, listingId, events, 'no_stream');
   }
 

@@ -5,14 +5,14 @@ import type { AuthContext } from '../../platform/auth/auth-context';
 import { Errors } from '../../platform/errors';
 import { BLOB_STORE, BlobStore } from '../../storage/blob-store';
 import { CatalogQueries } from '../catalog-queries';
-import { CatalogEvents, ListingKind, ListingPublished } from '../events';
+import { CatalogEvents, ListingKind, ListingPublished, PublishedFile } from '../events';
 import { evolve, ListingState, toPublicObject } from '../listing';
 import { ListingStore } from '../listing-store';
-import { validateForPublish } from '../publish-validation';
+import { preparePublication } from '../publish-validation';
 
-/** ListingPublished carries the public object as it reads once published (the webhook payload). */
-export function publishedEvent(listing: ListingState, at: string): NewEvent {
-  const data: ListingPublished = { listing_id: listing.id, account_id: listing.account_id, mode: listing.mode, listing: {}, published_at: at };
+/** ListingPublished carries the public object as it reads once published (the webhook payload) and the files buyers get. */
+export function publishedEvent(listing: ListingState, at: string, files: PublishedFile[]): NewEvent {
+  const data: ListingPublished = { listing_id: listing.id, account_id: listing.account_id, mode: listing.mode, listing: {}, files, published_at: at };
   data.listing = toPublicObject(evolve(listing, { type: CatalogEvents.ListingPublished, data })!);
   return { type: CatalogEvents.ListingPublished, data: { ...data } };
 }
@@ -38,8 +38,8 @@ export class PublishListingHandler implements ICommandHandler<PublishListingComm
     return this.listings.retryOnConflict(async () => {
       const { state, revision } = await this.listings.load(auth.mode, own.id);
       if (state.status === 'published') return state;
-      await validateForPublish(state, this.blobs);
-      return this.listings.append(state, auth.mode, state.id, [publishedEvent(state, new Date().toISOString())], revision);
+      const files = await preparePublication(state, this.blobs);
+      return this.listings.append(state, auth.mode, state.id, [publishedEvent(state, new Date().toISOString(), files)], revision);
     });
   }
 }

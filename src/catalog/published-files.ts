@@ -1,0 +1,57 @@
+import { Logger } from '@nestjs/common';
+import { ApiError, Errors } from '../platform/errors';
+import { BlobStore, ObjectChangedError } from '../storage/blob-store';
+import type { PublishedFile } from './events';
+import type { ListingState } from './listing';
+
+/**
+ * Published files are immutable: publishing copies each file to its content-addressed key
+ * (BlobStore.freeze) and records name, size and sha256 in ListingPublished; buyers are
+ * served that copy, checked before every download. Upload URLs only ever write the
+ * seller's staging keys, so they cannot change what buyers get.
+ */
+const logger = new Logger('PublishedFiles');
+
+export const fileNotFound = (what: string) => new ApiError(400, 'file_not_found', what);
+
+/** Copies the object at path to its content-addressed key and describes the copy. */
+export async function freezeFile(store: BlobStore, name: string, path: string): Promise<PublishedFile> {
+  let frozen;
+  try {
+    frozen = await store.freeze(path);
+  } catch (error) {
+    if (error instanceof ObjectChangedError) throw Errors.conflict(`"${name}" was overwritten while it was being published; retry the request.`);
+    throw error;
+  }
+  if (!frozen) throw fileNotFound(`Nothing is stored at "${path}" yet; PUT the bytes to the upload_url first.`);
+  return { name, size: frozen.size, sha256: frozen.sha256, path: frozen.path };
+}
+
+/** A file buyers may be served; sha256 is null for listings published before it was recorded. */
+export type ServedFile = Pick<PublishedFile, 'name' | 'path' | 'size'> & { sha256: string | null };
+
+/**
+ * A model's file as buyers get it: the copy frozen at publish or, for a listing published
+ * before files were recorded (or the owner's draft), its upload at the declared size.
+ */
+export function servedModelFile(listing: ListingState): ServedFile | undefined {
+  const frozen = listing.published_files?.[0];
+  if (frozen) return frozen;
+  return listing.file ? { name: listing.file.name, path: listing.file.storage_path, size: listing.file.size, sha256: null } : undefined;
+}
+
+/**
+ * Checked before a download URL is signed (one HEAD): the object is there with the size
+ * recorded. Anything else is logged and refused rather than served.
+ */
+export async function assertServable(store: BlobStore, listing: ListingState, file: ServedFile): Promise<void> {
+  const object = await store.stat(file.path);
+  if (object?.size === file.size) return;
+  const found = object ? `${object.size} bytes` : 'nothing';
+  logger.error(`listing ${listing.id} (${listing.mode}): "${file.path}" holds ${found}, ${file.size} bytes were published; not served`);
+  throw new ApiError(
+    409,
+    'file_mismatch',
+    `The stored file "${file.name}" is not the one published (${file.size} bytes${file.sha256 ? `, sha256 ${file.sha256}` : ''}; storage holds ${found}), so it is not served. This has been logged.`,
+  );
+}

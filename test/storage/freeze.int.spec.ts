@@ -1,0 +1,62 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { Readable } from 'node:stream';
+import { loadSettings } from '../../src/config/settings';
+import { BlobStore } from '../../src/storage/blob-store';
+import { LocalBlobStore } from '../../src/storage/local-blob-store';
+import { S3BlobStore } from '../../src/storage/s3-blob-store';
+import { sha256 } from '../catalog/catalog-client';
+import { startS3Server, S3TestServer } from './s3-server';
+
+/**
+ * BlobStore.freeze on both adapters: the copy lands at published/<sha256>, later writes to
+ * the source leave it alone, and no upload URL can be signed for a published key.
+ */
+describe.each(['local', 's3'] as const)('freeze on the %s store', (adapter) => {
+  let s3: S3TestServer | undefined;
+  let store: BlobStore;
+  let put: (key: string, content: string) => Promise<void>;
+  let read: (key: string) => Promise<string>;
+
+  beforeAll(async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-freeze-'));
+    if (adapter === 'local') {
+      const local = new LocalBlobStore(dataDir, 'http://127.0.0.1:1');
+      store = local;
+      put = async (key, content) => void (await local.write(key, Readable.from([Buffer.from(content)]), 1024));
+      read = async (key) => fs.readFileSync(path.join(dataDir, 'blobs', key), 'utf8');
+      return;
+    }
+    s3 = await startS3Server();
+    store = S3BlobStore.fromSettings(loadSettings({ DATA_DIR: dataDir, ...s3.env }).s3!);
+    put = async (key, content) => {
+      const signed = await store.signUpload(key, { expiresIn: 60, maxBytes: content.length });
+      expect((await fetch(signed.url, { method: 'PUT', body: content })).status).toBe(200);
+    };
+    read = async (key) => (await fetch(await store.signDownload(key, { expiresIn: 60, fileName: 'x' }))).text();
+  });
+  afterAll(() => s3?.close());
+
+  it('copies an object to published/<sha256> and a later write to the source leaves the copy as it was', async () => {
+    await put('user/acct_a/1-policy.onnx', 'sixteen-bytes-v1');
+    const frozen = await store.freeze('user/acct_a/1-policy.onnx');
+    expect(frozen).toEqual({ path: `published/${sha256('sixteen-bytes-v1')}`, size: 16, sha256: sha256('sixteen-bytes-v1') });
+
+    await put('user/acct_a/1-policy.onnx', 'evil!');
+    expect(await store.stat(frozen!.path)).toEqual({ path: frozen!.path, size: 16 });
+    expect(await read(frozen!.path)).toBe('sixteen-bytes-v1');
+    expect(await read('user/acct_a/1-policy.onnx')).toBe('evil!');
+  });
+
+  it('freezes identical bytes to the same key, and answers undefined when nothing is stored', async () => {
+    await put('user/acct_b/1-a.csv', 'same');
+    await put('user/acct_c/2-b.csv', 'same');
+    expect((await store.freeze('user/acct_b/1-a.csv'))!.path).toBe((await store.freeze('user/acct_c/2-b.csv'))!.path);
+    expect(await store.freeze('user/acct_b/nothing.csv')).toBeUndefined();
+  });
+
+  it('refuses to sign an upload URL for a published key', async () => {
+    await expect(store.signUpload(`published/${sha256('x')}`, { expiresIn: 60, maxBytes: 1 })).rejects.toThrow(/published/);
+  });
+});
