@@ -169,7 +169,12 @@ export class ProjectionRunner {
     }
     for (const [name, spec] of wanted) {
       if (this.running.has(name) || !(await this.leases.tryAcquire(name))) continue;
-      const consumer = new Consumer(this.db, this.store, spec, { maxAttempts: this.options.maxAttempts });
+      // Every consumer's progress wakes local waiters at once (waitFor), not on their next poll.
+      const onCommitted: ConsumerSpec['onCommitted'] = (events) => {
+        spec.onCommitted?.(events);
+        this.progress.emit('advanced');
+      };
+      const consumer = new Consumer(this.db, this.store, { ...spec, onCommitted }, { maxAttempts: this.options.maxAttempts });
       await consumer.start();
       this.running.set(name, consumer);
     }
@@ -197,7 +202,6 @@ export class ProjectionRunner {
         this.builds.withSchema(tx, build, async () => {
           for (const event of events) if (projection.handles.includes(event.type)) await projection.apply(tx, event);
         }),
-      onCommitted: () => this.progress.emit('advanced'),
       onCaughtUp: async () => {
         if (promoted) return;
         const wentLive = await this.builds.promote(projection, build.id);

@@ -1,0 +1,260 @@
+#!/usr/bin/env node
+/**
+ * Command latency through the whole service (issue 9): POST /v1/purchases -> pay on the
+ * sandbox page -> the purchase in the buyer's GET /v1/purchases and the sale in the seller's
+ * GET /v1/balance_transactions. p50/p99 at c=1 and c=20, on PGlite and on the Postgres
+ * server; on the server also with a transaction held open (idle, with an id) in another
+ * database, which must change nothing. Also "checkout-to-ledger": from the payment post to
+ * the sale readable in the seller's ledger.
+ *
+ * The service runs as its own process (node dist/src/main.js); this process only sends
+ * requests. Conditions alternate within each round; figures are medians over rounds.
+ *   node bench/checkout-latency.js [--json]     (npm run build first)
+ * DATABASE_URL names the server (default postgres://postgres@127.0.0.1:5432/postgres); the
+ * bench creates and drops its own database there. BENCH_ROUNDS (default 3).
+ */
+const { spawn } = require('node:child_process');
+const fs = require('node:fs');
+const net = require('node:net');
+const os = require('node:os');
+const path = require('node:path');
+const { Client } = require('pg');
+
+const ROUNDS = Number(process.env.BENCH_ROUNDS || 3);
+const json = process.argv.includes('--json');
+const serverUrl = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
+const ADMIN = 'bench-admin-token';
+const PHASES = [
+  { concurrency: 1, checkouts: 30 },
+  { concurrency: 20, checkouts: 120 },
+];
+const MODELS = 12;
+const WARM_UP = 20;
+
+const freePort = () =>
+  new Promise((resolve) => {
+    const s = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+
+async function startService(env) {
+  const port = await freePort();
+  const child = spawn(process.execPath, [path.join(__dirname, '../dist/src/main.js')], {
+    env: { ...process.env, ...env, PORT: String(port), ADMIN_TOKEN: ADMIN, NODE_ENV: 'development' },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const base = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 300; i++) {
+    try {
+      if ((await fetch(`${base}/v1/me`)).status === 401) return { base, child };
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('service did not start');
+}
+
+function client(base) {
+  const call = async (method, route, { key = ADMIN, body, form } = {}) => {
+    const headers = { authorization: `Bearer ${key}` };
+    let payload;
+    if (body !== undefined) {
+      headers['content-type'] = 'application/json';
+      payload = JSON.stringify(body);
+    }
+    if (form !== undefined) {
+      headers['content-type'] = 'application/x-www-form-urlencoded';
+      payload = form;
+    }
+    const res = await fetch(route.startsWith('http') ? route : `${base}${route}`, { method, headers, body: payload });
+    const text = await res.text();
+    let parsed;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      parsed = text;
+    }
+    return { status: res.status, body: parsed };
+  };
+  return call;
+}
+
+async function setUp(call, buyers) {
+  const seller = await call('POST', '/admin/accounts', { body: { name: 'Bench Seller', email: 'seller@example.com' } });
+  const sellerKey = (await call('POST', '/admin/keys', { body: { account: seller.body.id, mode: 'test' } })).body.key;
+  const models = [];
+  for (let i = 0; i < MODELS; i++) {
+    const content = `onnx-bytes-${i}`;
+    const grant = (await call('POST', '/v1/uploads', { key: sellerKey, body: { file_name: 'policy.onnx', file_size: content.length } })).body;
+    const put = await fetch(grant.upload_url, { method: 'PUT', body: content, headers: { 'content-type': 'application/octet-stream' } });
+    if (put.status !== 200) throw new Error(`upload failed: ${put.status}`);
+    const model = await call('POST', '/v1/models', {
+      key: sellerKey,
+      body: { title: `Bench Policy ${i}`, type: 'rl-policy', license: 'MIT', price_cents: 1000, storage_path: grant.storage_path, file_name: grant.file_name, file_size: grant.file_size, file_extension: grant.file_extension },
+    });
+    if (model.status !== 201) throw new Error(`publish failed: ${JSON.stringify(model.body)}`);
+    models.push(model.body.id);
+  }
+  const keys = [];
+  for (let i = 0; i < buyers; i++) {
+    const account = await call('POST', '/admin/accounts', { body: { name: `Bench Buyer ${i}`, email: `b${i}@example.com` } });
+    keys.push((await call('POST', '/admin/keys', { body: { account: account.body.id, mode: 'test', scopes: ['models:read'] } })).body.key);
+  }
+  // Every (buyer, model) pair can be bought once: hand them out in order.
+  const pairs = [];
+  for (const key of keys) for (const model of models) pairs.push({ key, model });
+  return { sellerKey, pairs };
+}
+
+async function checkout(call, sellerKey, { key, model }) {
+  const start = performance.now();
+  const session = await call('POST', '/v1/purchases', { key, body: { asset: model } });
+  if (session.status !== 201) throw new Error(`purchase: ${session.status} ${JSON.stringify(session.body)}`);
+  const paidAt = performance.now();
+  const paid = await call('POST', session.body.checkout_url, { form: 'card_number=4242424242424242' });
+  if (paid.status !== 200) throw new Error(`pay: ${paid.status}`);
+  for (;;) {
+    const [purchases, ledger] = await Promise.all([
+      call('GET', '/v1/purchases', { key }),
+      call('GET', '/v1/balance_transactions?type=sale&limit=200', { key: sellerKey }),
+    ]);
+    const purchase = purchases.body.items.find((p) => p.checkout_session_id === session.body.id);
+    const sale = purchase && ledger.body.items.find((t) => t.source && t.source.purchase_id === purchase.id);
+    if (sale) {
+      const end = performance.now();
+      return { total: end - start, toLedger: end - paidAt };
+    }
+    // Gentle enough that twenty pollers do not become the load (the answer is usually there already).
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+const quantile = (values, q) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+};
+const median = (values) => quantile(values, 0.5);
+
+async function phase(call, sellerKey, pairs, { concurrency, checkouts }) {
+  const totals = [];
+  const toLedger = [];
+  const work = pairs.splice(0, checkouts);
+  if (work.length < checkouts) throw new Error('ran out of buyer/model pairs');
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      for (let next = work.shift(); next; next = work.shift()) {
+        const r = await checkout(call, sellerKey, next);
+        totals.push(r.total);
+        toLedger.push(r.toLedger);
+      }
+    }),
+  );
+  return { p50: quantile(totals, 0.5), p99: quantile(totals, 0.99), ledgerP50: quantile(toLedger, 0.5) };
+}
+
+async function holdIdleTransaction() {
+  const other = new URL(serverUrl);
+  other.pathname = '/postgres';
+  const idle = new Client({ connectionString: other.toString() });
+  await idle.connect();
+  await idle.query('BEGIN');
+  await idle.query('SELECT pg_current_xact_id()');
+  return async () => {
+    await idle.query('ROLLBACK');
+    await idle.end();
+  };
+}
+
+/** Runs every phase under each condition, alternating their order round by round. */
+async function measure(backend, env, conditions) {
+  const pairsNeeded = WARM_UP + ROUNDS * conditions.length * PHASES.reduce((n, p) => n + p.checkouts, 0);
+  const { base, child } = await startService(env);
+  const call = client(base);
+  try {
+    const { sellerKey, pairs } = await setUp(call, Math.ceil(pairsNeeded / MODELS) + 1);
+    await phase(call, sellerKey, pairs, { concurrency: 4, checkouts: WARM_UP });
+    const samples = {};
+    for (let round = 0; round < ROUNDS; round++) {
+      const order = round % 2 === 0 ? conditions : [...conditions].reverse();
+      for (const condition of order) {
+        const release = condition === 'idle transaction in another database' ? await holdIdleTransaction() : undefined;
+        try {
+          for (const p of PHASES) {
+            const key = `${condition}|${p.concurrency}`;
+            (samples[key] ??= []).push(await phase(call, sellerKey, pairs, p));
+          }
+        } finally {
+          await release?.();
+        }
+      }
+    }
+    const rows = [];
+    for (const condition of conditions) {
+      for (const p of PHASES) {
+        const s = samples[`${condition}|${p.concurrency}`];
+        rows.push({
+          backend,
+          condition,
+          concurrency: p.concurrency,
+          p50_ms: +median(s.map((x) => x.p50)).toFixed(1),
+          p99_ms: +median(s.map((x) => x.p99)).toFixed(1),
+          checkout_to_ledger_p50_ms: +median(s.map((x) => x.ledgerP50)).toFixed(1),
+        });
+      }
+    }
+    return rows;
+  } finally {
+    child.kill('SIGTERM');
+    await new Promise((r) => child.once('exit', r));
+  }
+}
+
+async function main() {
+  const results = [];
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-'));
+  try {
+    results.push(...(await measure('pglite', { DATA_DIR: dataDir, DATABASE_URL: '' }, ['quiet'])));
+  } finally {
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+
+  const name = `bench_${Date.now().toString(36)}`;
+  const admin = new Client({ connectionString: serverUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  const serverDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-'));
+  try {
+    results.push(...(await measure('postgres', { DATABASE_URL: url.toString(), DATA_DIR: serverDir }, ['quiet', 'idle transaction in another database'])));
+  } finally {
+    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await admin.end();
+    fs.rmSync(serverDir, { recursive: true, force: true });
+  }
+
+  const ratios = PHASES.map((p) => {
+    const quiet = results.find((r) => r.backend === 'postgres' && r.condition === 'quiet' && r.concurrency === p.concurrency);
+    const idle = results.find((r) => r.backend === 'postgres' && r.condition !== 'quiet' && r.concurrency === p.concurrency);
+    return { concurrency: p.concurrency, p99_ratio_idle_over_quiet: +(idle.p99_ms / quiet.p99_ms).toFixed(2) };
+  });
+  if (json) {
+    process.stdout.write(`${JSON.stringify({ rounds: ROUNDS, results, ratios })}\n`);
+    return;
+  }
+  process.stdout.write(`purchase -> pay -> purchase listed and sale in the ledger; medians of ${ROUNDS} rounds\n`);
+  for (const r of results) {
+    process.stdout.write(
+      `  ${r.backend.padEnd(8)} ${r.condition.padEnd(38)} c=${String(r.concurrency).padEnd(3)} p50 ${r.p50_ms} ms  p99 ${r.p99_ms} ms  checkout-to-ledger p50 ${r.checkout_to_ledger_p50_ms} ms\n`,
+    );
+  }
+  for (const r of ratios) process.stdout.write(`  postgres c=${r.concurrency}: p99 with the idle transaction / without: ${r.p99_ratio_idle_over_quiet}\n`);
+}
+
+main().catch((error) => {
+  process.stderr.write(`${error.stack ?? error}\n`);
+  process.exit(1);
+});
