@@ -10,6 +10,7 @@ const path = require('node:path');
 const benches = [
   ['node', [path.join(__dirname, 'me.js')]],
   ['node', [path.join(__dirname, 'webhooks.js')]],
+  ['node', [path.join(__dirname, 'checkout-latency.js')]],
   ['node', ['--expose-gc', path.join(__dirname, 'upload-rss.js')]],
 ];
 
