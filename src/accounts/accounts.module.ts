@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { AccountQueries } from './account-queries';
+import { AccountStreams } from './account-streams';
 import { ActivateApiKeyHandler } from './commands/activate-api-key';
 import { CreateAccountHandler } from './commands/create-account';
 import { CreateApiKeyHandler } from './commands/create-api-key';
@@ -9,7 +10,7 @@ import { MeController } from './me.controller';
 
 @Module({
   controllers: [MeController],
-  providers: [AccountQueries, CreateAccountHandler, CreateApiKeyHandler, RevokeApiKeyHandler, GrantCreditsHandler, ActivateApiKeyHandler],
-  exports: [AccountQueries],
+  providers: [AccountQueries, AccountStreams, CreateAccountHandler, CreateApiKeyHandler, RevokeApiKeyHandler, GrantCreditsHandler, ActivateApiKeyHandler],
+  exports: [AccountQueries, AccountStreams],
 })
 export class AccountsModule {}

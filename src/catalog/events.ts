@@ -36,6 +36,13 @@ export interface ListingDetails {
   file: ListingFile | null;
 }
 
+/** On listingslug-<mode>-<slug>: the slug is taken by this listing (which a failed draft may never have created). */
+export interface ListingSlugClaimed {
+  slug: string;
+  listing_id: string;
+  mode: Mode;
+}
+
 export interface ListingDrafted {
   listing_id: string;
   account_id: string;

@@ -4,6 +4,7 @@ import { Errors } from '../platform/errors';
 import type { Mode } from '../platform/mode';
 import { Streams } from '../platform/streams';
 import { EventWriter } from '../projection-runner/event-writer';
+import { CatalogEvents, ListingKind, ListingSlugClaimed } from './events';
 import { evolve, fold, ListingState } from './listing';
 
 export interface LoadedListing {
@@ -11,7 +12,11 @@ export interface LoadedListing {
   revision: number;
 }
 
-/** Loads a listing stream and appends to it at the revision it was loaded at. */
+/**
+ * Loads a listing stream and appends to it at the revision it was loaded at. Commands
+ * find listings here, from the streams, never from catalog_listings: a lagging projection
+ * must not turn a listing just drafted into a 404 (issue 9).
+ */
 @Injectable()
 export class ListingStore {
   constructor(
@@ -20,10 +25,44 @@ export class ListingStore {
   ) {}
 
   async load(mode: Mode, listingId: string): Promise<LoadedListing> {
-    const events = await this.store.readStream(Streams.listing(mode, listingId));
-    const state = fold(events);
-    if (!state) throw Errors.notFound('listing');
-    return { state, revision: events[events.length - 1].revision };
+    const loaded = await this.loadById(mode, listingId);
+    if (!loaded) throw Errors.notFound('listing');
+    return loaded;
+  }
+
+  /**
+   * The listing an id or a slug names in this mode, of this kind when given. A slug is
+   * resolved through its claim stream, and then only if the claimed listing was drafted
+   * with that slug: a claim left behind by a failed draft names nothing.
+   */
+  async find(mode: Mode, idOrSlug: string, kind?: ListingKind): Promise<LoadedListing | undefined> {
+    let loaded = await this.loadById(mode, idOrSlug);
+    if (!loaded) {
+      const claim = (await this.store.readStream(Streams.listingSlug(mode, idOrSlug)))[0];
+      if (claim?.type !== CatalogEvents.ListingSlugClaimed) return undefined;
+      loaded = await this.loadById(mode, (claim.data as ListingSlugClaimed).listing_id);
+      if (loaded?.state.slug !== idOrSlug) return undefined;
+    }
+    return !kind || loaded.state.kind === kind ? loaded : undefined;
+  }
+
+  /** One of the caller's own listings in any state; another account's is 404 like a missing one, never 403. */
+  async loadOwn(mode: Mode, accountId: string, idOrSlug: string, kind?: ListingKind): Promise<LoadedListing> {
+    const loaded = await this.find(mode, idOrSlug, kind);
+    if (loaded?.state.account_id !== accountId) throw Errors.notFound('listing');
+    return loaded;
+  }
+
+  /** What a caller may see of a listing: anything published, and their own in any state (for downloads). */
+  async findVisible(mode: Mode, accountId: string, idOrSlug: string, kind?: ListingKind): Promise<LoadedListing | undefined> {
+    const loaded = await this.find(mode, idOrSlug, kind);
+    return loaded && (loaded.state.status === 'published' || loaded.state.account_id === accountId) ? loaded : undefined;
+  }
+
+  /** A published listing (what a buyer may check out). */
+  async findPublished(mode: Mode, idOrSlug: string, kind?: ListingKind): Promise<LoadedListing | undefined> {
+    const loaded = await this.find(mode, idOrSlug, kind);
+    return loaded?.state.status === 'published' ? loaded : undefined;
   }
 
   /** Appends and returns the state after the new events. */
@@ -34,5 +73,11 @@ export class ListingStore {
 
   retryOnConflict<T>(attempt: () => Promise<T>): Promise<T> {
     return this.writer.retryOnConflict(attempt);
+  }
+
+  private async loadById(mode: Mode, listingId: string): Promise<LoadedListing | undefined> {
+    const events = await this.store.readStream(Streams.listing(mode, listingId));
+    const state = fold(events);
+    return state && { state, revision: events[events.length - 1].revision };
   }
 }

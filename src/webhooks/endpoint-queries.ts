@@ -40,12 +40,6 @@ export class EndpointQueries {
     return rows[0] && toEndpointView(rows[0]);
   }
 
-  /** Who owns an endpoint, for the operator API, which acts across accounts. */
-  async owner(id: string): Promise<Pick<AuthContext, 'accountId' | 'mode'> | undefined> {
-    const { rows } = await this.db.query('SELECT account_id, mode FROM webhook_endpoints WHERE id = $1', [id]);
-    return rows[0] && { accountId: rows[0].account_id, mode: rows[0].mode };
-  }
-
   /** Oldest first, so a page boundary is stable while endpoints are added. */
   async list(owner: Pick<AuthContext, 'accountId' | 'mode'>, limit: number, cursor?: string): Promise<Page<WebhookEndpointView>> {
     if (cursor && !(await this.find(owner, cursor))) throw invalidCursor();

@@ -1,14 +1,14 @@
 import { Body, Controller, Delete, Param, Post, UseGuards } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { IsArray, IsIn, IsOptional, IsString, Length } from 'class-validator';
-import { AccountQueries } from '../accounts/account-queries';
+import { AccountStreams } from '../accounts/account-streams';
 import { AdminGuard } from '../admin/admin.guard';
 import { WithoutApiKey } from '../platform/auth/auth-context';
 import { Errors } from '../platform/errors';
 import { MODES, Mode } from '../platform/mode';
 import { CreateWebhookEndpointCommand } from './commands/create-endpoint';
 import { DeleteWebhookEndpointCommand } from './commands/delete-endpoint';
-import { EndpointQueries } from './endpoint-queries';
+import { EndpointStreams } from './endpoint-streams';
 import { PUBLIC_EVENT_TYPES } from './public-events';
 
 export class AdminCreateEndpointDto {
@@ -44,15 +44,14 @@ export class AdminCreateEndpointDto {
 export class WebhooksAdminController {
   constructor(
     private readonly commands: CommandBus,
-    private readonly accounts: AccountQueries,
-    private readonly endpoints: EndpointQueries,
+    private readonly accounts: AccountStreams,
+    private readonly endpoints: EndpointStreams,
   ) {}
 
   /** No events listed: every event type. */
   @Post('webhook_endpoints')
   async create(@Body() body: AdminCreateEndpointDto) {
-    const account = await this.accounts.findAccount(body.account);
-    if (!account) throw Errors.notFound('account');
+    const account = await this.accounts.get(body.account);
     return this.commands.execute(
       new CreateWebhookEndpointCommand(account.id, body.mode, body.url, body.events ?? [...PUBLIC_EVENT_TYPES], body.description ?? ''),
     );

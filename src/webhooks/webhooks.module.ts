@@ -7,6 +7,7 @@ import { UpdateWebhookEndpointHandler } from './commands/update-endpoint';
 import { DeliveryLog } from './delivery-log';
 import { DeliveryWorker } from './delivery-worker';
 import { EndpointQueries } from './endpoint-queries';
+import { EndpointStreams } from './endpoint-streams';
 import { WebhookFanOut } from './fan-out';
 import { resolveWebhookKey, SecretBox } from './secret-box';
 import { WebhookEndpointsController } from './webhook-endpoints.controller';
@@ -23,6 +24,7 @@ import { WebhooksAdminController } from './webhooks-admin.controller';
   providers: [
     { provide: SECRET_BOX, inject: [SETTINGS], useFactory: (settings: Settings) => new SecretBox(resolveWebhookKey(settings)) },
     EndpointQueries,
+    EndpointStreams,
     DeliveryLog,
     CreateWebhookEndpointHandler,
     UpdateWebhookEndpointHandler,

@@ -5,7 +5,7 @@ import { newId } from '../../platform/ids';
 import type { Mode } from '../../platform/mode';
 import { Streams } from '../../platform/streams';
 import { EventWriter } from '../../projection-runner/event-writer';
-import { AccountQueries } from '../account-queries';
+import { AccountStreams } from '../account-streams';
 import { generateApiKey } from '../api-key-secret';
 import { AccountEvents, ApiKeyCreated, Tier } from '../events';
 
@@ -38,14 +38,13 @@ export class CreateApiKeyCommand extends Command<CreatedApiKey> {
 @CommandHandler(CreateApiKeyCommand)
 export class CreateApiKeyHandler implements ICommandHandler<CreateApiKeyCommand> {
   constructor(
-    private readonly accounts: AccountQueries,
+    private readonly accounts: AccountStreams,
     private readonly writer: EventWriter,
     private readonly commands: CommandBus,
   ) {}
 
   async execute(command: CreateApiKeyCommand): Promise<CreatedApiKey> {
-    const account = await this.accounts.findAccount(command.account);
-    if (!account) throw Errors.notFound('account');
+    const account = await this.accounts.get(command.account);
     if (command.expiresAt && command.expiresAt.getTime() <= Date.now()) {
       throw Errors.validationFailed('Invalid field "expires_at": must be in the future.');
     }

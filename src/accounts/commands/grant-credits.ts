@@ -1,11 +1,10 @@
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { EVENT_STORE, EventStore } from '../../event-store/event-store';
-import { Errors } from '../../platform/errors';
 import type { Mode } from '../../platform/mode';
 import { Streams } from '../../platform/streams';
 import { EventWriter } from '../../projection-runner/event-writer';
-import { AccountQueries } from '../account-queries';
+import { AccountStreams } from '../account-streams';
 import { AccountEvents, CreditsGranted } from '../events';
 
 export interface CreditBalance {
@@ -25,13 +24,12 @@ export class GrantCreditsCommand extends Command<CreditBalance> {
 export class GrantCreditsHandler implements ICommandHandler<GrantCreditsCommand> {
   constructor(
     @Inject(EVENT_STORE) private readonly store: EventStore,
-    private readonly accounts: AccountQueries,
+    private readonly accounts: AccountStreams,
     private readonly writer: EventWriter,
   ) {}
 
   async execute(command: GrantCreditsCommand): Promise<CreditBalance> {
-    const account = await this.accounts.findAccount(command.account);
-    if (!account) throw Errors.notFound('account');
+    const account = await this.accounts.get(command.account);
     const stream = Streams.credits(command.mode, account.id);
     return this.writer.retryOnConflict(async () => {
       const events = await this.store.readStream(stream);

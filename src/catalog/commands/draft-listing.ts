@@ -1,14 +1,13 @@
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import { AccountQueries } from '../../accounts/account-queries';
+import { AccountStreams } from '../../accounts/account-streams';
 import { EVENT_STORE, EventStore, NewEvent, WrongExpectedRevisionError } from '../../event-store/event-store';
 import type { AuthContext } from '../../platform/auth/auth-context';
-import { Errors } from '../../platform/errors';
 import { newId, randomBase62 } from '../../platform/ids';
 import { slugify } from '../../platform/slug';
 import { Streams } from '../../platform/streams';
 import { BLOB_STORE, BlobStore } from '../../storage/blob-store';
-import { CatalogEvents, ListingDetails, ListingDrafted, ListingKind } from '../events';
+import { CatalogEvents, ListingDetails, ListingDrafted, ListingKind, ListingSlugClaimed } from '../events';
 import { assertValidPrice, evolve, ListingState } from '../listing';
 import { ListingStore } from '../listing-store';
 import { assertFileReference, preparePublication } from '../publish-validation';
@@ -31,7 +30,7 @@ export class DraftListingHandler implements ICommandHandler<DraftListingCommand>
   constructor(
     @Inject(EVENT_STORE) private readonly events: EventStore,
     @Inject(BLOB_STORE) private readonly blobs: BlobStore,
-    private readonly accounts: AccountQueries,
+    private readonly accounts: AccountStreams,
     private readonly listings: ListingStore,
   ) {}
 
@@ -39,8 +38,7 @@ export class DraftListingHandler implements ICommandHandler<DraftListingCommand>
     assertValidPrice(details.price.amount);
     // A draft may precede its upload, but never point outside the seller's prefix.
     if (details.file) assertFileReference(auth.accountId, details.file);
-    const account = await this.accounts.findAccount(auth.accountId);
-    if (!account) throw Errors.notFound('account');
+    const account = await this.accounts.getById(auth.accountId);
     const listingId = newId('lst');
     const now = new Date().toISOString();
     const drafted: ListingDrafted = {
@@ -77,12 +75,9 @@ export class DraftListingHandler implements ICommandHandler<DraftListingCommand>
   }
 
   private async tryClaim(auth: AuthContext, slug: string, listingId: string): Promise<boolean> {
+    const claim: ListingSlugClaimed = { slug, listing_id: listingId, mode: auth.mode };
     try {
-      await this.events.append(
-        Streams.listingSlug(auth.mode, slug),
-        [{ type: CatalogEvents.ListingSlugClaimed, data: { slug, listing_id: listingId, mode: auth.mode } }],
-        'no_stream',
-      );
+      await this.events.append(Streams.listingSlug(auth.mode, slug), [{ type: CatalogEvents.ListingSlugClaimed, data: { ...claim } }], 'no_stream');
       return true;
     } catch (error) {
       if (error instanceof WrongExpectedRevisionError) return false;

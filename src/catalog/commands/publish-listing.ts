@@ -2,9 +2,7 @@ import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import type { NewEvent } from '../../event-store/event-store';
 import type { AuthContext } from '../../platform/auth/auth-context';
-import { Errors } from '../../platform/errors';
 import { BLOB_STORE, BlobStore } from '../../storage/blob-store';
-import { CatalogQueries } from '../catalog-queries';
 import { CatalogEvents, ListingKind, ListingPublished, PublishedFile } from '../events';
 import { evolve, ListingState, toPublicObject } from '../listing';
 import { ListingStore } from '../listing-store';
@@ -28,15 +26,12 @@ export class PublishListingCommand extends Command<ListingState> {
 export class PublishListingHandler implements ICommandHandler<PublishListingCommand> {
   constructor(
     @Inject(BLOB_STORE) private readonly blobs: BlobStore,
-    private readonly queries: CatalogQueries,
     private readonly listings: ListingStore,
   ) {}
 
   async execute({ auth, idOrSlug, kind }: PublishListingCommand): Promise<ListingState> {
-    const own = await this.queries.findOwn(auth.mode, auth.accountId, idOrSlug, kind);
-    if (!own) throw Errors.notFound('listing');
     return this.listings.retryOnConflict(async () => {
-      const { state, revision } = await this.listings.load(auth.mode, own.id);
+      const { state, revision } = await this.listings.loadOwn(auth.mode, auth.accountId, idOrSlug, kind);
       if (state.status === 'published') return state;
       const files = await preparePublication(state, this.blobs);
       return this.listings.append(state, auth.mode, state.id, [publishedEvent(state, new Date().toISOString(), files)], revision);

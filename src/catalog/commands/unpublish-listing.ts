@@ -1,7 +1,5 @@
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import type { AuthContext } from '../../platform/auth/auth-context';
-import { Errors } from '../../platform/errors';
-import { CatalogQueries } from '../catalog-queries';
 import { CatalogEvents, ListingKind, ListingUnpublished } from '../events';
 import { evolve, ListingState, toPublicObject } from '../listing';
 import { ListingStore } from '../listing-store';
@@ -16,15 +14,12 @@ export class UnpublishListingCommand extends Command<ListingState> {
 @CommandHandler(UnpublishListingCommand)
 export class UnpublishListingHandler implements ICommandHandler<UnpublishListingCommand> {
   constructor(
-    private readonly queries: CatalogQueries,
     private readonly listings: ListingStore,
   ) {}
 
   async execute({ auth, idOrSlug, kind }: UnpublishListingCommand): Promise<ListingState> {
-    const own = await this.queries.findOwn(auth.mode, auth.accountId, idOrSlug, kind);
-    if (!own) throw Errors.notFound('listing');
     return this.listings.retryOnConflict(async () => {
-      const { state, revision } = await this.listings.load(auth.mode, own.id);
+      const { state, revision } = await this.listings.loadOwn(auth.mode, auth.accountId, idOrSlug, kind);
       if (state.status !== 'published') return state;
       const data: ListingUnpublished = {
         listing_id: state.id,

@@ -1,7 +1,5 @@
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import type { AuthContext } from '../../platform/auth/auth-context';
-import { Errors } from '../../platform/errors';
-import { CatalogQueries } from '../catalog-queries';
 import { CatalogEvents, ListingDetails, ListingKind, ListingUpdated } from '../events';
 import { assertValidPrice, ListingState } from '../listing';
 import { ListingStore } from '../listing-store';
@@ -21,16 +19,13 @@ export class UpdateListingCommand extends Command<ListingState> {
 @CommandHandler(UpdateListingCommand)
 export class UpdateListingHandler implements ICommandHandler<UpdateListingCommand> {
   constructor(
-    private readonly queries: CatalogQueries,
     private readonly listings: ListingStore,
   ) {}
 
   async execute({ auth, idOrSlug, changes, kind }: UpdateListingCommand): Promise<ListingState> {
     if (changes.price) assertValidPrice(changes.price.amount);
-    const own = await this.queries.findOwn(auth.mode, auth.accountId, idOrSlug, kind);
-    if (!own) throw Errors.notFound('listing');
     return this.listings.retryOnConflict(async () => {
-      const { state, revision } = await this.listings.load(auth.mode, own.id);
+      const { state, revision } = await this.listings.loadOwn(auth.mode, auth.accountId, idOrSlug, kind);
       if (!Object.keys(changes).length) return state;
       const data: ListingUpdated = { listing_id: state.id, account_id: state.account_id, mode: state.mode, changes, updated_at: new Date().toISOString() };
       return this.listings.append(state, auth.mode, state.id, [{ type: CatalogEvents.ListingUpdated, data: { ...data } }], revision);

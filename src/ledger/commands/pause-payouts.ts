@@ -1,6 +1,5 @@
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import { AccountQueries } from '../../accounts/account-queries';
-import { Errors } from '../../platform/errors';
+import { AccountStreams } from '../../accounts/account-streams';
 import type { Mode } from '../../platform/mode';
 import { LedgerStreams } from '../ledger-streams';
 
@@ -23,9 +22,8 @@ export class ResumePayoutsCommand extends Command<PayoutsPausedView> {
 }
 
 /** Pausing a paused ledger (or resuming a running one) records nothing and answers the same. */
-async function setPaused(ledgers: LedgerStreams, accounts: AccountQueries, command: PausePayoutsCommand, paused: boolean) {
-  const account = await accounts.findAccount(command.account);
-  if (!account) throw Errors.notFound('account');
+async function setPaused(ledgers: LedgerStreams, accounts: AccountStreams, command: PausePayoutsCommand, paused: boolean) {
+  const account = await accounts.get(command.account);
   const { state } = await ledgers.handle({
     type: paused ? 'PausePayouts' : 'ResumePayouts',
     account_id: account.id,
@@ -37,7 +35,7 @@ async function setPaused(ledgers: LedgerStreams, accounts: AccountQueries, comma
 
 @CommandHandler(PausePayoutsCommand)
 export class PausePayoutsHandler implements ICommandHandler<PausePayoutsCommand> {
-  constructor(private readonly ledgers: LedgerStreams, private readonly accounts: AccountQueries) {}
+  constructor(private readonly ledgers: LedgerStreams, private readonly accounts: AccountStreams) {}
 
   execute(command: PausePayoutsCommand): Promise<PayoutsPausedView> {
     return setPaused(this.ledgers, this.accounts, command, true);
@@ -46,7 +44,7 @@ export class PausePayoutsHandler implements ICommandHandler<PausePayoutsCommand>
 
 @CommandHandler(ResumePayoutsCommand)
 export class ResumePayoutsHandler implements ICommandHandler<ResumePayoutsCommand> {
-  constructor(private readonly ledgers: LedgerStreams, private readonly accounts: AccountQueries) {}
+  constructor(private readonly ledgers: LedgerStreams, private readonly accounts: AccountStreams) {}
 
   execute(command: ResumePayoutsCommand): Promise<PayoutsPausedView> {
     return setPaused(this.ledgers, this.accounts, command, false);

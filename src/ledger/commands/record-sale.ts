@@ -1,8 +1,7 @@
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import { AccountQueries } from '../../accounts/account-queries';
+import { AccountStreams } from '../../accounts/account-streams';
 import { SETTINGS, Settings } from '../../config/settings';
-import { Errors } from '../../platform/errors';
 import { newId } from '../../platform/ids';
 import type { Mode } from '../../platform/mode';
 import type { AssetRef } from '../events';
@@ -30,13 +29,13 @@ export class RecordSaleCommand extends Command<BalanceTransaction> {
 export class RecordSaleHandler implements ICommandHandler<RecordSaleCommand> {
   constructor(
     private readonly ledgers: LedgerStreams,
-    private readonly accounts: AccountQueries,
+    private readonly accounts: AccountStreams,
     @Inject(SETTINGS) private readonly settings: Settings,
   ) {}
 
   async execute({ sellerAccountId, mode, sale }: RecordSaleCommand): Promise<BalanceTransaction> {
     // By id only: a slug here would open a second ledger under another stream name.
-    if ((await this.accounts.findAccount(sellerAccountId))?.id !== sellerAccountId) throw Errors.notFound('account');
+    await this.accounts.getById(sellerAccountId);
     const { state } = await this.ledgers.handle({
       type: 'RecordSale',
       account_id: sellerAccountId,

@@ -1,8 +1,7 @@
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import { AccountQueries } from '../../accounts/account-queries';
+import { AccountStreams } from '../../accounts/account-streams';
 import { PAYMENT_PROCESSOR, PaymentProcessor, TransferRefusedError } from '../../payments/payment-processor';
-import { Errors } from '../../platform/errors';
 import { newId } from '../../platform/ids';
 import type { Mode } from '../../platform/mode';
 import type { Payout } from '../events';
@@ -30,7 +29,7 @@ export class RunPayoutsCommand extends Command<{ items: Payout[] }> {
 export class RunPayoutsHandler implements ICommandHandler<RunPayoutsCommand> {
   constructor(
     private readonly ledgers: LedgerStreams,
-    private readonly accounts: AccountQueries,
+    private readonly accounts: AccountStreams,
     private readonly queries: LedgerQueries,
     @Inject(PAYMENT_PROCESSOR) private readonly processor: PaymentProcessor,
   ) {}
@@ -38,11 +37,10 @@ export class RunPayoutsHandler implements ICommandHandler<RunPayoutsCommand> {
   async execute({ mode, account }: RunPayoutsCommand): Promise<{ items: Payout[] }> {
     let accountIds: string[];
     if (account !== undefined) {
-      const found = await this.accounts.findAccount(account);
-      if (!found) throw Errors.notFound('account');
-      accountIds = [found.id];
+      accountIds = [(await this.accounts.get(account)).id];
     } else {
-      // Only a shortlist: each account's stream decides the amount, not the read model.
+      // Which accounts to consider is a query over many streams, so a read model may pick
+      // them; each payout is still decided on that account's ledger stream, not on the row.
       accountIds = await this.queries.payableAccounts(mode);
     }
     const items: Payout[] = [];

@@ -1,6 +1,5 @@
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import { AccountQueries } from '../../accounts/account-queries';
-import { Errors } from '../../platform/errors';
+import { AccountStreams } from '../../accounts/account-streams';
 import type { Mode } from '../../platform/mode';
 import { LedgerStreams } from '../ledger-streams';
 
@@ -19,11 +18,10 @@ export class SetPayoutDestinationCommand extends Command<PayoutDestinationView> 
 
 @CommandHandler(SetPayoutDestinationCommand)
 export class SetPayoutDestinationHandler implements ICommandHandler<SetPayoutDestinationCommand> {
-  constructor(private readonly ledgers: LedgerStreams, private readonly accounts: AccountQueries) {}
+  constructor(private readonly ledgers: LedgerStreams, private readonly accounts: AccountStreams) {}
 
   async execute({ account, mode, stripeAccount }: SetPayoutDestinationCommand): Promise<PayoutDestinationView> {
-    const found = await this.accounts.findAccount(account);
-    if (!found) throw Errors.notFound('account');
+    const found = await this.accounts.get(account);
     const { state } = await this.ledgers.handle({
       type: 'SetPayoutDestination',
       account_id: found.id,

@@ -5,7 +5,8 @@ import { newId, randomBase62 } from '../../platform/ids';
 import type { Mode } from '../../platform/mode';
 import { Streams } from '../../platform/streams';
 import { EventWriter } from '../../projection-runner/event-writer';
-import { EndpointQueries, WebhookEndpointView } from '../endpoint-queries';
+import type { WebhookEndpointView } from '../endpoint-queries';
+import { evolveEndpoint, toEndpointView } from '../endpoint-streams';
 import { WebhookEndpointCreated, WebhookEvents } from '../events';
 import { isPublicEventType } from '../public-events';
 import { SecretBox } from '../secret-box';
@@ -41,7 +42,6 @@ export async function assertSafeUrl(mode: Mode, url: string): Promise<void> {
 export class CreateWebhookEndpointHandler implements ICommandHandler<CreateWebhookEndpointCommand> {
   constructor(
     private readonly writer: EventWriter,
-    private readonly endpoints: EndpointQueries,
     @Inject(SECRET_BOX) private readonly box: SecretBox,
   ) {}
 
@@ -60,9 +60,9 @@ export class CreateWebhookEndpointHandler implements ICommandHandler<CreateWebho
       secret_sealed: this.box.seal(secret, id),
       created_at: new Date().toISOString(),
     };
-    await this.writer.append(Streams.webhookEndpoint(command.mode, id), [{ type: WebhookEvents.WebhookEndpointCreated, data: { ...created } }], 'no_stream');
-    const view = await this.endpoints.find({ accountId: command.accountId, mode: command.mode }, id);
-    if (!view) throw new Error(`webhook endpoint ${id} is not readable after its creation`);
-    return { ...view, secret };
+    const event = { type: WebhookEvents.WebhookEndpointCreated, data: { ...created } };
+    await this.writer.append(Streams.webhookEndpoint(command.mode, id), [event], 'no_stream');
+    // From the event just written, not the read model, which may still be behind.
+    return { ...toEndpointView(evolveEndpoint(undefined, event)!), secret };
   }
 }

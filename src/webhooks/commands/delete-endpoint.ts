@@ -1,16 +1,12 @@
-import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import { EVENT_STORE, EventStore } from '../../event-store/event-store';
-import type { AuthContext } from '../../platform/auth/auth-context';
-import { Errors } from '../../platform/errors';
 import { Streams } from '../../platform/streams';
 import { EventWriter } from '../../projection-runner/event-writer';
-import { endpointState } from '../endpoint-state';
+import { EndpointOwner, EndpointStreams } from '../endpoint-streams';
 import { WebhookEndpointDeleted, WebhookEvents } from '../events';
 
 export class DeleteWebhookEndpointCommand extends Command<{ id: string; deleted: true }> {
   constructor(
-    readonly owner: Pick<AuthContext, 'accountId' | 'mode'>,
+    readonly owner: EndpointOwner,
     readonly endpointId: string,
   ) {
     super();
@@ -21,23 +17,20 @@ export class DeleteWebhookEndpointCommand extends Command<{ id: string; deleted:
 @CommandHandler(DeleteWebhookEndpointCommand)
 export class DeleteWebhookEndpointHandler implements ICommandHandler<DeleteWebhookEndpointCommand> {
   constructor(
-    @Inject(EVENT_STORE) private readonly store: EventStore,
+    private readonly endpoints: EndpointStreams,
     private readonly writer: EventWriter,
   ) {}
 
   async execute({ owner, endpointId }: DeleteWebhookEndpointCommand): Promise<{ id: string; deleted: true }> {
-    const stream = Streams.webhookEndpoint(owner.mode, endpointId);
     await this.writer.retryOnConflict(async () => {
-      const events = await this.store.readStream(stream);
-      const state = endpointState(events);
-      if (!state || state.deleted || state.account_id !== owner.accountId) throw Errors.notFound('webhook endpoint');
+      const { revision } = await this.endpoints.loadOwn(owner, endpointId);
       const deleted: WebhookEndpointDeleted = {
         endpoint_id: endpointId,
         account_id: owner.accountId,
         mode: owner.mode,
         deleted_at: new Date().toISOString(),
       };
-      await this.writer.append(stream, [{ type: WebhookEvents.WebhookEndpointDeleted, data: { ...deleted } }], events[events.length - 1].revision);
+      await this.writer.append(Streams.webhookEndpoint(owner.mode, endpointId), [{ type: WebhookEvents.WebhookEndpointDeleted, data: { ...deleted } }], revision);
     });
     return { id: endpointId, deleted: true };
   }

@@ -1,12 +1,8 @@
-import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import { EVENT_STORE, EventStore } from '../../event-store/event-store';
-import type { AuthContext } from '../../platform/auth/auth-context';
-import { Errors } from '../../platform/errors';
 import { Streams } from '../../platform/streams';
 import { EventWriter } from '../../projection-runner/event-writer';
-import { EndpointQueries, WebhookEndpointView } from '../endpoint-queries';
-import { endpointState } from '../endpoint-state';
+import type { WebhookEndpointView } from '../endpoint-queries';
+import { EndpointOwner, EndpointStreams, evolveEndpoint, toEndpointView } from '../endpoint-streams';
 import { WebhookEndpointUpdated, WebhookEvents } from '../events';
 import { assertSafeUrl, knownEventTypes } from './create-endpoint';
 
@@ -19,7 +15,7 @@ export interface EndpointChanges {
 
 export class UpdateWebhookEndpointCommand extends Command<WebhookEndpointView> {
   constructor(
-    readonly owner: Pick<AuthContext, 'accountId' | 'mode'>,
+    readonly owner: EndpointOwner,
     readonly endpointId: string,
     readonly changes: EndpointChanges,
   ) {
@@ -30,25 +26,22 @@ export class UpdateWebhookEndpointCommand extends Command<WebhookEndpointView> {
 @CommandHandler(UpdateWebhookEndpointCommand)
 export class UpdateWebhookEndpointHandler implements ICommandHandler<UpdateWebhookEndpointCommand> {
   constructor(
-    @Inject(EVENT_STORE) private readonly store: EventStore,
+    private readonly endpoints: EndpointStreams,
     private readonly writer: EventWriter,
-    private readonly endpoints: EndpointQueries,
   ) {}
 
   async execute({ owner, endpointId, changes: requested }: UpdateWebhookEndpointCommand): Promise<WebhookEndpointView> {
     const stream = Streams.webhookEndpoint(owner.mode, endpointId);
     // A null field is treated as absent, as elsewhere in the API.
     if (requested.url != null) await assertSafeUrl(owner.mode, requested.url);
-    await this.writer.retryOnConflict(async () => {
-      const events = await this.store.readStream(stream);
-      const state = endpointState(events);
-      if (!state || state.deleted || state.account_id !== owner.accountId) throw Errors.notFound('webhook endpoint');
+    return this.writer.retryOnConflict(async () => {
+      const { state, revision } = await this.endpoints.loadOwn(owner, endpointId);
       const changes: WebhookEndpointUpdated['changes'] = {};
       if (requested.url != null && requested.url !== state.url) changes.url = requested.url;
       if (requested.events != null) changes.events = knownEventTypes(requested.events);
       if (requested.description != null && requested.description !== state.description) changes.description = requested.description;
       if (requested.enabled != null && requested.enabled !== state.enabled) changes.enabled = requested.enabled;
-      if (!Object.keys(changes).length) return;
+      if (!Object.keys(changes).length) return toEndpointView(state);
       const updated: WebhookEndpointUpdated = {
         endpoint_id: endpointId,
         account_id: owner.accountId,
@@ -56,10 +49,10 @@ export class UpdateWebhookEndpointHandler implements ICommandHandler<UpdateWebho
         changes,
         updated_at: new Date().toISOString(),
       };
-      await this.writer.append(stream, [{ type: WebhookEvents.WebhookEndpointUpdated, data: { ...updated } }], events[events.length - 1].revision);
+      const event = { type: WebhookEvents.WebhookEndpointUpdated, data: { ...updated } };
+      await this.writer.append(stream, [event], revision);
+      // From the stream's state after this event, not the read model, which may still be behind.
+      return toEndpointView(evolveEndpoint(state, event)!);
     });
-    const view = await this.endpoints.find(owner, endpointId);
-    if (!view) throw Errors.notFound('webhook endpoint');
-    return view;
   }
 }
