@@ -161,6 +161,7 @@ describe('purchases through the sandbox hosted checkout', () => {
     expect((await t.request('GET', '/v1/purchases?limit=100', { key: buyer.key })).body.items.filter((p: any) => p.asset.id === model.id)).toHaveLength(1);
     expect((await eventsOfType(t, 'SaleRecorded')).filter((e) => e.data.asset.id === model.id)).toHaveLength(1);
     const duplicateUrl = (completed[0].data.session_id === first.body.id ? second : first).body.checkout_url;
+    expect((await t.request('GET', pathOf(duplicateUrl))).text).toContain('this payment of 19.00 USD was refunded');
     expect((await payOnPage(t, duplicateUrl, PAYS)).status).toBe(200);
     expect((await eventsOfType(t, 'DuplicatePaymentRefunded')).filter((e) => sessions.includes(e.data.session_id))).toHaveLength(1);
     expect((await t.request('POST', `/v1/models/${model.id}/download`, { key: buyer.key })).status).toBe(200);
