@@ -28,10 +28,13 @@ export class EntitlementStreams {
     };
   }
 
-  /** Throws WrongExpectedRevisionError when the stream moved since it was loaded. */
+  /**
+   * Throws WrongExpectedRevisionError when the stream moved since it was loaded. No read
+   * model reads entitlement streams, so there is nothing to wait for after the append.
+   */
   async append(event: EntitlementEvent, expected: ExpectedRevision): Promise<void> {
     const { mode, buyer_account_id, asset_id } = event.data;
-    await this.writer.append(Streams.entitlement(mode, buyer_account_id, asset_id), [{ type: event.type, data: { ...event.data } }], expected);
+    await this.store.append(Streams.entitlement(mode, buyer_account_id, asset_id), [{ type: event.type, data: { ...event.data } }], expected);
   }
 
   /**
