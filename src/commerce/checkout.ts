@@ -100,7 +100,7 @@ function purchaseParties(s: CheckoutSessionOpened) {
   };
 }
 
-/** The events a command records; [] for a repeat (a second completion or refund of the same session). */
+/** The events a command records; [] for a repeat (a second completion, or a second record of a duplicate's refund). A second refund of a purchase throws already_refunded: of refunds racing, only the recorded one succeeds. */
 export function decide(command: CheckoutCommand, state: CheckoutState): CheckoutEvent[] {
   const s = state.opened;
   switch (command.type) {
