@@ -30,6 +30,6 @@ import { UploadsController } from './uploads.controller';
     UpdateListingHandler,
     DownloadAssetHandler,
   ],
-  exports: [CatalogQueries, Entitlements],
+  exports: [CatalogQueries, Entitlements, ListingStore],
 })
 export class CatalogModule {}

@@ -5,12 +5,24 @@
 import { ApiError, Errors } from '../platform/errors';
 import { randomBase62 } from '../platform/ids';
 import { isMode, Mode } from '../platform/mode';
-import type { CheckoutEvent, CheckoutSessionOpened, KeyActivationPaid, Purchase, PurchaseCompleted, PurchaseRefunded } from './events';
+import type {
+  CheckoutEvent,
+  CheckoutSessionOpened,
+  DuplicatePaymentReceived,
+  DuplicatePaymentRefunded,
+  KeyActivationPaid,
+  Purchase,
+  PurchaseCompleted,
+  PurchaseRefunded,
+} from './events';
 
 export interface CheckoutState {
   opened: CheckoutSessionOpened;
-  completed: PurchaseCompleted | KeyActivationPaid | null;
+  /** The session's payment, once confirmed: a purchase, a key activation, or a duplicate of a purchase the buyer holds. */
+  completed: PurchaseCompleted | KeyActivationPaid | DuplicatePaymentReceived | null;
   refunded: PurchaseRefunded | null;
+  /** The duplicate payment went back to the buyer. */
+  duplicateRefunded: DuplicatePaymentRefunded | null;
 }
 
 /** decisions section 3: requires_payment -> complete | expired. */
@@ -32,12 +44,15 @@ export const CHECKOUT_TTL_MS = 30 * 60 * 1000;
 export function evolve(state: CheckoutState | undefined, event: CheckoutEvent): CheckoutState | undefined {
   switch (event.type) {
     case 'CheckoutSessionOpened':
-      return { opened: event.data, completed: null, refunded: null };
+      return { opened: event.data, completed: null, refunded: null, duplicateRefunded: null };
     case 'PurchaseCompleted':
     case 'KeyActivationPaid':
+    case 'DuplicatePaymentReceived':
       return state && { ...state, completed: event.data };
     case 'PurchaseRefunded':
       return state && { ...state, refunded: event.data };
+    case 'DuplicatePaymentRefunded':
+      return state && { ...state, duplicateRefunded: event.data };
   }
 }
 
@@ -62,8 +77,11 @@ export type CheckoutCommand =
        * honoured whenever it arrives, because the buyer's money has moved.
        */
       refuseExpired: boolean;
+      /** Another purchase that holds the asset (the entitlement stream's say): this payment is a duplicate. */
+      ownedBy: string | null;
     }
-  | { type: 'RecordRefund'; now: string; processor_refund_id: string };
+  | { type: 'RecordRefund'; now: string; processor_refund_id: string }
+  | { type: 'RecordDuplicateRefund'; now: string; processor_refund_id: string; settled: boolean };
 
 export const CheckoutErrors = {
   expired: () => new ApiError(400, 'checkout_expired', 'This checkout session has expired; open a new one with POST /v1/purchases.'),
@@ -82,7 +100,7 @@ function purchaseParties(s: CheckoutSessionOpened) {
   };
 }
 
-/** The events a command records; [] for a repeat (a second completion or refund of the same session). */
+/** The events a command records; [] for a repeat (a second completion, or a second record of a duplicate's refund). A second refund of a purchase throws already_refunded: of refunds racing, only the recorded one succeeds. */
 export function decide(command: CheckoutCommand, state: CheckoutState): CheckoutEvent[] {
   const s = state.opened;
   switch (command.type) {
@@ -107,6 +125,25 @@ export function decide(command: CheckoutCommand, state: CheckoutState): Checkout
         ];
       }
       const asset = s.asset!;
+      if (command.ownedBy) {
+        return [
+          {
+            type: 'DuplicatePaymentReceived',
+            data: {
+              session_id: s.session_id,
+              mode: s.mode,
+              buyer_account_id: s.buyer_account_id,
+              seller_account_id: s.seller_account_id!,
+              asset: { id: asset.id, slug: asset.slug, title: asset.title },
+              amount_cents: s.amount_cents,
+              currency: s.currency,
+              payment_reference: command.payment_reference,
+              owned_by_purchase_id: command.ownedBy,
+              received_at: command.now,
+            },
+          },
+        ];
+      }
       return [
         {
           type: 'PurchaseCompleted',
@@ -130,8 +167,9 @@ export function decide(command: CheckoutCommand, state: CheckoutState): Checkout
       ];
     }
     case 'RecordRefund': {
-      if (s.purpose !== 'purchase' || !state.completed) throw CheckoutErrors.notPaid(s.purchase_id ?? s.session_id);
-      if (state.refunded) return [];
+      if (!purchaseOf(state)) throw CheckoutErrors.notPaid(s.purchase_id ?? s.session_id);
+      // Of refunds racing on one purchase, only the one recorded here succeeds.
+      if (state.refunded) throw CheckoutErrors.alreadyRefunded(s.purchase_id!);
       return [
         {
           type: 'PurchaseRefunded',
@@ -143,14 +181,43 @@ export function decide(command: CheckoutCommand, state: CheckoutState): Checkout
         },
       ];
     }
+    case 'RecordDuplicateRefund': {
+      const duplicate = duplicateOf(state);
+      if (!duplicate || state.duplicateRefunded) return [];
+      return [
+        {
+          type: 'DuplicatePaymentRefunded',
+          data: {
+            session_id: s.session_id,
+            mode: s.mode,
+            buyer_account_id: s.buyer_account_id,
+            payment_reference: duplicate.payment_reference,
+            processor_refund_id: command.processor_refund_id,
+            settled: command.settled,
+            refunded_at: command.now,
+          },
+        },
+      ];
+    }
   }
+}
+
+/** The duplicate payment a session recorded, if its payment was one. */
+export function duplicateOf(state: CheckoutState): DuplicatePaymentReceived | undefined {
+  const completed = state.completed;
+  return completed && 'owned_by_purchase_id' in completed ? completed : undefined;
+}
+
+/** The completion of a paid purchase session, if its payment made a purchase. */
+export function completedPurchaseOf(state: CheckoutState): PurchaseCompleted | undefined {
+  const completed = state.completed;
+  return completed && 'purchase' in completed ? completed : undefined;
 }
 
 /** The purchase a paid purchase session records, as it stands on the stream now. */
 export function purchaseOf(state: CheckoutState): Purchase | undefined {
-  const completed = state.completed;
-  if (!completed || !('purchase' in completed)) return undefined;
-  return { ...completed.purchase, status: state.refunded ? 'refunded' : 'paid' };
+  const completed = completedPurchaseOf(state);
+  return completed && { ...completed.purchase, status: state.refunded ? 'refunded' : 'paid' };
 }
 
 /** The checkout session object (spec part 2, "Checkout session"). */

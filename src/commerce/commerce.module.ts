@@ -11,6 +11,7 @@ import { CommerceAdminController } from './commerce-admin.controller';
 import { CompleteCheckoutHandler } from './commands/complete-checkout';
 import { OpenKeyActivationCheckoutHandler, OpenPurchaseCheckoutHandler } from './commands/open-checkout';
 import { RecordProcessorRefundHandler, RefundPurchaseHandler } from './commands/refund-purchase';
+import { EntitlementStreams } from './entitlement-streams';
 import { Fulfilment } from './fulfilment';
 import { PurchaseQueries } from './purchase-queries';
 import { PurchasesController } from './purchases.controller';
@@ -26,6 +27,7 @@ import { SandboxCheckoutService } from './sandbox-checkout';
   providers: [
     AdminGuard,
     CheckoutStreams,
+    EntitlementStreams,
     PurchaseQueries,
     Fulfilment,
     SandboxCheckoutService,

@@ -85,8 +85,39 @@ export interface KeyActivationPaid {
   paid_at: string;
 }
 
+/**
+ * A purchase session was paid for an asset the buyer already holds (through another
+ * session): no purchase, no sale, no webhook; the payment goes back (DuplicatePaymentRefunded).
+ */
+export interface DuplicatePaymentReceived {
+  session_id: string;
+  mode: Mode;
+  buyer_account_id: string;
+  seller_account_id: string;
+  asset: AssetRef;
+  amount_cents: number;
+  currency: string;
+  payment_reference: string;
+  /** The purchase that holds the asset. */
+  owned_by_purchase_id: string;
+  received_at: string;
+}
+
+/** The processor took back a duplicate payment; `settled` false: it confirms later (Stripe's charge.refunded). */
+export interface DuplicatePaymentRefunded {
+  session_id: string;
+  mode: Mode;
+  buyer_account_id: string;
+  payment_reference: string;
+  processor_refund_id: string;
+  settled: boolean;
+  refunded_at: string;
+}
+
 export type CheckoutEvent =
   | { type: 'CheckoutSessionOpened'; data: CheckoutSessionOpened }
   | { type: 'PurchaseCompleted'; data: PurchaseCompleted }
   | { type: 'PurchaseRefunded'; data: PurchaseRefunded }
-  | { type: 'KeyActivationPaid'; data: KeyActivationPaid };
+  | { type: 'KeyActivationPaid'; data: KeyActivationPaid }
+  | { type: 'DuplicatePaymentReceived'; data: DuplicatePaymentReceived }
+  | { type: 'DuplicatePaymentRefunded'; data: DuplicatePaymentRefunded };

@@ -6,6 +6,8 @@ import { RecordRefundCommand } from '../ledger/commands/record-refund';
 import { RecordSaleCommand } from '../ledger/commands/record-sale';
 import { ApiError } from '../platform/errors';
 import { ProjectionRunner } from '../projection-runner/projection-runner';
+import { CheckoutStreams } from './checkout-streams';
+import { EntitlementStreams } from './entitlement-streams';
 import type { KeyActivationPaid, PurchaseCompleted, PurchaseRefunded } from './events';
 
 /** Its row in projection_checkpoints; like the webhook fan-out it is never rebuilt. */
@@ -19,7 +21,8 @@ const WAIT_MS = 10_000;
  * The second half of fulfilment, a persistent subscriber. A completed checkout is one
  * event on its session's stream (PurchaseCompleted, KeyActivationPaid, PurchaseRefunded);
  * this subscriber turns each into its consequence on another stream: the sale or refund
- * on the seller's ledger, or the key's activation. Each consequence is idempotent
+ * on the seller's ledger (and, for a refund, the end of the buyer's entitlement), or the
+ * key's activation. Each consequence is idempotent
  * (a ledger records one sale per purchase id), and the checkpoint moves only after they
  * are recorded, so a crash between the two halves replays the consequence and never
  * loses or doubles it.
@@ -29,6 +32,8 @@ export class Fulfilment {
   constructor(
     private readonly commands: CommandBus,
     private readonly projections: ProjectionRunner,
+    private readonly checkouts: CheckoutStreams,
+    private readonly entitlements: EntitlementStreams,
   ) {}
 
   start(): Promise<void> {
@@ -76,6 +81,9 @@ export class Fulfilment {
           // Replayed after a crash: the debit is already on the ledger.
           if (!(error instanceof ApiError && error.code === 'already_refunded')) throw error;
         }
+        // The buyer may buy the asset again.
+        const session = await this.checkouts.load(e.mode, e.session_id);
+        await this.entitlements.end(session!.opened, e.purchase_id, e.refunded_at);
         return;
       }
       case 'KeyActivationPaid': {

@@ -5,13 +5,13 @@ import type { Mode } from '../platform/mode';
 import { invalidCursor, Page, toPage } from '../platform/pagination';
 import type { Purchase } from './events';
 
-export interface PurchaseRecord {
-  purchase: Purchase;
+/**
+ * Where a purchase's facts live: its session's stream. A fixed fact, so commands may look
+ * it up here; what they decide (paid, refunded, by which payment) they read from the stream.
+ */
+export interface PurchaseLocation {
   mode: Mode;
-  buyer_account_id: string;
-  seller_account_id: string;
   session_id: string;
-  payment_reference: string;
 }
 
 /** Fields in the documented order (jsonb keeps its own). */
@@ -25,17 +25,6 @@ function toPurchase(p: Purchase): Purchase {
     status: p.status,
     checkout_session_id: p.checkout_session_id,
     created_at: p.created_at,
-  };
-}
-
-function toRecord(row: any): PurchaseRecord {
-  return {
-    purchase: toPurchase(row.purchase),
-    mode: row.mode,
-    buyer_account_id: row.buyer_account_id,
-    seller_account_id: row.seller_account_id,
-    session_id: row.session_id,
-    payment_reference: row.payment_reference,
   };
 }
 
@@ -69,13 +58,15 @@ export class PurchaseQueries implements PurchaseLookup {
     return toPage(rows, options.limit, (r) => toPurchase(r.purchase));
   }
 
-  async findById(purchaseId: string): Promise<PurchaseRecord | undefined> {
-    const { rows } = await this.db.query('SELECT * FROM purchases WHERE id = $1', [purchaseId]);
-    return rows[0] && toRecord(rows[0]);
+  /** The session of a purchase, by the purchase id. */
+  async locate(purchaseId: string): Promise<PurchaseLocation | undefined> {
+    const { rows } = await this.db.query<PurchaseLocation>('SELECT mode, session_id FROM purchases WHERE id = $1', [purchaseId]);
+    return rows[0];
   }
 
-  async findByPaymentReference(mode: Mode, paymentReference: string): Promise<PurchaseRecord | undefined> {
-    const { rows } = await this.db.query('SELECT * FROM purchases WHERE mode = $1 AND payment_reference = $2', [mode, paymentReference]);
-    return rows[0] && toRecord(rows[0]);
+  /** The session of a purchase, by the processor's payment (Stripe: the PaymentIntent). */
+  async locateByPayment(mode: Mode, paymentReference: string): Promise<PurchaseLocation | undefined> {
+    const { rows } = await this.db.query<PurchaseLocation>('SELECT mode, session_id FROM purchases WHERE mode = $1 AND payment_reference = $2', [mode, paymentReference]);
+    return rows[0];
   }
 }

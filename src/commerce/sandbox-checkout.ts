@@ -15,6 +15,7 @@ function toView(state: CheckoutState): SessionView {
     currency: s.currency,
     success_url: s.success_url,
     cancel_url: s.cancel_url,
+    refunded: state.duplicateRefunded !== null,
   };
 }
 

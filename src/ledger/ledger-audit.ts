@@ -5,7 +5,7 @@ import type { Mode } from '../platform/mode';
 import { balanceTransactionsProjection } from '../../projections/balance-transactions.projection';
 import type { LedgerEvent } from './events';
 import { evolve, initialState, LedgerState, summaryOf, transactionsOf } from './ledger.decider';
-import { LedgerQueries } from './ledger-queries';
+import { emptyLedger, LedgerQueries } from './ledger-queries';
 import { isLedgerEvent, toLedgerEvent } from './ledger-streams';
 import { liveBuild, readFromSchema } from '../projection-runner/read-model-builds';
 
@@ -83,7 +83,8 @@ export class LedgerAudit {
       for (const key of [...keys].sort()) {
         const [accountId, mode] = key.split(':') as [string, Mode];
         const state = replayed.get(key) ?? initialState();
-        const ledger = stored.get(key);
+        // Compared as the API reads it: no row is the empty ledger (a destination alone makes none).
+        const ledger = stored.get(key) ?? emptyLedger(accountId, mode);
         const where = { account_id: accountId, mode };
         const report = (difference: Omit<LedgerDifference, 'account_id' | 'mode'>): VerifyReport => ({
           ok: false,
@@ -95,7 +96,7 @@ export class LedgerAudit {
 
         const head = firstFieldDifference(
           { summary: summaryOf(state), payouts_paused: state.paused },
-          ledger ? { summary: ledger.summary, payouts_paused: ledger.payouts_paused } : {},
+          { summary: ledger.summary, payouts_paused: ledger.payouts_paused },
         );
         if (head) return report({ transaction_id: null, ...head });
 

@@ -64,7 +64,13 @@ function toLedgerAccount(row: any): LedgerAccountView {
   };
 }
 
-const EMPTY_LEDGER = { currency: null, ...emptySummary(), payouts_paused: false };
+/**
+ * A ledger the read model has no row for, as the API shows it: zeros, usd, payouts
+ * running. Events that change no line or summary (a payout destination) make no row.
+ */
+export function emptyLedger(accountId: string, mode: Mode): LedgerAccountView {
+  return toLedgerAccount({ currency: null, ...emptySummary(), payouts_paused: false, account_id: accountId, mode });
+}
 
 /** Reads of the balance_transactions and ledger_accounts read models; every read takes the mode. */
 @Injectable()
@@ -85,7 +91,7 @@ export class LedgerQueries {
   /** The summary of an account's whole ledger in one mode; zeros before its first event. */
   async account(accountId: string, mode: Mode, q: Queryable = this.db): Promise<LedgerAccountView> {
     const { rows } = await q.query('SELECT * FROM ledger_accounts WHERE account_id = $1 AND mode = $2', [accountId, mode]);
-    return toLedgerAccount(rows[0] ?? { ...EMPTY_LEDGER, account_id: accountId, mode });
+    return rows[0] ? toLedgerAccount(rows[0]) : emptyLedger(accountId, mode);
   }
 
   /** Newest first; the cursor is the id of the last item of the previous page. */

@@ -20,4 +20,6 @@ export const Streams = {
   ledger: (mode: Mode, accountId: string) => `ledger-${mode}-${accountId}`,
   /** One checkout session: its opening, its completion and a refund; the fulfilment boundary. */
   checkout: (mode: Mode, sessionId: string) => `checkout-${mode}-${sessionId}`,
+  /** A buyer's entitlement to one asset: its open checkout and the purchase that holds it; one purchase per buyer, asset and mode. */
+  entitlement: (mode: Mode, buyerAccountId: string, assetId: string) => `entitlement-${mode}-${buyerAccountId}-${assetId}`,
 } as const;

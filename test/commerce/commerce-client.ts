@@ -1,4 +1,23 @@
+import type { Config } from '@jest/types';
 import type { TestApp } from '../support/app';
+
+const REAL_TIMERS: Config.FakeableAPI[] = [
+  'hrtime', 'nextTick', 'performance', 'queueMicrotask', 'requestAnimationFrame', 'cancelAnimationFrame', 'requestIdleCallback',
+  'cancelIdleCallback', 'setImmediate', 'clearImmediate', 'setInterval', 'clearInterval', 'setTimeout', 'clearTimeout',
+];
+
+/** Runs `fn` with only Date moved `offsetMs` ahead; timers keep running so the service does. */
+export async function withClockAhead<T>(offsetMs: number, fn: () => Promise<T>): Promise<T> {
+  jest.useFakeTimers({ now: Date.now() + offsetMs, doNotFake: REAL_TIMERS });
+  try {
+    return await fn();
+  } finally {
+    jest.useRealTimers();
+  }
+}
+
+/** Past a checkout session's 30 minutes. */
+export const PAST_EXPIRY_MS = 31 * 60 * 1000;
 
 /** Path and query of an absolute URL the service handed out, for Fastify inject. */
 export const pathOf = (url: string) => {

@@ -39,6 +39,7 @@ describe('fulfilment survives a crash between its steps', () => {
       payment_reference: `pay_${session.body.id}`,
       listing: null,
       refuseExpired: true,
+      ownedBy: null,
     }));
     return state.opened.purchase_id!;
   }
@@ -109,7 +110,7 @@ describe('fulfilment survives a crash between its steps', () => {
         for (const m of models) {
           const session = await openCheckout(t, b.key, { asset: m.id });
           const { state } = await t.app.get(CheckoutStreams).handle('test', session.body.id, async () => ({
-            type: 'Complete', now: new Date().toISOString(), payment_reference: `pay_${session.body.id}`, listing: null, refuseExpired: true,
+            type: 'Complete', now: new Date().toISOString(), payment_reference: `pay_${session.body.id}`, listing: null, refuseExpired: true, ownedBy: null,
           }));
           purchaseIds.push(state.opened.purchase_id!);
         }

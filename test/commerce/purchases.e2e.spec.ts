@@ -1,12 +1,7 @@
-import type { Config } from '@jest/types';
+import { LedgerAudit } from '../../src/ledger/ledger-audit';
 import { publishModel } from '../catalog/catalog-client';
 import { startTestApp, TestApp } from '../support/app';
-import { buy, DECLINES, eventsOfType, openCheckout, pathOf, PAYS, payOnPage } from './commerce-client';
-
-const REAL_TIMERS: Config.FakeableAPI[] = [
-  'hrtime', 'nextTick', 'performance', 'queueMicrotask', 'requestAnimationFrame', 'cancelAnimationFrame', 'requestIdleCallback',
-  'cancelIdleCallback', 'setImmediate', 'clearImmediate', 'setInterval', 'clearInterval', 'setTimeout', 'clearTimeout',
-];
+import { buy, DECLINES, eventsOfType, openCheckout, PAST_EXPIRY_MS, pathOf, PAYS, payOnPage, withClockAhead } from './commerce-client';
 
 describe('purchases through the sandbox hosted checkout', () => {
   let t: TestApp;
@@ -123,6 +118,56 @@ describe('purchases through the sandbox hosted checkout', () => {
     expect((await eventsOfType(t, 'SaleRecorded')).filter((e) => e.data.purchase_id === purchaseId)).toHaveLength(1);
   });
 
+  it("returns the buyer's open session instead of opening another, so five opens paid five times buy once", async () => {
+    const model = await publishModel(t, seller.key, { title: 'Opened often', price_cents: 1500 });
+    const opened = await Promise.all(Array.from({ length: 5 }, () => openCheckout(t, buyer.key, { asset: model.id })));
+    opened.push(await openCheckout(t, buyer.key, { asset: model.slug }));
+    expect(opened.map((r) => r.status)).toEqual([201, 201, 201, 201, 201, 201]);
+    const ids = new Set(opened.map((r) => r.body.id));
+    expect(ids.size).toBe(1);
+    expect(new Set(opened.map((r) => r.body.checkout_url)).size).toBe(1);
+
+    const paid = await Promise.all(opened.map((r) => payOnPage(t, r.body.checkout_url, PAYS)));
+    expect(paid.map((p) => p.status)).toEqual([200, 200, 200, 200, 200, 200]);
+    const bought = (await eventsOfType(t, 'PurchaseCompleted')).filter((e) => e.data.purchase.asset.id === model.id);
+    expect(bought).toHaveLength(1);
+    expect((await eventsOfType(t, 'SaleRecorded')).filter((e) => e.data.asset.id === model.id)).toHaveLength(1);
+    expect((await t.request('GET', '/v1/purchases?limit=100', { key: buyer.key })).body.items.filter((p: any) => p.asset.id === model.id)).toHaveLength(1);
+    const again = await openCheckout(t, buyer.key, { asset: model.id });
+    expect([again.status, again.body.error?.code]).toEqual([400, 'invalid_request']);
+    expect(await t.app.get(LedgerAudit).verify({})).toMatchObject({ ok: true });
+  });
+
+  it('refunds at once a payment that still completes for an asset already owned: no second purchase, no sale', async () => {
+    const model = await publishModel(t, seller.key, { title: 'Paid twice', price_cents: 1900 });
+    const first = await openCheckout(t, buyer.key, { asset: model.id });
+    // Another replica whose clock runs ahead finds the first session expired and opens a second one.
+    const second = await withClockAhead(PAST_EXPIRY_MS, () => openCheckout(t, buyer.key, { asset: model.id }));
+    expect(second.status).toBe(201);
+    expect(second.body.id).not.toBe(first.body.id);
+
+    const paid = await Promise.all([payOnPage(t, first.body.checkout_url, PAYS), payOnPage(t, second.body.checkout_url, PAYS)]);
+    expect(paid.map((p) => p.status)).toEqual([200, 200]);
+    const sessions = [first.body.id, second.body.id];
+    const completed = (await eventsOfType(t, 'PurchaseCompleted')).filter((e) => sessions.includes(e.data.session_id));
+    const duplicates = (await eventsOfType(t, 'DuplicatePaymentReceived')).filter((e) => sessions.includes(e.data.session_id));
+    expect(completed).toHaveLength(1);
+    expect(duplicates.map((e) => e.data.session_id)).toEqual(sessions.filter((id) => id !== completed[0].data.session_id));
+    expect(duplicates[0].data).toMatchObject({ owned_by_purchase_id: completed[0].data.purchase_id, amount_cents: 1900, currency: 'usd', buyer_account_id: buyer.accountId });
+    const refunds = (await eventsOfType(t, 'DuplicatePaymentRefunded')).filter((e) => sessions.includes(e.data.session_id));
+    expect(refunds.map((e) => [e.data.session_id, e.data.payment_reference, e.data.settled])).toEqual([[duplicates[0].data.session_id, duplicates[0].data.payment_reference, true]]);
+
+    // The buyer owns it once; the seller sold it once; paying the duplicate again changes nothing.
+    expect((await t.request('GET', '/v1/purchases?limit=100', { key: buyer.key })).body.items.filter((p: any) => p.asset.id === model.id)).toHaveLength(1);
+    expect((await eventsOfType(t, 'SaleRecorded')).filter((e) => e.data.asset.id === model.id)).toHaveLength(1);
+    const duplicateUrl = (completed[0].data.session_id === first.body.id ? second : first).body.checkout_url;
+    expect((await t.request('GET', pathOf(duplicateUrl))).text).toContain('this payment of 19.00 USD was refunded');
+    expect((await payOnPage(t, duplicateUrl, PAYS)).status).toBe(200);
+    expect((await eventsOfType(t, 'DuplicatePaymentRefunded')).filter((e) => sessions.includes(e.data.session_id))).toHaveLength(1);
+    expect((await t.request('POST', `/v1/models/${model.id}/download`, { key: buyer.key })).status).toBe(200);
+    expect(await t.app.get(LedgerAudit).verify({})).toMatchObject({ ok: true });
+  });
+
   it('rejects unknown, unpublished, free, own, already bought and other-mode assets with clear errors and records nothing', async () => {
     const before = (await eventsOfType(t, 'CheckoutSessionOpened')).length;
     const free = await publishModel(t, seller.key, { title: 'Free one', price_cents: 0 });
@@ -166,16 +211,12 @@ describe('purchases through the sandbox hosted checkout', () => {
     expect((await t.request('GET', '/checkout/nonsense')).status).toBe(404);
     const model = await publishModel(t, seller.key, { title: 'Expiring', price_cents: 800 });
     const res = await openCheckout(t, buyer.key, { asset: model.id });
-    // Only Date moves past expires_at; timers keep running so the service does.
-    jest.useFakeTimers({ now: Date.now() + 31 * 60 * 1000, doNotFake: REAL_TIMERS });
-    try {
+    await withClockAhead(PAST_EXPIRY_MS, async () => {
       expect((await t.request('GET', pathOf(res.body.checkout_url))).status).toBe(400);
       const late = await payOnPage(t, res.body.checkout_url, PAYS);
       expect(late.status).toBe(400);
       expect(late.text).toContain('expired');
-    } finally {
-      jest.useRealTimers();
-    }
+    });
     expect((await eventsOfType(t, 'PurchaseCompleted')).filter((e) => e.data.session_id === res.body.id)).toHaveLength(0);
   });
 });

@@ -12,7 +12,8 @@ import { expectLedgerInvariants, ledgerDriver } from './support';
 type Op =
   | { kind: 'sale' | 'refund'; account: number; mode: Mode; purchase: number }
   | { kind: 'payout'; account: number | null; mode: Mode }
-  | { kind: 'pause' | 'resume'; account: number; mode: Mode };
+  | { kind: 'pause' | 'resume'; account: number; mode: Mode }
+  | { kind: 'destination'; account: number; mode: Mode };
 
 const ACCOUNTS = 2;
 const PURCHASES = 6;
@@ -26,6 +27,8 @@ const op: fc.Arbitrary<Op> = fc.oneof(
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('refund' as const), account, mode, purchase }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('payout' as const), account: fc.option(account, { nil: null }), mode }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constantFrom('pause' as const, 'resume' as const), account, mode }) },
+  // A payout destination alone puts a ledger event on a stream with no entries (issue 10 item 9).
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('destination' as const), account, mode }) },
 );
 // Operations of one batch run concurrently (Promise.all), batches one after another.
 const scenario = fc.record({
@@ -90,6 +93,9 @@ describe('ledger properties under random interleavings', () => {
               expect(o.account).not.toBeNull();
               expect(['nothing_to_pay', 'payouts_paused']).toContain((error as ApiError).code);
             }
+          } else if (o.kind === 'destination') {
+            const res = await t.admin('POST', '/admin/payouts/destination', { account: accounts[o.account].id, mode: o.mode, stripe_account: `acct_1R${run}A${o.account}` });
+            expect(res.status).toBe(200);
           } else {
             const path = o.kind === 'pause' ? 'pause' : 'resume';
             const res = await t.admin('POST', `/admin/payouts/${path}`, { account: accounts[o.account].id, mode: o.mode });
@@ -137,5 +143,14 @@ describe('ledger properties under random interleavings', () => {
       }),
       { numRuns: 15 },
     );
+  });
+
+  it('verifies a ledger that has a payout destination and nothing else, before and after a rebuild', async () => {
+    const { accountId } = await t.accountWithKey({ mode: 'live', scopes: ['payouts:read'] });
+    const set = await t.admin('POST', '/admin/payouts/destination', { account: accountId, mode: 'live', stripe_account: 'acct_1OnlyDestination' });
+    expect(set.status).toBe(200);
+    expect(await t.app.get(LedgerAudit).verify({ accountId })).toMatchObject({ ok: true, first_difference: null });
+    await t.app.get(ProjectionRunner).rebuild('balance_transactions');
+    expect(await t.app.get(LedgerAudit).verify({})).toMatchObject({ ok: true, first_difference: null });
   });
 });

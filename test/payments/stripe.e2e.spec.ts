@@ -1,5 +1,6 @@
 import { publishModel } from '../catalog/catalog-client';
-import { eventsOfType, openCheckout } from '../commerce/commerce-client';
+import { LedgerAudit } from '../../src/ledger/ledger-audit';
+import { eventsOfType, openCheckout, PAST_EXPIRY_MS, withClockAhead } from '../commerce/commerce-client';
 import { startTestApp } from '../support/app';
 import { checkoutCompletedEvent, sign, startStripeServer, StripeServer, stripeEvent } from './stripe-server';
 
@@ -185,6 +186,53 @@ describe('payments through Stripe (the real SDK against a local Stripe stand-in)
         expect([res.status, res.body.error?.code]).toEqual([400, 'invalid_request']);
       }
       expect(await totalEvents()).toBe(before);
+    });
+
+    it("returns the buyer's open Stripe session, the same Stripe page, instead of opening another", async () => {
+      const { model, session, stripeSession } = await openStripeCheckout('test', 1700);
+      const sent = stripe.requests.length;
+      const again = await Promise.all(Array.from({ length: 3 }, () => openCheckout(t, accounts.test.buyer.key, { asset: model.id })));
+      expect(again.map((r) => [r.status, r.body.id, r.body.checkout_url])).toEqual(Array(3).fill([201, session.id, stripeSession.url]));
+      // Asked again under the session's own idempotency key: Stripe answers with the session it made.
+      expect(stripe.requests.slice(sent).every((r) => r.headers['idempotency-key'] === `checkout-${session.id}`)).toBe(true);
+    });
+
+    it('refunds through Stripe a payment that completes for an asset already owned: one purchase, one sale', async () => {
+      const { model, session: first, stripeSession: firstStripe } = await openStripeCheckout('test', 2100);
+      const { buyer, seller } = accounts.test;
+      // A second session exists only once the first has expired (here: on a clock running ahead).
+      const res = await withClockAhead(PAST_EXPIRY_MS, () => openCheckout(t, buyer.key, { asset: model.id }));
+      expect(res.status).toBe(201);
+      expect(res.body.id).not.toBe(first.id);
+      const secondStripe = stripe.session(new URL(res.body.checkout_url).pathname.split('/').pop()!);
+
+      // The buyer paid both pages; Stripe delivers both completions at once.
+      const payloads = [firstStripe, secondStripe].map((s) => JSON.stringify(checkoutCompletedEvent(stripe.completeSession(s.id))));
+      const sentRefunds = stripe.requests.filter((r) => r.path === '/v1/refunds').length;
+      const answers = await Promise.all(payloads.map((p) => deliver('test', p, sign(p, STRIPE.test.webhookSecret))));
+      expect(answers.map((a) => a.status)).toEqual([200, 200]);
+
+      const sessions = [first.id, res.body.id];
+      const completed = (await eventsOfType(t, 'PurchaseCompleted')).filter((e) => sessions.includes(e.data.session_id));
+      expect(completed).toHaveLength(1);
+      const [duplicate] = (await eventsOfType(t, 'DuplicatePaymentReceived')).filter((e) => sessions.includes(e.data.session_id));
+      expect(duplicate.data).toMatchObject({ owned_by_purchase_id: completed[0].data.purchase_id, amount_cents: 2100 });
+      const refundRequests = stripe.requests.filter((r) => r.path === '/v1/refunds').slice(sentRefunds);
+      expect(refundRequests.map((r) => [r.body, r.headers['idempotency-key']])).toEqual([
+        [{ payment_intent: duplicate.data.payment_reference }, `refund-duplicate-${duplicate.data.session_id}`],
+      ]);
+      const refunded = (await eventsOfType(t, 'DuplicatePaymentRefunded')).filter((e) => sessions.includes(e.data.session_id));
+      expect(refunded.map((e) => [e.data.session_id, e.data.settled])).toEqual([[duplicate.data.session_id, true]]);
+
+      // Stripe redelivers both and sends charge.refunded for the duplicate: nothing more is recorded or refunded.
+      for (const p of payloads) expect((await deliver('test', p, sign(p, STRIPE.test.webhookSecret))).status).toBe(200);
+      expect((await deliverSigned('test', stripe.settleRefund(duplicate.data.payment_reference))).body).toEqual({ received: true, handled: false });
+      expect(stripe.requests.filter((r) => r.path === '/v1/refunds').length).toBe(sentRefunds + 1);
+      expect((await eventsOfType(t, 'DuplicatePaymentRefunded')).filter((e) => sessions.includes(e.data.session_id))).toHaveLength(1);
+      expect((await t.request('GET', '/v1/purchases?limit=100', { key: buyer.key })).body.items.filter((p: any) => p.asset.id === model.id)).toHaveLength(1);
+      const sales = (await t.request('GET', '/v1/balance_transactions?limit=100', { key: seller.key })).body.items.filter((i: any) => i.source?.asset?.slug === model.slug);
+      expect(sales.map((i: any) => i.type)).toEqual(['sale']);
+      expect(await t.app.get(LedgerAudit).verify({})).toMatchObject({ ok: true });
     });
 
     it('waits for async_payment_succeeded when the session completes unpaid', async () => {

@@ -1,16 +1,16 @@
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import { CatalogQueries } from '../../catalog/catalog-queries';
 import { CURRENCY } from '../../catalog/listing';
+import { ListingStore } from '../../catalog/listing-store';
 import type { AuthContext } from '../../platform/auth/auth-context';
 import { Errors } from '../../platform/errors';
 import { newId } from '../../platform/ids';
 import type { Mode } from '../../platform/mode';
 import { PAYMENT_PROCESSOR, PaymentProcessor } from '../../payments/payment-processor';
-import { CHECKOUT_TTL_MS, checkoutSessionId, toCheckoutSessionObject } from '../checkout';
+import { CHECKOUT_TTL_MS, checkoutSessionId, CheckoutState, statusOf, toCheckoutSessionObject } from '../checkout';
 import { CheckoutStreams } from '../checkout-streams';
+import { EntitlementStreams } from '../entitlement-streams';
 import type { CheckoutSessionOpened } from '../events';
-import { PurchaseQueries } from '../purchase-queries';
 
 /** decisions section 3: a live premium key's one-time activation fee. */
 const ACTIVATION_FEE = { amount_cents: 2000, currency: 'usd' } as const;
@@ -18,35 +18,37 @@ const ACTIVATION_FEE = { amount_cents: 2000, currency: 'usd' } as const;
 export type CheckoutSessionObject = Record<string, unknown> & { id: string; checkout_url: string };
 
 /**
- * Records the session, then asks the processor for its payment page: a payment can only
- * ever be confirmed for a session already on record.
+ * The session's payment page, asked of the processor under the session's own id (its
+ * idempotency key): asked again for a session already open, it answers with the same page.
  */
-async function openSession(
-  streams: CheckoutStreams,
+async function present(processor: PaymentProcessor, state: CheckoutState, now: Date): Promise<CheckoutSessionObject> {
+  const s = state.opened;
+  const { checkoutUrl } = await processor.openCheckout({
+    mode: s.mode,
+    sessionId: s.session_id,
+    amountCents: s.amount_cents,
+    currency: s.currency,
+    description: s.asset ? s.asset.title : 'Premium API key activation',
+    successUrl: s.success_url,
+    cancelUrl: s.cancel_url,
+    expiresAt: new Date(s.expires_at),
+  });
+  return toCheckoutSessionObject(state, checkoutUrl, now) as CheckoutSessionObject;
+}
+
+/** A new session's opening fact; recorded before the processor is asked for its page, so a payment can only be confirmed for a session on record. */
+function opening(
   processor: PaymentProcessor,
   fields: Omit<CheckoutSessionOpened, 'session_id' | 'processor' | 'expires_at' | 'created_at'>,
-  description: string,
-): Promise<CheckoutSessionObject> {
-  const now = new Date();
-  const opened: CheckoutSessionOpened = {
+  now: Date,
+): CheckoutSessionOpened {
+  return {
     ...fields,
     session_id: checkoutSessionId(fields.mode),
     processor: processor.name,
     expires_at: new Date(now.getTime() + CHECKOUT_TTL_MS).toISOString(),
     created_at: now.toISOString(),
   };
-  const state = await streams.open(opened);
-  const { checkoutUrl } = await processor.openCheckout({
-    mode: opened.mode,
-    sessionId: opened.session_id,
-    amountCents: opened.amount_cents,
-    currency: opened.currency,
-    description,
-    successUrl: opened.success_url,
-    cancelUrl: opened.cancel_url,
-    expiresAt: new Date(opened.expires_at),
-  });
-  return toCheckoutSessionObject(state, checkoutUrl, now) as CheckoutSessionObject;
 }
 
 /** POST /v1/purchases: a checkout session for a paid, published asset of another account. */
@@ -61,42 +63,63 @@ export class OpenPurchaseCheckoutCommand extends Command<CheckoutSessionObject> 
   }
 }
 
+/**
+ * Decides on streams only: the listing's, and the buyer's entitlement stream for the
+ * asset, which says whether the buyer holds it and which session was opened last. While
+ * that session is payable it is the answer (as it was opened, with its own success and
+ * cancel URLs); otherwise a new one is opened and named on the entitlement stream at the
+ * revision loaded, so of two opens racing, the loser retries and returns the winner's.
+ */
 @CommandHandler(OpenPurchaseCheckoutCommand)
 export class OpenPurchaseCheckoutHandler implements ICommandHandler<OpenPurchaseCheckoutCommand> {
   constructor(
     private readonly streams: CheckoutStreams,
-    private readonly catalog: CatalogQueries,
-    private readonly purchases: PurchaseQueries,
+    private readonly entitlements: EntitlementStreams,
+    private readonly listings: ListingStore,
     @Inject(PAYMENT_PROCESSOR) private readonly processor: PaymentProcessor,
   ) {}
 
   async execute({ auth, asset, successUrl, cancelUrl }: OpenPurchaseCheckoutCommand): Promise<CheckoutSessionObject> {
     // Published, in the caller's mode: another mode's asset, or a draft, is not found.
-    const listing = await this.catalog.findPublished(auth.mode, undefined, asset);
-    if (!listing) throw Errors.notFound('asset');
+    const listing = await this.listings.resolve(auth.mode, asset);
+    if (!listing || listing.status !== 'published') throw Errors.notFound('asset');
     if (listing.account_id === auth.accountId) throw Errors.invalidRequest('You cannot buy your own listing; you can already download it.');
     if (listing.price.amount === 0) throw Errors.invalidRequest('This asset is free: download it without a purchase.');
-    if (await this.purchases.hasPurchased(auth.mode, auth.accountId, listing.id)) {
-      throw Errors.invalidRequest('You have already bought this asset; download it with POST /v1/models/{id}/download.');
-    }
-    return openSession(
-      this.streams,
-      this.processor,
-      {
-        mode: auth.mode,
-        purpose: 'purchase',
-        buyer_account_id: auth.accountId,
-        amount_cents: listing.price.amount,
-        currency: listing.price.currency || CURRENCY,
-        asset: { id: listing.id, slug: listing.slug, title: listing.title },
-        seller_account_id: listing.account_id,
-        purchase_id: newId('pur'),
-        key_id: null,
-        success_url: successUrl,
-        cancel_url: cancelUrl,
-      },
-      listing.title,
-    );
+    return this.entitlements.retryOnConflict(async () => {
+      const now = new Date();
+      const { state: entitlement, expected } = await this.entitlements.load(auth.mode, auth.accountId, listing.id);
+      if (entitlement.owner) {
+        throw Errors.invalidRequest('You have already bought this asset; download it with POST /v1/models/{id}/download.');
+      }
+      const last = entitlement.lastSessionId && (await this.streams.load(auth.mode, entitlement.lastSessionId));
+      if (last && statusOf(last, now) === 'requires_payment') return present(this.processor, last, now);
+
+      const opened = opening(
+        this.processor,
+        {
+          mode: auth.mode,
+          purpose: 'purchase',
+          buyer_account_id: auth.accountId,
+          amount_cents: listing.price.amount,
+          currency: listing.price.currency || CURRENCY,
+          asset: { id: listing.id, slug: listing.slug, title: listing.title },
+          seller_account_id: listing.account_id,
+          purchase_id: newId('pur'),
+          key_id: null,
+          success_url: successUrl,
+          cancel_url: cancelUrl,
+        },
+        now,
+      );
+      // The session first, then its name on the entitlement stream: whoever reads the name
+      // finds the session. A session whose naming loses the race is never shown to anyone.
+      const state = await this.streams.open(opened);
+      await this.entitlements.append(
+        { type: 'AssetCheckoutOpened', data: { mode: auth.mode, buyer_account_id: auth.accountId, asset_id: listing.id, session_id: opened.session_id, opened_at: opened.created_at } },
+        expected,
+      );
+      return present(this.processor, state, now);
+    });
   }
 }
 
@@ -114,9 +137,9 @@ export class OpenKeyActivationCheckoutHandler implements ICommandHandler<OpenKey
     @Inject(PAYMENT_PROCESSOR) private readonly processor: PaymentProcessor,
   ) {}
 
-  execute({ accountId, mode, keyId }: OpenKeyActivationCheckoutCommand): Promise<CheckoutSessionObject> {
-    return openSession(
-      this.streams,
+  async execute({ accountId, mode, keyId }: OpenKeyActivationCheckoutCommand): Promise<CheckoutSessionObject> {
+    const now = new Date();
+    const opened = opening(
       this.processor,
       {
         mode,
@@ -131,7 +154,8 @@ export class OpenKeyActivationCheckoutHandler implements ICommandHandler<OpenKey
         success_url: null,
         cancel_url: null,
       },
-      'Premium API key activation',
+      now,
     );
+    return present(this.processor, await this.streams.open(opened), now);
   }
 }

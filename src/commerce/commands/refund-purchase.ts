@@ -1,21 +1,22 @@
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { PAYMENT_PROCESSOR, PaymentProcessor } from '../../payments/payment-processor';
-import { Errors } from '../../platform/errors';
+import { ApiError, Errors } from '../../platform/errors';
 import type { Mode } from '../../platform/mode';
-import { CheckoutErrors, purchaseOf } from '../checkout';
+import { CheckoutErrors, completedPurchaseOf, purchaseOf } from '../checkout';
 import { CheckoutStreams } from '../checkout-streams';
 import type { Purchase } from '../events';
 import { Fulfilment } from '../fulfilment';
-import { PurchaseQueries, PurchaseRecord } from '../purchase-queries';
+import { PurchaseLocation, PurchaseQueries } from '../purchase-queries';
 
 /**
- * Records a refund the processor made, once; the fulfilment subscriber records the ledger
- * debit. Returns the purchase as the session's stream has it (a concurrent refund may have
- * recorded it an instant ago, before the read model shows it).
+ * Records a refund the processor made, on the purchase's session stream at the revision
+ * it was loaded at: of refunds racing, only the recorded one succeeds, the others throw
+ * already_refunded. The fulfilment subscriber records the ledger debit and ends the
+ * buyer's entitlement.
  */
-async function recordRefund(streams: CheckoutStreams, fulfilment: Fulfilment, record: PurchaseRecord, refundId: string): Promise<Purchase> {
-  const { state, position } = await streams.handle(record.mode, record.session_id, async () => ({
+async function recordRefund(streams: CheckoutStreams, fulfilment: Fulfilment, purchase: PurchaseLocation, refundId: string): Promise<Purchase> {
+  const { state, position } = await streams.handle(purchase.mode, purchase.session_id, async () => ({
     type: 'RecordRefund',
     now: new Date().toISOString(),
     processor_refund_id: refundId,
@@ -27,7 +28,9 @@ async function recordRefund(streams: CheckoutStreams, fulfilment: Fulfilment, re
 /**
  * `svc purchases refund PURCHASE_ID`: asks the processor for the money back. The purchase
  * turns `refunded` once the processor confirms: at once in the sandbox, and for Stripe
- * when the refund succeeds at once or when its charge.refunded webhook arrives.
+ * when the refund succeeds at once or when its charge.refunded webhook arrives. The
+ * purchases read model only locates the purchase's session (a fixed fact); whether it is
+ * paid, refunded and by which payment is the session stream's say.
  */
 export class RefundPurchaseCommand extends Command<Purchase> {
   constructor(readonly purchaseId: string) {
@@ -45,18 +48,20 @@ export class RefundPurchaseHandler implements ICommandHandler<RefundPurchaseComm
   ) {}
 
   async execute({ purchaseId }: RefundPurchaseCommand): Promise<Purchase> {
-    const record = await this.purchases.findById(purchaseId);
-    if (!record) throw Errors.notFound('purchase');
-    const session = await this.streams.load(record.mode, record.session_id);
-    if (session?.refunded) throw CheckoutErrors.alreadyRefunded(purchaseId);
+    const located = await this.purchases.locate(purchaseId);
+    if (!located) throw Errors.notFound('purchase');
+    const session = await this.streams.load(located.mode, located.session_id);
+    const completed = session && completedPurchaseOf(session);
+    if (!session || !completed) throw Errors.notFound('purchase');
+    if (session.refunded) throw CheckoutErrors.alreadyRefunded(purchaseId);
     const refund = await this.processor.refund({
-      mode: record.mode,
-      paymentReference: record.payment_reference,
+      mode: located.mode,
+      paymentReference: completed.payment_reference,
       // One refund per purchase, however often the operator retries.
       idempotencyKey: `refund-${purchaseId}`,
     });
-    if (refund.settled) return recordRefund(this.streams, this.fulfilment, record, refund.refundId);
-    return record.purchase;
+    if (refund.settled) return recordRefund(this.streams, this.fulfilment, located, refund.refundId);
+    return purchaseOf(session)!;
   }
 }
 
@@ -75,10 +80,16 @@ export class RecordProcessorRefundHandler implements ICommandHandler<RecordProce
     private readonly fulfilment: Fulfilment,
   ) {}
 
-  /** undefined when the payment is none of our purchases (another use of the same Stripe account). */
+  /** undefined when the payment is none of our purchases (another use of the same Stripe account, or a duplicate payment). */
   async execute({ mode, paymentReference, refundId }: RecordProcessorRefundCommand): Promise<Purchase | undefined> {
-    const record = await this.purchases.findByPaymentReference(mode, paymentReference);
-    if (!record) return undefined;
-    return recordRefund(this.streams, this.fulfilment, record, refundId);
+    const located = await this.purchases.locateByPayment(mode, paymentReference);
+    if (!located) return undefined;
+    try {
+      return await recordRefund(this.streams, this.fulfilment, located, refundId);
+    } catch (error) {
+      // Stripe's report of a refund already recorded (our own at once, or a redelivery): nothing to do.
+      if (!(error instanceof ApiError && error.code === 'already_refunded')) throw error;
+      return purchaseOf((await this.streams.load(mode, located.session_id))!);
+    }
   }
 }

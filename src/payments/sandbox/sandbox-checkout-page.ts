@@ -20,6 +20,8 @@ export interface SessionView {
   currency: string;
   success_url: string | null;
   cancel_url: string | null;
+  /** Paid for an asset the buyer already owned, so the payment was refunded at once. */
+  refunded: boolean;
 }
 
 const escape = (text: string) =>
@@ -51,7 +53,10 @@ ${s.cancel_url ? `<p><a href="${escape(s.cancel_url)}">Cancel</a></p>` : ''}`,
   );
 }
 
-const complete = (s: SessionView) => page('Payment complete', `<p>${escape(s.description)}: ${money(s.amount_cents, s.currency)} paid. You can close this page.</p>`);
+const complete = (s: SessionView) =>
+  s.refunded
+    ? page('Payment refunded', `<p>You already own ${escape(s.description)}, so this payment of ${money(s.amount_cents, s.currency)} was refunded. You can close this page.</p>`)
+    : page('Payment complete', `<p>${escape(s.description)}: ${money(s.amount_cents, s.currency)} paid. You can close this page.</p>`);
 const expired = () => page('Checkout expired', '<p>This checkout session has expired. Start a new purchase.</p>');
 
 function html(reply: FastifyReply, status: number, body: string) {
