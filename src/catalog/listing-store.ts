@@ -71,18 +71,6 @@ export class ListingStore {
     return events.reduce<ListingState | undefined>((s, e) => evolve(s, e), state)!;
   }
 
-  /**
-   * A listing by id or slug in one mode, from its streams (the slug's claim names the id);
-   * undefined when there is none. For commands that must not decide on the read model.
-   */
-  async resolve(mode: Mode, idOrSlug: string): Promise<ListingState | undefined> {
-    const byId = fold(await this.store.readStream(Streams.listing(mode, idOrSlug)));
-    if (byId) return byId;
-    const [claim] = await this.store.readStream(Streams.listingSlug(mode, idOrSlug));
-    const listingId = (claim?.data as { listing_id?: string } | undefined)?.listing_id;
-    return listingId ? fold(await this.store.readStream(Streams.listing(mode, listingId))) : undefined;
-  }
-
   retryOnConflict<T>(attempt: () => Promise<T>): Promise<T> {
     return this.writer.retryOnConflict(attempt);
   }

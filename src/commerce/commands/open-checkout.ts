@@ -81,8 +81,8 @@ export class OpenPurchaseCheckoutHandler implements ICommandHandler<OpenPurchase
 
   async execute({ auth, asset, successUrl, cancelUrl }: OpenPurchaseCheckoutCommand): Promise<CheckoutSessionObject> {
     // Published, in the caller's mode: another mode's asset, or a draft, is not found.
-    const listing = await this.listings.resolve(auth.mode, asset);
-    if (!listing || listing.status !== 'published') throw Errors.notFound('asset');
+    const listing = (await this.listings.findPublished(auth.mode, asset))?.state;
+    if (!listing) throw Errors.notFound('asset');
     if (listing.account_id === auth.accountId) throw Errors.invalidRequest('You cannot buy your own listing; you can already download it.');
     if (listing.price.amount === 0) throw Errors.invalidRequest('This asset is free: download it without a purchase.');
     return this.entitlements.retryOnConflict(async () => {
