@@ -3,7 +3,6 @@ import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import type { AuthContext } from '../../platform/auth/auth-context';
 import { Errors } from '../../platform/errors';
 import { BLOB_STORE, BlobStore, DOWNLOAD_URL_TTL_SECONDS } from '../../storage/blob-store';
-import { CatalogQueries } from '../catalog-queries';
 import { Entitlements } from '../entitlement';
 import { AssetDownloaded, CatalogEvents } from '../events';
 import { ListingStore } from '../listing-store';
@@ -34,21 +33,17 @@ export class DownloadAssetCommand extends Command<DownloadGrant> {
 export class DownloadAssetHandler implements ICommandHandler<DownloadAssetCommand> {
   constructor(
     @Inject(BLOB_STORE) private readonly blobs: BlobStore,
-    private readonly queries: CatalogQueries,
     private readonly entitlements: Entitlements,
     private readonly listings: ListingStore,
   ) {}
 
   async execute({ auth, idOrSlug }: DownloadAssetCommand): Promise<DownloadGrant> {
-    const visible = await this.queries.findVisible(auth.mode, auth.accountId, 'model', idOrSlug);
-    if (!visible) {
-      if (await this.queries.findVisible(auth.mode, auth.accountId, 'dataset', idOrSlug)) {
-        throw Errors.invalidRequest('A dataset is downloaded shard by shard: GET /v1/datasets/{id}/shards/{name}.');
-      }
-      throw Errors.notFound('model');
+    const visible = await this.listings.findVisible(auth.mode, auth.accountId, idOrSlug);
+    if (visible?.state.kind === 'dataset') {
+      throw Errors.invalidRequest('A dataset is downloaded shard by shard: GET /v1/datasets/{id}/shards/{name}.');
     }
-    const { state: listing } = await this.listings.load(auth.mode, visible.id);
-    if (listing.status !== 'published' && listing.account_id !== auth.accountId) throw Errors.notFound('model');
+    if (!visible) throw Errors.notFound('model');
+    const listing = visible.state;
     // Only the owner can see a listing without a file: their own draft that never got one.
     const file = servedModelFile(listing);
     if (!file) throw Errors.invalidRequest('This draft has no file yet; give it storage_path, file_name and file_size.');
