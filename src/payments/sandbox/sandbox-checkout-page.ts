@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { randomBase62 } from '../../platform/ids';
+import { sendError } from '../../platform/error-filter';
 import { ApiError } from '../../platform/errors';
 import { SANDBOX_CARDS } from './sandbox-processor';
 
@@ -69,11 +70,9 @@ export function sandboxCheckoutPage(checkout: SandboxCheckout) {
       done(null, Object.fromEntries(new URLSearchParams(body as string)));
     });
 
+    // A body that is not a form (wrong type, too large) or a failure: the API's error envelope.
     const logger = new Logger('SandboxCheckout');
-    fastify.setErrorHandler((error: Error, request, reply) => {
-      logger.error(`${request.method} ${request.url} [${request.id}]: ${error.stack ?? error.message}`);
-      return html(reply, 500, page('Something went wrong', `<p>Nothing was charged. Try again; quote ${escape(request.id)} if it persists.</p>`));
-    });
+    fastify.setErrorHandler((error, request, reply) => sendError(request, reply, error, logger));
 
     fastify.get('/checkout/:id', async (request: FastifyRequest<{ Params: { id: string } }>, reply) => {
       const s = await checkout.view(request.params.id);
