@@ -61,11 +61,13 @@ function html(reply: FastifyReply, status: number, body: string) {
 
 /**
  * The sandbox's hosted checkout (decisions section 3): plain HTML that works without
- * JavaScript. A plain Fastify plugin, so its form body parser stays in its own context and
- * the JSON API keeps answering 415 to form posts.
+ * JavaScript. A plain Fastify plugin, so its form body parser stays in its own context: the
+ * JSON API answers 415 to form posts and this page 415 to anything but a form.
  */
 export function sandboxCheckoutPage(checkout: SandboxCheckout) {
   return async (fastify: FastifyInstance) => {
+    // Only the form a browser posts; anything else is 415.
+    fastify.removeAllContentTypeParsers();
     fastify.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) => {
       done(null, Object.fromEntries(new URLSearchParams(body as string)));
     });
