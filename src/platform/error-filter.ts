@@ -18,14 +18,13 @@ const STATUS_CODES: Record<number, string> = {
   503: 'service_unavailable',
 };
 
-/** Errors raised by Fastify itself, before a route handler runs. */
+/** Errors raised by Fastify or Node's HTTP parser, before a route handler runs. */
 const FASTIFY_CODES: Record<string, (e: any) => ApiError> = {
   FST_ERR_CTP_BODY_TOO_LARGE: () => new ApiError(413, 'payload_too_large', 'The request body is larger than the limit.'),
   FST_ERR_CTP_INVALID_MEDIA_TYPE: (e) =>
     new ApiError(415, 'unsupported_media_type', 'Send the body as JSON with content-type: application/json.'),
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: () =>
     new ApiError(400, 'invalid_request', 'The content-length header does not match the body.'),
-  FST_ERR_CTP_EMPTY_JSON_BODY: () => new ApiError(400, 'invalid_request', 'The request body is empty.'),
   FST_ERR_BAD_URL: () => new ApiError(400, 'invalid_request', 'The URL is not valid: a percent-encoded part is not UTF-8.'),
   FST_ERR_MAX_PARAM_LENGTH: () => new ApiError(414, 'uri_too_long', 'A path segment of the URL is longer than 100 characters.'),
   // Raised by Node's HTTP parser, before there is a request (see clientErrorResponse).
