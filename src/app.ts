@@ -1,5 +1,6 @@
 import { NestFactory } from '@nestjs/core';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { AccountQueries } from './accounts/account-queries';
 import { resolveAdminToken } from './admin/admin-token';
 import { AppModule } from './app.module';
 import { Settings } from './config/settings';
@@ -32,7 +33,7 @@ export async function createApp(base: Settings, options: AppOptions = {}): Promi
     createHttpAdapter(settings),
     { bodyParser: false, logger: options.logger ?? ['log', 'error', 'warn'] },
   );
-  configureHttp(app.getHttpAdapter().getInstance(), settings);
+  configureHttp(app.getHttpAdapter().getInstance(), settings, { accounts: app.get(AccountQueries), adminToken: settings.adminToken! });
 
   const projections = app.get(ProjectionRunner);
   await projections.prepare();

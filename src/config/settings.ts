@@ -21,6 +21,8 @@ export interface Settings {
   readonly platformFeeBps: number;
   /** Largest JSON request body accepted, in bytes. */
   readonly bodyLimitBytes: number;
+  /** Slow clients are cut off (docs/security.md): the whole request, its headers, an idle socket, an idle keep-alive connection. */
+  readonly http: HttpTimeouts;
   /** Run projections and subscribers in this process (API replicas at scale set WORKERS=false). */
   readonly workers: boolean;
   /** S3-compatible object storage; unset bucket: the local blob store under DATA_DIR. */
@@ -31,6 +33,13 @@ export interface Settings {
   readonly consumerLeaseTtlMs: number;
   /** Failures on one event before a consumer parks it (or, for money, reports itself stalled). */
   readonly consumerMaxAttempts: number;
+}
+
+export interface HttpTimeouts {
+  readonly requestTimeoutMs: number;
+  readonly headersTimeoutMs: number;
+  readonly idleTimeoutMs: number;
+  readonly keepAliveTimeoutMs: number;
 }
 
 export interface S3Settings {
@@ -68,6 +77,20 @@ function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: nu
 function optional(env: NodeJS.ProcessEnv, name: string): string | undefined {
   const value = env[name];
   return value === undefined || value === '' ? undefined : value;
+}
+
+function httpTimeouts(env: NodeJS.ProcessEnv): HttpTimeouts {
+  const requestTimeoutMs = integer(env, 'HTTP_REQUEST_TIMEOUT_MS', 60_000, 1000, 3_600_000);
+  const headersTimeoutMs = integer(env, 'HTTP_HEADERS_TIMEOUT_MS', 10_000, 1000, 3_600_000);
+  if (headersTimeoutMs > requestTimeoutMs) {
+    throw new ConfigError(`HTTP_HEADERS_TIMEOUT_MS (${headersTimeoutMs}) must not exceed HTTP_REQUEST_TIMEOUT_MS (${requestTimeoutMs})`);
+  }
+  return Object.freeze({
+    requestTimeoutMs,
+    headersTimeoutMs,
+    idleTimeoutMs: integer(env, 'HTTP_IDLE_TIMEOUT_MS', 30_000, 1000, 3_600_000),
+    keepAliveTimeoutMs: integer(env, 'HTTP_KEEP_ALIVE_TIMEOUT_MS', 72_000, 1000, 3_600_000),
+  });
 }
 
 function s3Settings(env: NodeJS.ProcessEnv): S3Settings | undefined {
@@ -165,6 +188,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     webhookEncryptionKey: optional(env, 'WEBHOOK_ENCRYPTION_KEY'),
     platformFeeBps: integer(env, 'PLATFORM_FEE_BPS', 1500, 0, 10000),
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
+    http: httpTimeouts(env),
     workers: (optional(env, 'WORKERS') ?? 'true') !== 'false',
     s3: s3Settings(env),
     uploadMaxBytes: integer(env, 'UPLOAD_MAX_BYTES', 5 * 1024 ** 3, 1, Number.MAX_SAFE_INTEGER),

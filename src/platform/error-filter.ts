@@ -1,5 +1,6 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { STATUS_CODES as HTTP_REASONS } from 'node:http';
 import { WrongExpectedRevisionError } from '../event-store/event-store';
 import { ApiError } from './errors';
 
@@ -17,13 +18,18 @@ const STATUS_CODES: Record<number, string> = {
   503: 'service_unavailable',
 };
 
-/** Errors raised by Fastify itself, before a route handler runs. */
+/** Errors raised by Fastify or Node's HTTP parser, before a route handler runs. */
 const FASTIFY_CODES: Record<string, (e: any) => ApiError> = {
   FST_ERR_CTP_BODY_TOO_LARGE: () => new ApiError(413, 'payload_too_large', 'The request body is larger than the limit.'),
   FST_ERR_CTP_INVALID_MEDIA_TYPE: (e) =>
     new ApiError(415, 'unsupported_media_type', 'Send the body as JSON with content-type: application/json.'),
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: () =>
     new ApiError(400, 'invalid_request', 'The content-length header does not match the body.'),
+  FST_ERR_BAD_URL: () => new ApiError(400, 'invalid_request', 'The URL is not valid: a percent-encoded part is not UTF-8.'),
+  FST_ERR_MAX_PARAM_LENGTH: () => new ApiError(414, 'uri_too_long', 'A path segment of the URL is longer than 100 characters.'),
+  // Raised by Node's HTTP parser, before there is a request (see clientErrorResponse).
+  ERR_HTTP_REQUEST_TIMEOUT: () => new ApiError(408, 'request_timeout', 'The request was not received in time.'),
+  HPE_HEADER_OVERFLOW: () => new ApiError(431, 'headers_too_large', 'The request headers are too large.'),
 };
 
 /** Turns anything thrown into the public error envelope; the only place error bodies are made. */
@@ -58,7 +64,34 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: u
     .status(apiError.status)
     .header('x-request-id', request.id)
     .header('content-type', 'application/json; charset=utf-8')
-    .send({ error: { code: apiError.code, message: apiError.message, request_id: request.id, ...apiError.extra } });
+    .send(envelope(apiError, request.id));
+}
+
+/** The spec part 7 body. */
+function envelope(apiError: ApiError, requestId: string) {
+  return { error: { code: apiError.code, message: apiError.message, request_id: requestId, ...apiError.extra } };
+}
+
+/**
+ * The raw HTTP response for an error Node's HTTP parser raises before there is a request
+ * (malformed request line or headers, a negative content-length, a request or header
+ * timeout); the connection is closed after it.
+ */
+export function clientErrorResponse(error: unknown, requestId: string): string {
+  const code = (error as { code?: unknown })?.code;
+  const apiError = typeof code === 'string' && FASTIFY_CODES[code]
+    ? FASTIFY_CODES[code](error)
+    : new ApiError(400, 'invalid_request', 'The HTTP request is malformed.');
+  const body = JSON.stringify(envelope(apiError, requestId));
+  return [
+    `HTTP/1.1 ${apiError.status} ${HTTP_REASONS[apiError.status] ?? 'Error'}`,
+    'content-type: application/json; charset=utf-8',
+    `content-length: ${Buffer.byteLength(body)}`,
+    `x-request-id: ${requestId}`,
+    'connection: close',
+    '',
+    body,
+  ].join('\r\n');
 }
 
 @Catch()

@@ -1,10 +1,16 @@
-import { ValidationError, ValidationPipe } from '@nestjs/common';
+import { Logger, ValidationError, ValidationPipe } from '@nestjs/common';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
+import type { AccountQueries } from '../accounts/account-queries';
+import { adminTokenCheck } from '../admin/admin.guard';
 import { Settings } from '../config/settings';
+import { authenticateApiKey } from './auth/api-key.guard';
+import { clientErrorResponse, sendError } from './error-filter';
 import { Errors } from './errors';
+import { assertStorable, parseJsonObject } from './request-strings';
 
 const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -15,22 +21,57 @@ declare module 'fastify' {
   }
 }
 
+const newRequestId = () => `req_${randomBytes(12).toString('hex')}`;
+
 /** A client-sent x-request-id of 1-128 safe characters is kept; otherwise one is made. */
 function requestId(req: IncomingMessage): string {
   const sent = req.headers['x-request-id'];
   if (typeof sent === 'string' && CLIENT_REQUEST_ID.test(sent)) return sent;
-  return `req_${randomBytes(12).toString('hex')}`;
+  return newRequestId();
+}
+
+/** Node's HTTP parser refused the request before Fastify saw it: answer in the envelope and close. */
+function clientError(error: NodeJS.ErrnoException, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const responding = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent;
+  if (socket.writable && !responding) socket.write(clientErrorResponse(error, newRequestId()));
+  socket.destroy();
 }
 
 export function createHttpAdapter(settings: Settings): FastifyAdapter {
-  return new FastifyAdapter({ genReqId: requestId, bodyLimit: settings.bodyLimitBytes, logger: false });
+  const logger = new Logger('HTTP');
+  const t = settings.http;
+  return new FastifyAdapter({
+    genReqId: requestId,
+    bodyLimit: settings.bodyLimitBytes,
+    logger: false,
+    requestTimeout: t.requestTimeoutMs,
+    connectionTimeout: t.idleTimeoutMs,
+    keepAliveTimeout: t.keepAliveTimeoutMs,
+    // Node checks the request and header timeouts every connectionsCheckingInterval (default 30 s).
+    http: { headersTimeout: t.headersTimeoutMs, connectionsCheckingInterval: Math.min(1000, t.headersTimeoutMs) },
+    clientErrorHandler: clientError,
+    // A URL Fastify cannot route (bad percent-encoding, a path segment over 100 characters).
+    frameworkErrors: (error: Error, request: FastifyRequest, reply: FastifyReply) => sendError(request, reply, error, logger),
+  });
+}
+
+/** Which credentials a route takes, from its path: /v1 an API key, /admin the operator token; others their own (signatures). */
+function authenticateBeforeBody(fastify: FastifyInstance, accounts: AccountQueries, adminToken: string): void {
+  const adminCheck = adminTokenCheck(adminToken);
+  fastify.addHook('onRequest', async (request: FastifyRequest) => {
+    const route = request.routeOptions.url ?? '';
+    if (route.startsWith('/v1/')) request.auth = await authenticateApiKey(request.headers.authorization, accounts);
+    else if (route.startsWith('/admin/')) adminCheck(request.headers.authorization);
+  });
 }
 
 /**
  * Fastify-level behaviour shared by the service and the tests: request ids on every
- * response, the canonical-host redirect, and the one JSON body parser.
+ * response, the canonical-host redirect, authentication before the body is read, path and
+ * query values Postgres can store, and the one JSON body parser.
  */
-export function configureHttp(fastify: FastifyInstance, settings: Settings): void {
+export function configureHttp(fastify: FastifyInstance, settings: Settings, auth: { accounts: AccountQueries; adminToken: string }): void {
   fastify.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
     reply.header('x-request-id', request.id);
     const canonical = settings.canonicalHost;
@@ -43,23 +84,22 @@ export function configureHttp(fastify: FastifyInstance, settings: Settings): voi
       }
     }
   });
+  // Unauthenticated requests are refused before their body is read or parsed.
+  authenticateBeforeBody(fastify, auth.accounts, auth.adminToken);
+  fastify.addHook('onRequest', async (request: FastifyRequest) => {
+    assertStorable(request.params);
+    assertStorable(request.query);
+  });
 
   // Only JSON bodies are accepted (other types get 415), and a JSON body must be an object.
   fastify.removeAllContentTypeParsers();
   fastify.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    const text = body as string;
-    request.rawBody = text;
-    if (text.trim() === '') return done(null, {});
-    let parsed: unknown;
+    request.rawBody = body as string;
     try {
-      parsed = JSON.parse(text);
-    } catch {
-      return done(Errors.invalidRequest('The request body is not valid JSON.'), undefined);
+      done(null, parseJsonObject(body as string));
+    } catch (error) {
+      done(error as Error, undefined);
     }
-    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
-      return done(Errors.invalidRequest('The request body must be a JSON object.'), undefined);
-    }
-    done(null, parsed);
   });
 }
 

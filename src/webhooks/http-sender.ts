@@ -1,8 +1,7 @@
 import * as http from 'node:http';
 import * as https from 'node:https';
-import { isIP } from 'node:net';
 import type { Mode } from '../platform/mode';
-import { addressAllowed, guardedLookup } from './url-policy';
+import { guardedLookup, literalRefused } from './url-policy';
 
 /** How much of a receiver's answer is read and kept: enough to debug, never a memory risk. */
 export const RESPONSE_BODY_CAP = 1024;
@@ -27,11 +26,9 @@ export class HttpSender {
 
   send(options: { url: string; mode: Mode; body: string; headers: Record<string, string>; timeoutMs: number; signal: AbortSignal }): Promise<SendOutcome> {
     const url = new URL(options.url);
-    const host = url.hostname.replace(/^\[|\]$/g, '');
     // An IP literal never goes through lookup, so it is checked here.
-    if (isIP(host) && !addressAllowed(options.mode, host)) {
-      return Promise.resolve({ error: `refused to connect to ${host}: not an allowed address` });
-    }
+    const refused = literalRefused(options.mode, url);
+    if (refused) return Promise.resolve({ error: refused });
     if (options.mode === 'live' && url.protocol !== 'https:') return Promise.resolve({ error: 'live endpoints must use https' });
     const transport = url.protocol === 'https:' ? https : http;
     const agent = this.agents[url.protocol as 'http:' | 'https:'];

@@ -34,6 +34,12 @@ describe('loadSettings', () => {
     expect(() => loadSettings({ EVENTSTORE_URL: 'esdb://localhost:2113?tls=false' })).toThrow(/EVENTSTORE_URL/);
   });
 
+  it('cuts slow clients off by default, and reads the HTTP timeouts it is given', () => {
+    expect(loadSettings({}).http).toEqual({ requestTimeoutMs: 60_000, headersTimeoutMs: 10_000, idleTimeoutMs: 30_000, keepAliveTimeoutMs: 72_000 });
+    const s = loadSettings({ HTTP_REQUEST_TIMEOUT_MS: '5000', HTTP_HEADERS_TIMEOUT_MS: '2000', HTTP_IDLE_TIMEOUT_MS: '3000', HTTP_KEEP_ALIVE_TIMEOUT_MS: '4000' });
+    expect(s.http).toEqual({ requestTimeoutMs: 5000, headersTimeoutMs: 2000, idleTimeoutMs: 3000, keepAliveTimeoutMs: 4000 });
+  });
+
   it('derives PUBLIC_BASE_URL from PORT and trims a trailing slash from a given one', () => {
     expect(loadSettings({ PORT: '8080' }).publicBaseUrl).toBe('http://127.0.0.1:8080');
     expect(loadSettings({ PUBLIC_BASE_URL: 'https://api.example.com/' }).publicBaseUrl).toBe('https://api.example.com');
@@ -68,6 +74,10 @@ describe('loadSettings', () => {
     [{ STRIPE_SECRET_KEY_LIVE: 'sk_live_1' }, 'STRIPE_WEBHOOK_SECRET_LIVE'],
     [{ STRIPE_API_BASE: 'not a url' }, 'STRIPE_API_BASE'],
     [{ NODE_ENV: 'production' }, 'PAYMENTS'],
+    [{ HTTP_REQUEST_TIMEOUT_MS: '0' }, 'HTTP_REQUEST_TIMEOUT_MS'],
+    [{ HTTP_REQUEST_TIMEOUT_MS: '5000', HTTP_HEADERS_TIMEOUT_MS: '6000' }, 'HTTP_HEADERS_TIMEOUT_MS'],
+    [{ HTTP_IDLE_TIMEOUT_MS: 'soon' }, 'HTTP_IDLE_TIMEOUT_MS'],
+    [{ HTTP_KEEP_ALIVE_TIMEOUT_MS: '10' }, 'HTTP_KEEP_ALIVE_TIMEOUT_MS'],
   ])('%j throws a ConfigError naming %s', (env, variable) => {
     configError(env as Record<string, string>, variable);
   });

@@ -1,3 +1,5 @@
+import { modelBody, upload } from '../catalog/catalog-client';
+import { openCheckout, pathOf, PAYS } from '../commerce/commerce-client';
 import { ADMIN_TOKEN, Response, startTestApp, TestApp } from '../support/app';
 
 /** The error envelope of spec part 7, with the request id in the body and the header. */
@@ -69,6 +71,90 @@ describe('HTTP behaviour shared by every route', () => {
       expectError(res, 400, 'validation_failed');
       expect(res.body.error.message).toContain('email');
       expect(await accountExists('http-bad-email')).toBe(false);
+    });
+  });
+
+  describe('strings Postgres cannot store (issue 10 item 2)', () => {
+    const eventCount = async () => (await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM events')).rows[0].n;
+
+    it.each([
+      ['NUL', '"Nul\\u0000Name"'],
+      ['a lone surrogate', '"Lone \\ud800 Name"'],
+    ])('%s in a field is 400 validation_failed naming it, and the slug stays free', async (_label, name) => {
+      const before = await eventCount();
+      const res = await postAccount(`{"name": ${name}, "email": "nul@example.com", "slug": "http-nul"}`);
+      expectError(res, 400, 'validation_failed');
+      expect(res.body.error.message).toContain('"name"');
+      expect(await eventCount()).toBe(before);
+      expect(await accountExists('http-nul')).toBe(false);
+    });
+
+    it('names a nested field', async () => {
+      const res = await postAccount('{"name": "Ok", "email": "n@example.com", "extra": {"list": ["a", "b\\u0000"]}}');
+      expectError(res, 400, 'validation_failed');
+      expect(res.body.error.message).toContain('"extra.list[1]"');
+    });
+
+    it('a listing refused for a NUL in its title claims no slug', async () => {
+      const { key } = await t.accountWithKey();
+      const grant = await upload(t, key, 'policy.onnx', 'bytes');
+      const before = await eventCount();
+      const bad = await t.request('POST', '/v1/models', { key, body: modelBody(grant, { title: 'Nul\u0000 Policy' }) });
+      expectError(bad, 400, 'validation_failed');
+      expect(bad.body.error.message).toContain('"title"');
+      expect(await eventCount()).toBe(before);
+      const good = await t.request('POST', '/v1/models', { key, body: modelBody(grant, { title: 'Nul Policy' }) });
+      expect(good.status).toBe(201);
+      expect(good.body.slug).toBe('nul-policy');
+    });
+
+    it.each([
+      ['/admin/keys?account=%00', 'account'],
+      ['/admin/ledger/verify?account=%00', 'account'],
+      ['/admin/accounts/a%00b', 'idOrSlug'],
+    ])('%s is 400 validation_failed naming %s', async (url, field) => {
+      const res = await t.admin('GET', url);
+      expectError(res, 400, 'validation_failed');
+      expect(res.body.error.message).toContain(`"${field}"`);
+    });
+
+    // Within this app's 2048-byte limit; the hostile-input suite sends 5,000 and 100,000 levels.
+    it('JSON nested deeper than 64 levels is 400 invalid_request', async () => {
+      expectError(await postAccount('['.repeat(1000) + ']'.repeat(1000)), 400, 'invalid_request');
+      const deep = await postAccount('{"a":'.repeat(65) + '1' + '}'.repeat(65));
+      expectError(deep, 400, 'invalid_request');
+      expect(deep.body.error.message).toContain('nested deeper than 64');
+    });
+  });
+
+  describe('the hosted checkout page takes only its form (issue 10 item 2)', () => {
+    let checkoutPath: string;
+    beforeAll(async () => {
+      const seller = await t.accountWithKey();
+      const grant = await upload(t, seller.key, 'policy.onnx', 'bytes');
+      const model = await t.request('POST', '/v1/models', { key: seller.key, body: modelBody(grant, { title: 'Checkout Page Policy', price_cents: 500 }) });
+      expect(model.status).toBe(201);
+      const buyer = await t.accountWithKey();
+      const session = await openCheckout(t, buyer.key, { asset: model.body.slug });
+      expect(session.status).toBe(201);
+      checkoutPath = pathOf(session.body.checkout_url);
+    });
+
+    it.each([
+      ['text/plain', `card_number=${PAYS}`, 'text/plain', 415, 'unsupported_media_type'],
+      ['JSON', JSON.stringify({ card_number: PAYS }), 'application/json', 415, 'unsupported_media_type'],
+      ['a form over the body limit', `card_number=${PAYS}&pad=${'x'.repeat(4096)}`, 'application/x-www-form-urlencoded', 413, 'payload_too_large'],
+    ])('%s is refused in the envelope and pays nothing', async (_label, payload, type, status, code) => {
+      expectError(await t.request('POST', checkoutPath, { payload, headers: { 'content-type': type } }), status, code);
+      const page = await t.request('GET', checkoutPath);
+      expect(page.text).toContain('Card number');
+    });
+
+    it('no body at all is the form again with 400', async () => {
+      const res = await t.request('POST', checkoutPath);
+      expect(res.status).toBe(400);
+      expect(res.headers['content-type']).toMatch(/^text\/html/);
+      expect(res.text).toContain('Unknown card number');
     });
   });
 

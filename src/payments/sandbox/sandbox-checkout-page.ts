@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { randomBase62 } from '../../platform/ids';
+import { sendError } from '../../platform/error-filter';
 import { ApiError } from '../../platform/errors';
 import { SANDBOX_CARDS } from './sandbox-processor';
 
@@ -65,20 +66,20 @@ function html(reply: FastifyReply, status: number, body: string) {
 
 /**
  * The sandbox's hosted checkout (decisions section 3): plain HTML that works without
- * JavaScript. A plain Fastify plugin, so its form body parser stays in its own context and
- * the JSON API keeps answering 415 to form posts.
+ * JavaScript. A plain Fastify plugin, so its form body parser stays in its own context: the
+ * JSON API answers 415 to form posts and this page 415 to anything but a form.
  */
 export function sandboxCheckoutPage(checkout: SandboxCheckout) {
   return async (fastify: FastifyInstance) => {
+    // Only the form a browser posts; anything else is 415.
+    fastify.removeAllContentTypeParsers();
     fastify.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) => {
       done(null, Object.fromEntries(new URLSearchParams(body as string)));
     });
 
+    // A body that is not a form (wrong type, too large) or a failure: the API's error envelope.
     const logger = new Logger('SandboxCheckout');
-    fastify.setErrorHandler((error: Error, request, reply) => {
-      logger.error(`${request.method} ${request.url} [${request.id}]: ${error.stack ?? error.message}`);
-      return html(reply, 500, page('Something went wrong', `<p>Nothing was charged. Try again; quote ${escape(request.id)} if it persists.</p>`));
-    });
+    fastify.setErrorHandler((error, request, reply) => sendError(request, reply, error, logger));
 
     fastify.get('/checkout/:id', async (request: FastifyRequest<{ Params: { id: string } }>, reply) => {
       const s = await checkout.view(request.params.id);

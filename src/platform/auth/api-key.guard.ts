@@ -4,7 +4,26 @@ import type { FastifyRequest } from 'fastify';
 import { AccountQueries } from '../../accounts/account-queries';
 import { parseApiKey, secretMatches } from '../../accounts/api-key-secret';
 import { Errors } from '../errors';
-import { REQUIRED_SCOPES, WITHOUT_API_KEY } from './auth-context';
+import { AuthContext, REQUIRED_SCOPES, WITHOUT_API_KEY } from './auth-context';
+
+/**
+ * Who the bearer API key in an Authorization header belongs to; throws the 401 errors.
+ * Runs before the body is read (see configureHttp) and, for routes outside /v1, in the guard.
+ */
+export async function authenticateApiKey(header: string | undefined, accounts: AccountQueries): Promise<AuthContext> {
+  const match = typeof header === 'string' ? /^Bearer(?: +(.*))?$/i.exec(header.trim()) : null;
+  const token = match?.[1]?.trim();
+  if (!token) throw Errors.missingCredentials();
+
+  const parsed = parseApiKey(token);
+  if (!parsed) throw Errors.invalidKey('The API key is malformed: expected svc_test_ or svc_live_ followed by 40 letters and digits.');
+  const key = (await accounts.keysByLookupId(parsed.lookupId)).find((k) => secretMatches(parsed.secret, k.secret_hash));
+  if (!key) throw Errors.invalidKey('Unknown API key.');
+  if (key.revoked_at) throw Errors.invalidKey('This API key has been revoked.');
+  if (key.expires_at && new Date(key.expires_at).getTime() <= Date.now()) throw Errors.invalidKey('This API key has expired.');
+
+  return { accountId: key.account_id, keyId: key.id, mode: key.mode, tier: key.tier, scopes: key.scopes, active: key.active };
+}
 
 /**
  * The one API key check (spec part 5), applied to every route not marked @WithoutApiKey.
@@ -18,24 +37,14 @@ export class ApiKeyGuard implements CanActivate {
     private readonly accounts: AccountQueries,
   ) {}
 
+  /** The key is read in the onRequest hook for /v1 routes (request.auth is then set), else here. */
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const targets = [context.getHandler(), context.getClass()];
     if (this.reflector.getAllAndOverride<boolean>(WITHOUT_API_KEY, targets)) return true;
     const request = context.switchToHttp().getRequest<FastifyRequest>();
 
-    const header = request.headers.authorization;
-    const match = typeof header === 'string' ? /^Bearer(?: +(.*))?$/i.exec(header.trim()) : null;
-    const token = match?.[1]?.trim();
-    if (!token) throw Errors.missingCredentials();
-
-    const parsed = parseApiKey(token);
-    if (!parsed) throw Errors.invalidKey('The API key is malformed: expected svc_test_ or svc_live_ followed by 40 letters and digits.');
-    const key = (await this.accounts.keysByLookupId(parsed.lookupId)).find((k) => secretMatches(parsed.secret, k.secret_hash));
-    if (!key) throw Errors.invalidKey('Unknown API key.');
-    if (key.revoked_at) throw Errors.invalidKey('This API key has been revoked.');
-    if (key.expires_at && new Date(key.expires_at).getTime() <= Date.now()) throw Errors.invalidKey('This API key has expired.');
-
-    request.auth = { accountId: key.account_id, keyId: key.id, mode: key.mode, tier: key.tier, scopes: key.scopes, active: key.active };
+    request.auth ??= await authenticateApiKey(request.headers.authorization, this.accounts);
+    const key = request.auth;
 
     const required = this.reflector.getAllAndOverride<string[] | undefined>(REQUIRED_SCOPES, targets);
     if (required?.length && key.scopes.length && !required.some((s) => key.scopes.includes(s))) {

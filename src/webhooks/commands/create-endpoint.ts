@@ -33,9 +33,11 @@ export function knownEventTypes(events: string[]): string[] {
   return [...new Set(events.filter(isPublicEventType))];
 }
 
-export async function assertSafeUrl(mode: Mode, url: string): Promise<void> {
-  const problem = await checkEndpointUrl(mode, url);
-  if (problem) throw Errors.validationFailed(`Invalid field "url": ${problem}.`);
+/** The URL to store (normalised), or a validation error naming the field. */
+export async function safeUrl(mode: Mode, url: string): Promise<string> {
+  const checked = await checkEndpointUrl(mode, url);
+  if ('problem' in checked) throw Errors.validationFailed(`Invalid field "url": ${checked.problem}.`);
+  return checked.url;
 }
 
 @CommandHandler(CreateWebhookEndpointCommand)
@@ -46,14 +48,14 @@ export class CreateWebhookEndpointHandler implements ICommandHandler<CreateWebho
   ) {}
 
   async execute(command: CreateWebhookEndpointCommand): Promise<CreatedWebhookEndpoint> {
-    await assertSafeUrl(command.mode, command.url);
+    const url = await safeUrl(command.mode, command.url);
     const id = newId('we');
     const secret = `whsec_${command.mode}_${randomBase62(32)}`;
     const created: WebhookEndpointCreated = {
       endpoint_id: id,
       account_id: command.accountId,
       mode: command.mode,
-      url: command.url,
+      url,
       events: knownEventTypes(command.events),
       description: command.description,
       enabled: true,

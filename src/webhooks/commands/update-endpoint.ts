@@ -4,7 +4,7 @@ import { EventWriter } from '../../projection-runner/event-writer';
 import type { WebhookEndpointView } from '../endpoint-queries';
 import { EndpointOwner, EndpointStreams, evolveEndpoint, toEndpointView } from '../endpoint-streams';
 import { WebhookEndpointUpdated, WebhookEvents } from '../events';
-import { assertSafeUrl, knownEventTypes } from './create-endpoint';
+import { safeUrl, knownEventTypes } from './create-endpoint';
 
 export interface EndpointChanges {
   url?: string;
@@ -33,11 +33,11 @@ export class UpdateWebhookEndpointHandler implements ICommandHandler<UpdateWebho
   async execute({ owner, endpointId, changes: requested }: UpdateWebhookEndpointCommand): Promise<WebhookEndpointView> {
     const stream = Streams.webhookEndpoint(owner.mode, endpointId);
     // A null field is treated as absent, as elsewhere in the API.
-    if (requested.url != null) await assertSafeUrl(owner.mode, requested.url);
+    const url = requested.url != null ? await safeUrl(owner.mode, requested.url) : undefined;
     return this.writer.retryOnConflict(async () => {
       const { state, revision } = await this.endpoints.loadOwn(owner, endpointId);
       const changes: WebhookEndpointUpdated['changes'] = {};
-      if (requested.url != null && requested.url !== state.url) changes.url = requested.url;
+      if (url !== undefined && url !== state.url) changes.url = url;
       if (requested.events != null) changes.events = knownEventTypes(requested.events);
       if (requested.description != null && requested.description !== state.description) changes.description = requested.description;
       if (requested.enabled != null && requested.enabled !== state.enabled) changes.enabled = requested.enabled;
