@@ -14,6 +14,8 @@ import type { KeyActivationPaid, PurchaseCompleted, PurchaseRefunded } from './e
 export const FULFILMENT_CHECKPOINT = 'subscriber:fulfilment';
 
 const BATCH_SIZE = 100;
+/** The completions whose consequence this subscriber records (see fulfil). */
+const FULFILLED = ['PurchaseCompleted', 'PurchaseRefunded', 'KeyActivationPaid'];
 /** How long a payment confirmation waits for its fulfilment before answering anyway. */
 const WAIT_MS = 10_000;
 
@@ -42,6 +44,7 @@ export class Fulfilment {
       batchSize: BATCH_SIZE,
       // Money: a payment whose sale cannot be recorded stops fulfilment, loudly; it is never skipped.
       whenFailing: 'stop',
+      relevant: (event) => FULFILLED.includes(event.type),
       apply: async () => undefined,
       // Outside the checkpoint's transaction: each consequence is an append of its own.
       before: async (events) => {

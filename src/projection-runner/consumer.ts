@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import type { Database, Queryable } from '../database/database';
 import type { EventStore, Position, RecordedEvent, Subscription } from '../event-store/event-store';
-import { ApplyBatch, applyCheckpointedBatch, moveCheckpoint, readCheckpoint } from './checkpoint';
+import { ApplyBatch, applyCheckpointedBatch, moveCheckpoint, readCheckpoint, skipBatch } from './checkpoint';
 
 /**
  * What a consumer does with an event it keeps failing on:
@@ -19,6 +19,8 @@ export interface ConsumerSpec {
   whenFailing: FailurePolicy;
   /** Runs inside the batch's transaction, which also moves the checkpoint. */
   apply: ApplyBatch;
+  /** The events apply and before act on; a batch of none only moves the checkpoint. */
+  relevant: (event: RecordedEvent) => boolean;
   /** Runs before the batch's transaction: side effects that are appends of their own (idempotent). */
   before?: (events: RecordedEvent[]) => Promise<void>;
   /** After each batch that moved the checkpoint. */
@@ -95,8 +97,15 @@ export class Consumer {
 
   /** Applies a batch from `expected`; resolves to where the consumer now stands. */
   private async applyBatch(events: RecordedEvent[]): Promise<Position> {
-    await this.spec.before?.(events);
-    const outcome = await applyCheckpointedBatch(this.db, this.spec.name, this.expected, events, this.spec.apply);
+    const last = events[events.length - 1].position;
+    let outcome: { position: Position; moved: boolean };
+    if (events.some(this.spec.relevant)) {
+      await this.spec.before?.(events);
+      outcome = await applyCheckpointedBatch(this.db, this.spec.name, this.expected, events, this.spec.apply);
+    } else {
+      // Every consumer sees every event; most concern a few of them, and cost one statement here.
+      outcome = await skipBatch(this.db, this.spec.name, this.expected, last);
+    }
     this.expected = outcome.position;
     if (!outcome.moved) {
       this.failing = undefined;

@@ -198,6 +198,7 @@ export class ProjectionRunner {
       name: build.id,
       batchSize: BATCH_SIZE,
       whenFailing: projection.whenFailing,
+      relevant: (event) => projection.handles.includes(event.type),
       apply: (tx, events) =>
         this.builds.withSchema(tx, build, async () => {
           for (const event of events) if (projection.handles.includes(event.type)) await projection.apply(tx, event);

@@ -136,12 +136,10 @@ export class ReadModelBuilds {
     return dropped;
   }
 
-  /** Runs fn with the build's tables first on the search path, for the rest of tx's statements in fn. */
+  /** Runs fn with the build's tables first on the search path (until tx ends). */
   async withSchema<T>(tx: Queryable, build: Build, fn: () => Promise<T>): Promise<T> {
     await readFromSchema(tx, build.schema);
-    const result = await fn();
-    await tx.query(`SELECT set_config('search_path', 'public', true)`);
-    return result;
+    return fn();
   }
 
   private async locked<T>(projection: Projection, fn: (tx: Queryable, builds: Build[]) => Promise<T>): Promise<T> {

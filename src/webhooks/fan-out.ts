@@ -43,6 +43,7 @@ export class WebhookFanOut {
       batchSize: BATCH_SIZE,
       // A webhook that cannot be queued is set aside; every other event still goes out.
       whenFailing: 'park',
+      relevant: (event) => event.type === WebhookEvents.WebhookEndpointDeleted || toPublicEvent(event) !== undefined,
       apply: async (tx, events) => {
         created = 0;
         for (const event of events) created += await this.fanOut(tx, event);

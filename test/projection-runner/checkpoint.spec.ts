@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { START } from '../../src/event-store/event-store';
 import { PostgresEventStore } from '../../src/event-store/postgres/postgres-event-store';
-import { applyCheckpointedBatch, readCheckpoint } from '../../src/projection-runner/checkpoint';
+import { applyCheckpointedBatch, readCheckpoint, skipBatch } from '../../src/projection-runner/checkpoint';
 import { createTestDatabase, TestDatabase } from '../support/database';
 
 describe('applyCheckpointedBatch (shared by projections and subscribers)', () => {
@@ -47,5 +47,15 @@ describe('applyCheckpointedBatch (shared by projections and subscribers)', () =>
     ).rejects.toThrow('boom');
     expect(await readCheckpoint(database.db, 'c')).toBe(before);
     expect((await database.db.query('SELECT count(*)::int AS n FROM seen')).rows[0].n).toBe(3);
+  });
+
+  it('moves past a batch with nothing to apply in one compare-and-set, and says where it is when it moved', async () => {
+    const before = await readCheckpoint(database.db, 'c');
+    const { position } = await store.append(`t-${randomUUID()}`, [{ type: 'T', data: {} }], 'no_stream');
+    expect(await skipBatch(database.db, 'c', before!, position)).toEqual({ position, moved: false });
+    expect(await readCheckpoint(database.db, 'c')).toBe(position);
+    // A stale expectation changes nothing.
+    expect(await skipBatch(database.db, 'c', before!, position)).toEqual({ position, moved: true });
+    expect(await readCheckpoint(database.db, 'c')).toBe(position);
   });
 });
