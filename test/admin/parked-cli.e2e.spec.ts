@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { EVENT_STORE, EventStore } from '../../src/event-store/event-store';
 import { startTestApp, TestApp } from '../support/app';
 import { serveForCli, svc } from '../support/cli';
-import { eventually } from '../webhooks/receiver';
+import { eventually } from '../support/eventually';
 
 /**
  * Issue 9: an event a read model cannot take is parked and the read model goes on; the

@@ -9,7 +9,7 @@ import { LedgerAudit } from '../../src/ledger/ledger-audit';
 import { publishModel } from '../catalog/catalog-client';
 import { onPostgresServer } from '../support/database';
 import { ADMIN_TOKEN, startTestApp } from '../support/app';
-import { eventually } from '../webhooks/receiver';
+import { eventually } from '../support/eventually';
 import { eventsOfType, openCheckout } from './commerce-client';
 
 /**

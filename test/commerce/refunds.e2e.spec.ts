@@ -2,7 +2,8 @@ import { publishModel } from '../catalog/catalog-client';
 import { startTestApp, TestApp } from '../support/app';
 import { serveForCli, svc } from '../support/cli';
 import { createEndpoint } from '../webhooks/helpers';
-import { eventually, startReceiver } from '../webhooks/receiver';
+import { eventually } from '../support/eventually';
+import { startReceiver } from '../webhooks/receiver';
 import { buy, eventsOfType } from './commerce-client';
 
 describe('refunds (svc purchases refund) and what a purchase tells the seller', () => {

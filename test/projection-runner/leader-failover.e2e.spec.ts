@@ -4,7 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { onPostgresServer } from '../support/database';
 import { ADMIN_TOKEN, startTestApp } from '../support/app';
-import { eventually } from '../webhooks/receiver';
+import { eventually } from '../support/eventually';
 
 /**
  * One leader per consumer (issue 9): two worker processes share the consumers through

@@ -3,6 +3,7 @@ import type { FailurePolicy } from '../../src/projection-runner/consumer';
 import { Projection } from '../../src/projection-runner/projection';
 import { ProjectionRunner, RunnerOptions } from '../../src/projection-runner/projection-runner';
 import { createTestDatabase, TestDatabase } from '../support/database';
+import { eventually } from '../support/eventually';
 
 /** Counts events per stream; an event of type Poison fails while `poisoned` is true, after writing its row. */
 let poisoned = true;
@@ -39,16 +40,6 @@ describe('ProjectionRunner', () => {
     Object.fromEntries((await database.db.query('SELECT stream_id, n FROM stream_counts ORDER BY stream_id')).rows.map((r) => [r.stream_id, r.n]));
   const schemas = async () =>
     (await database.db.query(`SELECT nspname FROM pg_namespace WHERE nspname LIKE 'rm_stream_counts%' ORDER BY nspname`)).rows.map((r) => r.nspname);
-  const eventually = async <T>(fn: () => Promise<T | false | undefined>, timeoutMs = 10000): Promise<T> => {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const value = await fn();
-      if (value) return value;
-      if (Date.now() > deadline) throw new Error('condition not met in time');
-      await new Promise((r) => setTimeout(r, 20));
-    }
-  };
-
   beforeEach(async () => {
     poisoned = true;
     database = await createTestDatabase();

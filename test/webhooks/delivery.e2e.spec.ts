@@ -2,7 +2,8 @@ import Stripe from 'stripe';
 import { FAN_OUT_CHECKPOINT } from '../../src/webhooks/fan-out';
 import { startTestApp, TestApp } from '../support/app';
 import { createEndpoint, deliveries, emit, ENCRYPTION_KEY, evtId, payoutPaid, purchaseCompleted } from './helpers';
-import { eventually, startReceiver } from './receiver';
+import { eventually } from '../support/eventually';
+import { startReceiver } from './receiver';
 
 const stripe = new Stripe('sk_test_unused');
 

@@ -4,7 +4,8 @@ import { AdminClient } from '../../src/cli/admin-client';
 import { listenAndForward } from '../../src/cli/webhooks-listen';
 import { ADMIN_TOKEN, startTestApp, TestApp } from '../support/app';
 import { emit, evtId, payoutPaid } from './helpers';
-import { eventually, startReceiver } from './receiver';
+import { eventually } from '../support/eventually';
+import { startReceiver } from './receiver';
 
 describe('svc webhooks listen', () => {
   let t: TestApp;

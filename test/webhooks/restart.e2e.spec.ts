@@ -4,7 +4,8 @@ import { randomUUID } from 'node:crypto';
 import { PostgresEventStore } from '../../src/event-store/postgres/postgres-event-store';
 import { startTestApp } from '../support/app';
 import { createEndpoint, deliveries, emit, ENCRYPTION_KEY, evtId, payoutPaid } from './helpers';
-import { eventually, startReceiver } from './receiver';
+import { eventually } from '../support/eventually';
+import { startReceiver } from './receiver';
 
 const env = { WEBHOOK_RETRY_SCHEDULE: '0,1,1,1,1', WEBHOOK_TIMEOUT_MS: '1000', WEBHOOK_ENCRYPTION_KEY: ENCRYPTION_KEY };
 
