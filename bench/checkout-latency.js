@@ -4,7 +4,7 @@
  * sandbox page -> the purchase in the buyer's GET /v1/purchases and the sale in the seller's
  * GET /v1/balance_transactions. p50/p99 at c=1 and c=20, on PGlite and on the Postgres
  * server; on the server also with a transaction held open (idle, with an id) in another
- * database, which must change nothing. Also "checkout-to-ledger": from the payment post to
+ * database, which must change nothing, and while `rebuild --all` runs back to back. Also "checkout-to-ledger": from the payment post to
  * the sale readable in the seller's ledger.
  *
  * The service runs as its own process (node dist/src/main.js); this process only sends
@@ -168,6 +168,24 @@ async function holdIdleTransaction() {
   };
 }
 
+/** `svc projections rebuild --all`, back to back, until released: every read model is rebuilt beside the live one meanwhile. */
+function rebuildAll(call) {
+  let running = true;
+  let rebuilds = 0;
+  const loop = (async () => {
+    while (running) {
+      const res = await call('POST', '/admin/projections/all/rebuild');
+      if (res.status !== 200) throw new Error(`rebuild: ${res.status} ${JSON.stringify(res.body)}`);
+      rebuilds++;
+    }
+  })();
+  return async () => {
+    running = false;
+    await loop;
+    if (!rebuilds) throw new Error('no rebuild completed during the phase');
+  };
+}
+
 /** Runs every phase under each condition, alternating their order round by round. */
 async function measure(backend, env, conditions) {
   const pairsNeeded = WARM_UP + ROUNDS * conditions.length * PHASES.reduce((n, p) => n + p.checkouts, 0);
@@ -180,7 +198,8 @@ async function measure(backend, env, conditions) {
     for (let round = 0; round < ROUNDS; round++) {
       const order = round % 2 === 0 ? conditions : [...conditions].reverse();
       for (const condition of order) {
-        const release = condition === 'idle transaction in another database' ? await holdIdleTransaction() : undefined;
+        const release =
+          condition === 'idle transaction in another database' ? await holdIdleTransaction() : condition === 'rebuilds running' ? rebuildAll(call) : undefined;
         try {
           for (const p of PHASES) {
             const key = `${condition}|${p.concurrency}`;
@@ -229,17 +248,22 @@ async function main() {
   url.pathname = `/${name}`;
   const serverDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-'));
   try {
-    results.push(...(await measure('postgres', { DATABASE_URL: url.toString(), DATA_DIR: serverDir }, ['quiet', 'idle transaction in another database'])));
+    results.push(
+      ...(await measure('postgres', { DATABASE_URL: url.toString(), DATA_DIR: serverDir }, ['quiet', 'idle transaction in another database', 'rebuilds running'])),
+    );
   } finally {
     await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
     await admin.end();
     fs.rmSync(serverDir, { recursive: true, force: true });
   }
 
-  const ratios = PHASES.map((p) => {
-    const quiet = results.find((r) => r.backend === 'postgres' && r.condition === 'quiet' && r.concurrency === p.concurrency);
-    const idle = results.find((r) => r.backend === 'postgres' && r.condition !== 'quiet' && r.concurrency === p.concurrency);
-    return { concurrency: p.concurrency, p99_ratio_idle_over_quiet: +(idle.p99_ms / quiet.p99_ms).toFixed(2) };
+  const ratios = PHASES.flatMap((p) => {
+    const of = (condition) => results.find((r) => r.backend === 'postgres' && r.condition === condition && r.concurrency === p.concurrency);
+    return ['idle transaction in another database', 'rebuilds running'].map((condition) => ({
+      concurrency: p.concurrency,
+      condition,
+      p99_ratio_over_quiet: +(of(condition).p99_ms / of('quiet').p99_ms).toFixed(2),
+    }));
   });
   if (json) {
     process.stdout.write(`${JSON.stringify({ rounds: ROUNDS, results, ratios })}\n`);
@@ -251,7 +275,7 @@ async function main() {
       `  ${r.backend.padEnd(8)} ${r.condition.padEnd(38)} c=${String(r.concurrency).padEnd(3)} p50 ${r.p50_ms} ms  p99 ${r.p99_ms} ms  checkout-to-ledger p50 ${r.checkout_to_ledger_p50_ms} ms\n`,
     );
   }
-  for (const r of ratios) process.stdout.write(`  postgres c=${r.concurrency}: p99 with the idle transaction / without: ${r.p99_ratio_idle_over_quiet}\n`);
+  for (const r of ratios) process.stdout.write(`  postgres c=${r.concurrency}: p99 with ${r.condition} / quiet: ${r.p99_ratio_over_quiet}\n`);
 }
 
 main().catch((error) => {
