@@ -12,6 +12,7 @@ import { CompleteCheckoutHandler } from './commands/complete-checkout';
 import { OpenKeyActivationCheckoutHandler, OpenPurchaseCheckoutHandler } from './commands/open-checkout';
 import { RecordProcessorRefundHandler, RefundPurchaseHandler } from './commands/refund-purchase';
 import { EntitlementStreams } from './entitlement-streams';
+import { EntitlementBackfill } from './entitlement-backfill';
 import { Fulfilment } from './fulfilment';
 import { PurchaseQueries } from './purchase-queries';
 import { PurchasesController } from './purchases.controller';
@@ -28,6 +29,7 @@ import { SandboxCheckoutService } from './sandbox-checkout';
     AdminGuard,
     CheckoutStreams,
     EntitlementStreams,
+    EntitlementBackfill,
     PurchaseQueries,
     Fulfilment,
     SandboxCheckoutService,
@@ -45,6 +47,7 @@ export class CommerceModule implements OnModuleInit, OnApplicationBootstrap, Bef
     private readonly http: HttpAdapterHost,
     private readonly sandbox: SandboxCheckoutService,
     private readonly fulfilment: Fulfilment,
+    private readonly backfill: EntitlementBackfill,
   ) {}
 
   onModuleInit(): void {
@@ -53,7 +56,9 @@ export class CommerceModule implements OnModuleInit, OnApplicationBootstrap, Bef
   }
 
   async onApplicationBootstrap(): Promise<void> {
-    if (this.settings.workers) await this.fulfilment.start();
+    if (!this.settings.workers) return;
+    await this.backfill.run();
+    await this.fulfilment.start();
   }
 
   async beforeApplicationShutdown(): Promise<void> {
