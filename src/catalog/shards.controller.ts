@@ -5,6 +5,7 @@ import { Auth, AuthContext, RequireScope } from '../platform/auth/auth-context';
 import { Errors } from '../platform/errors';
 import { BLOB_STORE, BlobStore, DOWNLOAD_URL_TTL_SECONDS, UPLOAD_URL_TTL_SECONDS } from '../storage/blob-store';
 import { CatalogQueries } from './catalog-queries';
+import { ListingStore } from './listing-store';
 import type { ListingState } from './listing';
 import { Entitlements } from './entitlement';
 import { assertServable, ServedFile } from './published-files';
@@ -32,6 +33,7 @@ export class ShardsController {
     @Inject(BLOB_STORE) private readonly store: BlobStore,
     private readonly queries: CatalogQueries,
     private readonly entitlements: Entitlements,
+    private readonly listings: ListingStore,
   ) {}
 
   /** Only the owner adds shards, until the dataset's first publish fixes them. */
@@ -41,8 +43,10 @@ export class ShardsController {
   async mint(@Auth() auth: AuthContext, @Param('idOrSlug') idOrSlug: string, @Body() body: CreateShardDto) {
     assertShardName(body.name);
     assertWithinMaxBytes(body.size, this.settings.uploadMaxBytes, 'size');
-    const dataset = await this.queries.findOwn(auth.mode, auth.accountId, idOrSlug, 'dataset');
-    if (!dataset) throw Errors.notFound('dataset');
+    // Decided on the dataset's stream: a shard right after the draft must not wait for a read model.
+    const loaded = await this.listings.find(auth.mode, idOrSlug, 'dataset');
+    if (loaded?.state.account_id !== auth.accountId) throw Errors.notFound('dataset');
+    const dataset = loaded.state;
     if (dataset.published_files) {
       throw Errors.invalidRequest('This dataset was published, which fixed its shards; publish new data as a new dataset.');
     }
