@@ -176,7 +176,7 @@ export class Consumer {
   }
 }
 
-export async function insertParked(tx: Queryable, consumer: string, event: RecordedEvent, error: string, attempts: number): Promise<void> {
+async function insertParked(tx: Queryable, consumer: string, event: RecordedEvent, error: string, attempts: number): Promise<void> {
   await tx.query(
     `INSERT INTO parked_events (consumer, event_id, position, type, event, error, attempts)
      VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7)
