@@ -33,6 +33,14 @@ export interface Settings {
   readonly consumerLeaseTtlMs: number;
   /** Failures on one event before a consumer parks it (or, for money, reports itself stalled). */
   readonly consumerMaxAttempts: number;
+  /** OpenAI-compatible engine for live inference and live generation planning; unset: those answer 503. */
+  readonly inferenceUpstream?: InferenceUpstreamSettings;
+}
+
+export interface InferenceUpstreamSettings {
+  /** Base URL up to and including /v1, e.g. http://127.0.0.1:8000/v1 (vLLM) or http://127.0.0.1:11434/v1 (Ollama). */
+  readonly url: string;
+  readonly apiKey?: string;
 }
 
 export interface HttpTimeouts {
@@ -147,6 +155,23 @@ function stripeSettings(env: NodeJS.ProcessEnv, payments: 'sandbox' | 'stripe'):
   return Object.freeze({ test, live, apiBase });
 }
 
+function inferenceUpstream(env: NodeJS.ProcessEnv): InferenceUpstreamSettings | undefined {
+  const url = optional(env, 'INFERENCE_UPSTREAM_URL');
+  const apiKey = optional(env, 'INFERENCE_UPSTREAM_KEY');
+  if (!url) {
+    if (apiKey) throw new ConfigError('INFERENCE_UPSTREAM_KEY is set but INFERENCE_UPSTREAM_URL is not');
+    return undefined;
+  }
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new ConfigError(`INFERENCE_UPSTREAM_URL must be a URL such as http://127.0.0.1:8000/v1, got "${url}"`);
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new ConfigError('INFERENCE_UPSTREAM_URL must be an http or https URL');
+  return Object.freeze({ url: url.replace(/\/+$/, ''), apiKey });
+}
+
 export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
   if (optional(env, 'EVENTSTORE_URL')) {
     // Refuse rather than silently keep events in Postgres while the operator expects ESDB.
@@ -194,6 +219,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     uploadMaxBytes: integer(env, 'UPLOAD_MAX_BYTES', 5 * 1024 ** 3, 1, Number.MAX_SAFE_INTEGER),
     consumerLeaseTtlMs: integer(env, 'CONSUMER_LEASE_TTL_MS', 5000, 200, 600_000),
     consumerMaxAttempts: integer(env, 'CONSUMER_MAX_ATTEMPTS', 5, 1, 1000),
+    inferenceUpstream: inferenceUpstream(env),
   });
 }
 

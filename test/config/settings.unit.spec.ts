@@ -45,6 +45,17 @@ describe('loadSettings', () => {
     expect(loadSettings({ PUBLIC_BASE_URL: 'https://api.example.com/' }).publicBaseUrl).toBe('https://api.example.com');
   });
 
+  it('reads the inference upstream, and names the variable it cannot use', () => {
+    expect(loadSettings({}).inferenceUpstream).toBeUndefined();
+    expect(loadSettings({ INFERENCE_UPSTREAM_URL: 'http://127.0.0.1:11434/v1/', INFERENCE_UPSTREAM_KEY: 'sk-x' }).inferenceUpstream).toEqual({
+      url: 'http://127.0.0.1:11434/v1',
+      apiKey: 'sk-x',
+    });
+    expect(() => loadSettings({ INFERENCE_UPSTREAM_URL: 'not a url' })).toThrow(/INFERENCE_UPSTREAM_URL must be a URL/);
+    expect(() => loadSettings({ INFERENCE_UPSTREAM_URL: 'ftp://host/v1' })).toThrow(/INFERENCE_UPSTREAM_URL must be an http/);
+    expect(() => loadSettings({ INFERENCE_UPSTREAM_KEY: 'sk-x' })).toThrow(/INFERENCE_UPSTREAM_URL is not/);
+  });
+
   it('reads the values it is given', () => {
     const s = loadSettings({
       PORT: '4000',
