@@ -12,8 +12,12 @@ const toCheckoutEvent = (event: RecordedEvent) => ({ type: event.type, data: eve
 interface Handled {
   state: CheckoutState;
   recorded: CheckoutEvent[];
-  /** Position of the recorded events, for waiting on their fulfilment; null when nothing was recorded. */
-  position: Position | null;
+  /**
+   * Where the session's history ends now: the recorded events', or, when nothing was
+   * recorded, its last event's. A caller waits on it, so that a payment answered as a
+   * duplicate reads the purchase another payment completed a moment before.
+   */
+  position: Position;
 }
 
 /** The one way commerce touches checkout streams: load, decide, append at the loaded revision. */
@@ -44,7 +48,7 @@ export class CheckoutStreams {
       let state = fold(history.map(toCheckoutEvent));
       if (!state) throw Errors.notFound('checkout session');
       const recorded = decide(await command(state), state);
-      if (!recorded.length) return { state, recorded, position: null };
+      if (!recorded.length) return { state, recorded, position: history[history.length - 1].position };
       const { position } = await this.writer.append(stream, recorded.map((e) => ({ type: e.type, data: { ...e.data } })), history[history.length - 1].revision);
       for (const event of recorded) state = evolve(state, event)!;
       return { state, recorded, position };

@@ -57,9 +57,14 @@ export class Fulfilment {
     return this.projections.unsubscribe(FULFILMENT_CHECKPOINT);
   }
 
-  /** Read-your-writes for whoever recorded `position`: true once its consequences are recorded. */
+  /**
+   * Read-your-writes for whoever recorded (or decided on) `position`: true once the
+   * completions up to it have their consequences recorded and are in the read models that
+   * show them (a purchase in GET /v1/purchases).
+   */
   waitFor(position: Position): Promise<boolean> {
-    return this.projections.waitFor(position, { projections: [FULFILMENT_CHECKPOINT], timeoutMs: WAIT_MS });
+    const projections = [FULFILMENT_CHECKPOINT, ...this.projections.handling(FULFILLED)];
+    return this.projections.waitFor(position, { projections, timeoutMs: WAIT_MS });
   }
 
   private async fulfil(event: RecordedEvent): Promise<void> {

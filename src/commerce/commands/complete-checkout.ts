@@ -54,7 +54,7 @@ export class CompleteCheckoutHandler implements ICommandHandler<CompleteCheckout
       const { state: listing } = await this.listings.load(mode, current.opened.asset!.id);
       return { ...command, listing: toPublicObject(listing) };
     });
-    if (position) await this.fulfilment.waitFor(position);
+    await this.fulfilment.waitFor(position);
     const duplicate = duplicateOf(state);
     if (!duplicate || state.duplicateRefunded) return state;
     const refund = await this.processor.refund({

@@ -21,7 +21,7 @@ async function recordRefund(streams: CheckoutStreams, fulfilment: Fulfilment, pu
     now: new Date().toISOString(),
     processor_refund_id: refundId,
   }));
-  if (position) await fulfilment.waitFor(position);
+  await fulfilment.waitFor(position);
   return purchaseOf(state)!;
 }
 
