@@ -8,6 +8,7 @@ const { spawnSync } = require('node:child_process');
 const path = require('node:path');
 
 const benches = [
+  ['node', [path.join(__dirname, 'appends.js')]],
   ['node', [path.join(__dirname, 'me.js')]],
   ['node', [path.join(__dirname, 'webhooks.js')]],
   ['node', [path.join(__dirname, 'checkout-latency.js')]],

@@ -21,8 +21,8 @@ export interface Database extends Queryable {
    * so a query on the database itself would wait for this transaction to end.
    */
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
-  /** Calls onNotify for each NOTIFY on channel; resolves to an unsubscribe function. */
-  listen(channel: string, onNotify: () => void): Promise<() => Promise<void>>;
+  /** Calls onNotify with the payload of each NOTIFY on channel; resolves to an unsubscribe function. */
+  listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 

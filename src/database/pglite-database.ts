@@ -48,8 +48,8 @@ export class PgliteDatabase implements Database {
     return this.db.transaction((tx) => fn(wrap(tx)));
   }
 
-  async listen(channel: string, onNotify: () => void): Promise<() => Promise<void>> {
-    const unlisten = await this.db.listen(channel, () => onNotify());
+  async listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>> {
+    const unlisten = await this.db.listen(channel, (payload) => onNotify(payload));
     return async () => {
       await unlisten();
     };

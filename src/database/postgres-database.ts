@@ -54,13 +54,13 @@ export class PostgresDatabase implements Database {
    * LISTEN on a dedicated connection. A lost connection is re-opened in the background;
    * callers keep a polling fallback, so a missed notification only delays them.
    */
-  async listen(channel: string, onNotify: () => void): Promise<() => Promise<void>> {
+  async listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>> {
     let stopped = false;
     let current: Client | undefined;
     const connect = async (): Promise<void> => {
       const client = new Client({ connectionString: this.connectionString });
       client.on('notification', (message) => {
-        if (message.channel === channel) onNotify();
+        if (message.channel === channel) onNotify(message.payload ?? '');
       });
       client.on('error', () => {
         this.listeners.delete(client);

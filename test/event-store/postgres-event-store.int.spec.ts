@@ -276,4 +276,27 @@ describe('PostgresEventStore', () => {
       await aborting.end();
     }
   });
+  (onPostgresServer ? it : it.skip)('tells other instances of appends after they commit, sharing one NOTIFY between appends that commit together', async () => {
+    const other = new Client({ connectionString: database.url });
+    await other.connect();
+    try {
+      const heard: string[] = [];
+      let readable = 0;
+      other.on('notification', (n) => heard.push(n.payload ?? ''));
+      await other.query('LISTEN events_appended');
+      await Promise.all(Array.from({ length: 20 }, (_, i) => store.append(s(`told-${i}`), [event('Told')], 'no_stream')));
+      const reader = new PostgresEventStore(database.db);
+      for (let i = 0; i < 200 && readable < 20; i++) {
+        await new Promise((r) => setTimeout(r, 10));
+        // Whatever woke another instance is readable by then.
+        if (heard.length) readable = (await reader.readAll({ after: head, limit: 100 })).length;
+      }
+      expect(readable).toBe(20);
+      expect(heard.length).toBeGreaterThanOrEqual(1);
+      expect(heard.length).toBeLessThan(20);
+      expect(new Set(heard).size).toBe(1);
+    } finally {
+      await other.end();
+    }
+  });
 });

@@ -35,8 +35,8 @@ const COLUMNS = `transaction_id::text AS commit_id, global_position, event_id::t
 /** How long a subscriber sleeps when no notification arrives (lost LISTEN connection). */
 const POLL_FALLBACK_MS = 250;
 /**
- * How soon a reader looks again when an in-flight append held its horizon: that append
- * notifies when it commits, but not when it rolls back.
+ * How soon a reader looks again when an in-flight append held its horizon: an append in
+ * another process tells us when it commits (debounced), but not when it rolls back.
  */
 const HELD_REPOLL_MS = 10;
 
@@ -69,13 +69,19 @@ export class PostgresEventStore implements EventStore {
   /** Bumped on every wake-up, so a reader can tell an append raced its empty read. */
   private appendSeq = 0;
   private unlisten?: () => Promise<void>;
+  /** Signs this process's NOTIFYs: it woke its own readers already. */
+  private readonly instance = randomUUID();
+  /** 'again': appends committed while a NOTIFY was on its way; one more follows it. */
+  private notifying: 'no' | 'yes' | 'again' = 'no';
 
   constructor(private readonly db: Database) {}
 
-  /** Starts the LISTEN wake-up; without it subscribers fall back to polling. */
+  /** Starts the LISTEN wake-up from other instances' appends; without it subscribers fall back to polling. */
   async start(): Promise<void> {
     try {
-      this.unlisten = await this.db.listen('events_appended', () => this.wake());
+      this.unlisten = await this.db.listen('events_appended', (from) => {
+        if (from !== this.instance) this.wake();
+      });
     } catch {
       // Polling still delivers every event; a failed LISTEN must not stop the service.
     }
@@ -94,12 +100,35 @@ export class PostgresEventStore implements EventStore {
         [streamId, String(expected), JSON.stringify(payload)],
       );
       this.wake();
+      this.tellOtherInstances();
       return { nextRevision: Number(rows[0].next_revision), position: toPosition(rows[0].commit_id, rows[0].last_position) };
     } catch (error: any) {
       // EV409: the function's own revision check; 23505: a concurrent insert won the race.
       if (error?.code === 'EV409' || error?.code === '23505') throw new WrongExpectedRevisionError(streamId, expected);
       throw error;
     }
+  }
+
+  /**
+   * One NOTIFY after the commit, never inside the append's transaction (migration 0005),
+   * and at most one on its way: appends committing meanwhile share the next one.
+   */
+  private tellOtherInstances(): void {
+    // PGlite's files belong to this one process: there is nobody else to tell.
+    if (this.db.kind === 'pglite') return;
+    if (this.notifying !== 'no') {
+      this.notifying = 'again';
+      return;
+    }
+    this.notifying = 'yes';
+    void this.db
+      .query(`SELECT pg_notify('events_appended', $1)`, [this.instance])
+      .catch(() => undefined)
+      .finally(() => {
+        const again = this.notifying === 'again';
+        this.notifying = 'no';
+        if (again) this.tellOtherInstances();
+      });
   }
 
   async readStream(streamId: string): Promise<RecordedEvent[]> {
