@@ -161,6 +161,38 @@ describe('PostgresEventStore', () => {
     for (let i = 1; i < seen.length; i++) expect(seen[i].position > seen[i - 1].position).toBe(true);
   });
 
+  it('gives every subscription every event once, in order, when several follow the log at once', async () => {
+    const expected: string[] = [];
+    const received = new Map<string, string[]>();
+    const follow = (name: string, batchSize: number, from = head) => {
+      received.set(name, []);
+      return store.subscribeToAll(from, async (batch) => {
+        // A slow consumer now and then: the others move on without it.
+        if (name === 'slow') await new Promise((r) => setTimeout(r, 5));
+        received.get(name)!.push(...batch.map((e) => e.id));
+        return batch[batch.length - 1].position;
+      }, { batchSize });
+    };
+    const subscriptions = [follow('projection-a', 100), follow('projection-b', 100), follow('fan-out', 500), follow('slow', 7)];
+    await Promise.all(
+      Array.from({ length: 6 }, async (_, w) => {
+        for (let i = 0; i < 40; i++) {
+          const id = randomUUID();
+          expected.push(id);
+          await store.append(s(i % 3 ? `follow-${w}` : 'follow-shared'), [{ id, type: 'Followed', data: { w, i } }], 'any');
+          if (i === 20 && w === 0) subscriptions.push(follow('late', 50));
+        }
+      }),
+    );
+    const everything = (await store.readAll({ after: head, limit: 1000 })).map((e) => e.id);
+    expect(new Set(everything)).toEqual(new Set(expected));
+    for (let i = 0; i < 500 && [...received.values()].some((ids) => ids.length < everything.length); i++) {
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    await Promise.all(subscriptions.map((sub) => sub.stop()));
+    for (const [name, ids] of received) expect([name, ids]).toEqual([name, everything]);
+  });
+
   // The "Usain Bolt" case (Emmett readMessagesBatch.int.spec.ts): an append that took its
   // transaction id first commits last. Needs two real connections, so a server.
   (onPostgresServer ? it : it.skip)('does not pass a position that a still-running append may fill', async () => {

@@ -39,6 +39,12 @@ const POLL_FALLBACK_MS = 250;
  * another process tells us when it commits (debounced), but not when it rolls back.
  */
 const HELD_REPOLL_MS = 10;
+/** Events of the log's tail kept in memory for this process's subscriptions. */
+const TAIL_EVENTS = 5000;
+/** How many events one read of the tail fetches. */
+const TAIL_READ = 1000;
+/** Larger than any global_position: (commit, this) sorts after every event of that commit. */
+const LAST_OF_COMMIT = 9223372036854775807n;
 
 /**
  * Rows below the horizon can no longer appear behind a position we hand out. The horizon
@@ -64,7 +70,22 @@ function toRecorded(row: EventRow): RecordedEvent {
   };
 }
 
+/**
+ * The log's tail as this process last read it, shared by all its subscriptions: consumers
+ * at the head (every projection's live build, fulfilment, fan-out) woken by one append
+ * cost one read of the log, not one each (issue 14). Invariant: the events after `from`
+ * and up to `to` are exactly `events`, in order.
+ */
+interface Tail {
+  from: Position;
+  to: Position;
+  events: RecordedEvent[];
+}
+
 export class PostgresEventStore implements EventStore {
+  private tail: Tail | null = null;
+  /** The last read of the tail: the append wake-ups it had seen when it began, and whether it ended. */
+  private extending: { seq: number; settled: boolean; done: Promise<boolean> } | null = null;
   private readonly wakers = new Set<() => void>();
   /** Bumped on every wake-up, so a reader can tell an append raced its empty read. */
   private appendSeq = 0;
@@ -149,6 +170,11 @@ export class PostgresEventStore implements EventStore {
   }
 
   private async readBatch(after: Position, limit: number, q: Queryable = this.db): Promise<{ events: RecordedEvent[]; appending: boolean }> {
+    const { events, appending } = await this.readBatchWithHorizon(after, limit, q);
+    return { events, appending };
+  }
+
+  private async readBatchWithHorizon(after: Position, limit: number, q: Queryable = this.db): Promise<{ events: RecordedEvent[]; appending: boolean; horizon: string }> {
     const { horizon, appending } = await this.horizon(q);
     const { commit, prepare } = parsePosition(after);
     const { rows } = await q.query<EventRow>(
@@ -158,7 +184,70 @@ export class PostgresEventStore implements EventStore {
         LIMIT $4`,
       [horizon, commit.toString(), prepare.toString(), limit],
     );
-    return { events: rows.map(toRecorded), appending };
+    return { events: rows.map(toRecorded), appending, horizon };
+  }
+
+  /**
+   * A subscription's read: from the shared tail when `after` is in it (extended first when
+   * it holds less than a batch after `after`), else from the database. A reader ahead of
+   * the tail extends it, or moves it to itself when far ahead: the tail follows the readers
+   * at the head, and one far behind (a rebuild) reads on its own.
+   */
+  private async readShared(after: Position, limit: number): Promise<{ events: RecordedEvent[]; appending: boolean }> {
+    let appending = false;
+    if (this.tail && after > this.tail.to) appending = await this.extendTail();
+    if (!this.tail || after > this.tail.to) this.tail = { from: after, to: after, events: [] };
+    if (after < this.tail.from) return this.readBatch(after, limit);
+    if (this.eventsAfter(after, limit).length < limit) appending = await this.extendTail();
+    // Trimmed or moved while we waited: read on our own.
+    if (!this.tail || after < this.tail.from || after > this.tail.to) return this.readBatch(after, limit);
+    return { events: this.eventsAfter(after, limit), appending };
+  }
+
+  private eventsAfter(after: Position, limit: number): RecordedEvent[] {
+    const events = this.tail?.events ?? [];
+    let lo = 0;
+    let hi = events.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (events[mid].position <= after) lo = mid + 1;
+      else hi = mid;
+    }
+    return events.slice(lo, lo + limit);
+  }
+
+  /**
+   * Reads what follows the tail, once for all the readers asking meanwhile: a reader joins
+   * a read still on its way only if no append woke us since it began (else it could miss
+   * that append); otherwise its read follows. Resolves to whether an append was in flight.
+   */
+  private extendTail(): Promise<boolean> {
+    const current = this.extending;
+    if (current && !current.settled && current.seq === this.appendSeq) return current.done;
+    const next = { seq: this.appendSeq, settled: false, done: Promise.resolve(false) };
+    next.done = (current?.done ?? Promise.resolve(false))
+      .catch(() => false)
+      .then(() => this.readIntoTail())
+      .finally(() => {
+        next.settled = true;
+      });
+    this.extending = next;
+    return next.done;
+  }
+
+  private async readIntoTail(): Promise<boolean> {
+    const tail = this.tail;
+    if (!tail) return false;
+    const { events, appending, horizon } = await this.readBatchWithHorizon(tail.to, TAIL_READ);
+    // Moved to a reader further ahead meanwhile: this read extends nothing.
+    if (this.tail !== tail) return appending;
+    tail.events.push(...events);
+    // A short read is complete below the horizon: no event can appear there any more.
+    const known = events.length === TAIL_READ ? events[events.length - 1].position : toPosition(BigInt(horizon) - 1n, LAST_OF_COMMIT);
+    if (known > tail.to) tail.to = known;
+    const excess = tail.events.length - TAIL_EVENTS;
+    if (excess > 0) tail.from = tail.events.splice(0, excess)[excess - 1].position;
+    return appending;
   }
 
   async headPosition(): Promise<Position> {
@@ -203,7 +292,7 @@ export class PostgresEventStore implements EventStore {
       while (!stopped) {
         try {
           const seen = this.appendSeq;
-          const { events: batch, appending } = await this.readBatch(position, batchSize);
+          const { events: batch, appending } = await this.readShared(position, batchSize);
           if (stopped) break;
           if (batch.length > 0) {
             const last = batch[batch.length - 1].position;
