@@ -5,6 +5,7 @@ import { Position, RecordedEvent } from '../event-store/event-store';
 import { RecordRefundCommand } from '../ledger/commands/record-refund';
 import { RecordSaleCommand } from '../ledger/commands/record-sale';
 import { ApiError } from '../platform/errors';
+import { EventWriter } from '../projection-runner/event-writer';
 import { ProjectionRunner } from '../projection-runner/projection-runner';
 import { CheckoutStreams } from './checkout-streams';
 import { EntitlementStreams } from './entitlement-streams';
@@ -36,6 +37,7 @@ export class Fulfilment {
     private readonly projections: ProjectionRunner,
     private readonly checkouts: CheckoutStreams,
     private readonly entitlements: EntitlementStreams,
+    private readonly writer: EventWriter,
   ) {}
 
   start(): Promise<void> {
@@ -46,10 +48,13 @@ export class Fulfilment {
       whenFailing: 'stop',
       relevant: (event) => FULFILLED.includes(event.type),
       apply: async () => undefined,
-      // Outside the checkpoint's transaction: each consequence is an append of its own.
-      before: async (events) => {
-        for (const event of events) await this.fulfil(event);
-      },
+      // Outside the checkpoint's transaction: each consequence is an append of its own. The
+      // batch waits once for its consequences' read models (a payer waiting on this
+      // checkpoint then reads the sale), not once per event.
+      before: (events) =>
+        this.writer.gatheringWaits(async () => {
+          for (const event of events) await this.fulfil(event);
+        }),
     });
   }
 
