@@ -25,8 +25,8 @@ const json = process.argv.includes('--json');
 const serverUrl = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
 const ADMIN = 'bench-admin-token';
 const PHASES = [
-  { concurrency: 1, checkouts: 30 },
-  { concurrency: 20, checkouts: 120 },
+  { concurrency: 1, checkouts: 100 },
+  { concurrency: 20, checkouts: 200 },
 ];
 const MODELS = 12;
 const WARM_UP = 20;

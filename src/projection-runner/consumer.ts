@@ -36,6 +36,13 @@ export interface ConsumerOptions {
 
 const FIRST_BACKOFF_MS = 250;
 const MAX_BACKOFF_MS = 30_000;
+/**
+ * How long progress over batches with nothing for this consumer stays unstored. Most
+ * consumers have nothing to do with most events; storing each such move rewrote their
+ * checkpoint rows on every append, and those dead row versions pile up while any
+ * transaction on the server holds the xmin horizon back.
+ */
+const STORE_SKIPPED_AFTER_MS = 100;
 
 /**
  * Runs one consumer from its stored checkpoint, a checkpointed batch at a time. A batch that
@@ -46,7 +53,15 @@ const MAX_BACKOFF_MS = 30_000;
 export class Consumer {
   private readonly logger: Logger;
   private subscription?: Subscription;
+  /** The stored checkpoint, as this consumer last wrote or read it. */
   private expected!: Position;
+  /** Where it has read to: ahead of `expected` by batches it had nothing to do with, not stored yet. */
+  private readTo!: Position;
+  /** Batches and checkpoint writes run one at a time. */
+  private writing: Promise<unknown> = Promise.resolve();
+  private storeTimer?: NodeJS.Timeout;
+  /** Set when storing found the checkpoint moved by another instance: the subscription resumes there. */
+  private resumeAt?: Position;
   private failing?: { eventId: string; count: number };
   private stopped = false;
   private wakeSleep?: () => void;
@@ -64,7 +79,8 @@ export class Consumer {
     const stored = await readCheckpoint(this.db, this.spec.name);
     if (stored === undefined) throw new Error(`no checkpoint row for ${this.spec.name}`);
     this.expected = stored;
-    this.subscription = this.store.subscribeToAll(stored, (events) => this.handle(events), {
+    this.readTo = stored;
+    this.subscription = this.store.subscribeToAll(stored, (events) => this.exclusive(() => this.handle(events)), {
       batchSize: this.spec.batchSize,
       onCaughtUp: this.spec.onCaughtUp,
       onError: (error) => this.logger.error((error as Error).message),
@@ -76,9 +92,27 @@ export class Consumer {
     this.wakeSleep?.();
     await this.subscription?.stop();
     this.subscription = undefined;
+    clearTimeout(this.storeTimer);
+    await this.exclusive(() => this.storeSkipped()).catch(() => undefined);
+  }
+
+  /** Every event up to here is handled (applied, or of no concern to this consumer), stored or not. */
+  get position(): Position {
+    return this.readTo;
+  }
+
+  private exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.writing.then(fn, fn);
+    this.writing = run.catch(() => undefined);
+    return run;
   }
 
   private async handle(events: RecordedEvent[]): Promise<Position> {
+    if (this.resumeAt) {
+      const at = this.resumeAt;
+      this.resumeAt = undefined;
+      return at;
+    }
     try {
       return await this.applyBatch(events);
     } catch (error) {
@@ -91,27 +125,47 @@ export class Consumer {
           return this.failed(event, error);
         }
       }
-      return this.expected;
+      return this.readTo;
     }
   }
 
-  /** Applies a batch from `expected`; resolves to where the consumer now stands. */
+  /**
+   * Applies a batch that follows `readTo`, moving the stored checkpoint from `expected`
+   * (over any skipped batches too); resolves to where the consumer now stands.
+   */
   private async applyBatch(events: RecordedEvent[]): Promise<Position> {
     const last = events[events.length - 1].position;
-    let outcome: { position: Position; moved: boolean };
-    if (events.some(this.spec.relevant)) {
-      await this.spec.before?.(events);
-      outcome = await applyCheckpointedBatch(this.db, this.spec.name, this.expected, events, this.spec.apply);
-    } else {
-      // Every consumer sees every event; most concern a few of them, and cost one statement here.
-      outcome = await skipBatch(this.db, this.spec.name, this.expected, last);
+    if (!events.some(this.spec.relevant)) {
+      // Every consumer sees every event and most concern a few of them: nothing to write now.
+      this.readTo = last;
+      this.failing = undefined;
+      this.spec.onCommitted?.(events);
+      this.storeTimer ??= setTimeout(() => void this.exclusive(() => this.storeSkipped()).catch(() => undefined), STORE_SKIPPED_AFTER_MS);
+      return last;
     }
+    await this.spec.before?.(events);
+    const outcome = await applyCheckpointedBatch(this.db, this.spec.name, this.expected, events, this.spec.apply);
     this.expected = outcome.position;
+    this.readTo = outcome.position;
     if (!outcome.moved) {
       this.failing = undefined;
       this.spec.onCommitted?.(events);
     }
     return outcome.position;
+  }
+
+  /** Stores progress made over batches of no concern, in one statement. */
+  private async storeSkipped(): Promise<void> {
+    clearTimeout(this.storeTimer);
+    this.storeTimer = undefined;
+    if (this.readTo === this.expected) return;
+    const outcome = await skipBatch(this.db, this.spec.name, this.expected, this.readTo);
+    this.expected = outcome.position;
+    if (outcome.moved) {
+      // Another instance moved it (this one lost its lease): go on from where it stands.
+      this.readTo = outcome.position;
+      this.resumeAt = outcome.position;
+    }
   }
 
   private async failed(event: RecordedEvent, error: unknown): Promise<Position> {
@@ -124,7 +178,7 @@ export class Consumer {
         await this.park(event, message, count);
         this.logger.warn(`parked ${event.type} ${event.id} at ${event.position} after ${count} attempts: ${message}`);
         this.failing = undefined;
-        return this.expected;
+        return this.readTo;
       } catch (parkError) {
         this.logger.error(`could not park ${event.id}: ${(parkError as Error).message}`);
       }
@@ -136,7 +190,7 @@ export class Consumer {
       this.logger.warn(`${event.type} ${event.id} failed (attempt ${count} of ${this.options.maxAttempts}): ${message}`);
     }
     await this.sleep(Math.min(FIRST_BACKOFF_MS * 2 ** (count - 1), MAX_BACKOFF_MS));
-    return this.expected;
+    return this.readTo;
   }
 
   /** Records the failure on the checkpoint row, where `svc projections status` shows it. */
@@ -159,6 +213,7 @@ export class Consumer {
       await moveCheckpoint(tx, this.spec.name, this.expected, event.position);
     });
     this.expected = event.position;
+    this.readTo = event.position;
   }
 
   private sleep(ms: number): Promise<void> {

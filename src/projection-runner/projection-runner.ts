@@ -227,13 +227,15 @@ export class ProjectionRunner {
     if (!names.length) return true;
     const deadline = Date.now() + (options.timeoutMs ?? 5000);
     for (;;) {
-      const { rows } = await this.db.query<{ position: string; stalled: boolean }>(
-        `SELECT position, stalled_since IS NOT NULL AS stalled FROM projection_checkpoints
+      const { rows } = await this.db.query<{ name: string; position: string; stalled: boolean }>(
+        `SELECT name, position, stalled_since IS NOT NULL AS stalled FROM projection_checkpoints
           WHERE name IN (SELECT id FROM projection_builds WHERE state = 'live' AND projection = ANY($1::text[]))
              OR name LIKE 'subscriber:%' AND name = ANY($1::text[])`,
         [names],
       );
-      if (rows.length === names.length && rows.every((r) => r.position >= position)) return true;
+      // A consumer running here may be further than it stored (batches of no concern to it).
+      const reached = (r: { name: string; position: string }) => r.position >= position || (this.running.get(r.name)?.position ?? '') >= position;
+      if (rows.length === names.length && rows.every(reached)) return true;
       if (rows.some((r) => r.stalled)) return false;
       const left = deadline - Date.now();
       if (left <= 0) return false;

@@ -67,6 +67,26 @@ describe('ProjectionRunner', () => {
     expect(items[0].leader).toMatch(/:/);
   });
 
+  it('keeps progress over events of no concern to it in memory for waiters, and stores it a moment later, not once per batch', async () => {
+    const r = runner();
+    await r.prepare();
+    await r.start();
+    await database.db.exec(`
+      CREATE TABLE checkpoint_writes (name text NOT NULL);
+      CREATE FUNCTION note_checkpoint_write() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN INSERT INTO checkpoint_writes VALUES (NEW.name); RETURN NEW; END $$;
+      CREATE TRIGGER noted AFTER UPDATE ON projection_checkpoints FOR EACH ROW EXECUTE FUNCTION note_checkpoint_write();`);
+    let last = '';
+    for (let i = 0; i < 30; i++) {
+      last = (await store.append(`other-${i}`, [{ type: 'Ignored', data: {} }], 'no_stream')).position;
+      expect(await r.waitFor(last, { timeoutMs: 5000 })).toBe(true);
+    }
+    await eventually(async () => (await r.status()).items[0].position === last, 5000, 'the stored checkpoint');
+    const { rows } = await database.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM checkpoint_writes WHERE name = 'stream_counts:v1'`);
+    // 30 batches, one event each: every one used to rewrite the row.
+    expect(rows[0].n).toBeLessThan(15);
+  });
+
   it('reports lag and times out waiting while it is not running', async () => {
     const r = runner();
     await r.prepare();
