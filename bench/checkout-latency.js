@@ -41,7 +41,9 @@ const freePort = () =>
 
 async function startService(env) {
   const port = await freePort();
-  const child = spawn(process.execPath, [path.join(__dirname, '../dist/src/main.js')], {
+  // BENCH_SERVICE_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" profiles the service under load.
+  const nodeArgs = (process.env.BENCH_SERVICE_NODE_ARGS || '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...nodeArgs, path.join(__dirname, '../dist/src/main.js')], {
     env: { ...process.env, ...env, PORT: String(port), ADMIN_TOKEN: ADMIN, NODE_ENV: 'development' },
     stdio: ['ignore', 'ignore', 'inherit'],
   });

@@ -96,6 +96,11 @@ export class Consumer {
     await this.exclusive(() => this.storeSkipped()).catch(() => undefined);
   }
 
+  /** Stopped on an event it keeps failing on (policy 'stop'): it will not move until that succeeds. */
+  get stalled(): boolean {
+    return this.spec.whenFailing === 'stop' && (this.failing?.count ?? 0) >= this.options.maxAttempts;
+  }
+
   /** Every event up to here is handled (applied, or of no concern to this consumer), stored or not. */
   get position(): Position {
     return this.readTo;

@@ -233,23 +233,48 @@ export class ProjectionRunner {
              OR name LIKE 'subscriber:%' AND name = ANY($1::text[])`,
         [names],
       );
-      // A consumer running here may be further than it stored (batches of no concern to it).
-      const reached = (r: { name: string; position: string }) => r.position >= position || (this.running.get(r.name)?.position ?? '') >= position;
-      if (rows.length === names.length && rows.every(reached)) return true;
+      if (rows.length < names.length) {
+        // A projection without a live build yet: look again after a poll.
+        if (!(await this.pause(deadline, () => false))) return false;
+        continue;
+      }
       if (rows.some((r) => r.stalled)) return false;
-      const left = deadline - Date.now();
-      if (left <= 0) return false;
-      // A local batch commit wakes us at once; another instance's shows up on the next poll.
-      await new Promise<void>((resolve) => {
-        const done = () => {
-          clearTimeout(timer);
-          this.progress.off('advanced', done);
-          resolve();
-        };
-        const timer = setTimeout(done, Math.min(WAIT_POLL_MS, left));
-        this.progress.on('advanced', done);
-      });
+      // A consumer running here may be further than it stored (batches of no concern to it).
+      const behind = rows.filter((r) => r.position < position && (this.running.get(r.name)?.position ?? '') < position).map((r) => r.name);
+      if (!behind.length) return true;
+      const local = behind.every((name) => this.running.has(name));
+      // Consumers running here are followed in memory: no query per batch they commit.
+      const reached = () =>
+        local && behind.every((name) => (this.running.get(name)?.position ?? '') >= position || this.running.get(name)?.stalled === true);
+      if (!(await this.pause(deadline, reached, local))) return false;
+      if (!local) continue;
+      if (behind.every((name) => (this.running.get(name)?.position ?? '') >= position)) return true;
+      if (behind.some((name) => this.running.get(name)?.stalled)) return false;
     }
+  }
+
+  /**
+   * Waits until `done()` holds after a local batch commit, or for a poll (progress made by
+   * another instance shows only in the database), or until the deadline: false then.
+   */
+  private async pause(deadline: number, done: () => boolean, onlyLocal = false): Promise<boolean> {
+    const left = deadline - Date.now();
+    if (left <= 0) return false;
+    await new Promise<void>((resolve) => {
+      const finish = () => {
+        clearTimeout(timer);
+        this.progress.off('advanced', check);
+        resolve();
+      };
+      const check = () => {
+        if (done() || !onlyLocal) finish();
+      };
+      // Followed in memory, a wait needs no poll; the deadline still ends it.
+      const timer = setTimeout(finish, onlyLocal ? left : Math.min(WAIT_POLL_MS, left));
+      this.progress.on('advanced', check);
+      if (done()) finish();
+    });
+    return true;
   }
 
   async status(): Promise<{ items: ProjectionStatus[]; subscribers: SubscriberStatus[] }> {
