@@ -4,6 +4,8 @@ import { apiKeysProjection } from './api-keys.projection';
 import { catalogListingsProjection } from './catalog-listings.projection';
 import { balanceTransactionsProjection } from './balance-transactions.projection';
 import { creditsProjection } from './credits.projection';
+import { inferencePricesProjection } from './inference-prices.projection';
+import { inferenceUsageProjection } from './inference-usage.projection';
 import { purchasesProjection } from './purchases.projection';
 import { webhookEndpointsProjection } from './webhook-endpoints.projection';
 
@@ -16,4 +18,6 @@ export const ALL_PROJECTIONS: readonly Projection[] = [
   webhookEndpointsProjection,
   balanceTransactionsProjection,
   purchasesProjection,
+  inferencePricesProjection,
+  inferenceUsageProjection,
 ];

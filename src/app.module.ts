@@ -6,6 +6,7 @@ import { AdminModule } from './admin/admin.module';
 import { CatalogModule } from './catalog/catalog.module';
 import { CommerceModule } from './commerce/commerce.module';
 import { Infrastructure, InfrastructureModule } from './infrastructure.module';
+import { InferenceModule } from './inference/inference.module';
 import { LedgerModule } from './ledger/ledger.module';
 import { PaymentsModule } from './payments/payments.module';
 import { ApiKeyGuard } from './platform/auth/api-key.guard';
@@ -30,6 +31,7 @@ export class AppModule {
         LedgerModule,
         PaymentsModule,
         CommerceModule,
+        InferenceModule,
       ],
       providers: [
         { provide: APP_FILTER, useClass: ErrorFilter },

@@ -41,6 +41,10 @@ export interface InferenceUpstreamSettings {
   /** Base URL up to and including /v1, e.g. http://127.0.0.1:8000/v1 (vLLM) or http://127.0.0.1:11434/v1 (Ollama). */
   readonly url: string;
   readonly apiKey?: string;
+  /** Upstream model name serving each public model id (INFERENCE_UPSTREAM_MODELS); an id not named is sent as is. */
+  readonly models: Readonly<Record<string, string>>;
+  /** Longest wait for the upstream's first chunk, and between two chunks, before the call fails. */
+  readonly timeoutMs: number;
 }
 
 export interface HttpTimeouts {
@@ -169,7 +173,25 @@ function inferenceUpstream(env: NodeJS.ProcessEnv): InferenceUpstreamSettings | 
     throw new ConfigError(`INFERENCE_UPSTREAM_URL must be a URL such as http://127.0.0.1:8000/v1, got "${url}"`);
   }
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new ConfigError('INFERENCE_UPSTREAM_URL must be an http or https URL');
-  return Object.freeze({ url: url.replace(/\/+$/, ''), apiKey });
+  return Object.freeze({
+    url: url.replace(/\/+$/, ''),
+    apiKey,
+    models: upstreamModels(optional(env, 'INFERENCE_UPSTREAM_MODELS')),
+    timeoutMs: integer(env, 'INFERENCE_UPSTREAM_TIMEOUT_MS', 60_000, 100, 600_000),
+  });
+}
+
+/** "svc-fast-8b=llama3.1:8b,svc-reason-70b=meta-llama/Llama-3.3-70B-Instruct" */
+function upstreamModels(raw: string | undefined): Readonly<Record<string, string>> {
+  const models: Record<string, string> = {};
+  for (const pair of (raw ?? '').split(',').map((p) => p.trim()).filter(Boolean)) {
+    const at = pair.indexOf('=');
+    const id = pair.slice(0, at).trim();
+    const upstream = pair.slice(at + 1).trim();
+    if (at < 1 || !upstream) throw new ConfigError(`INFERENCE_UPSTREAM_MODELS must be id=upstream_model pairs separated by commas, got "${pair}"`);
+    models[id] = upstream;
+  }
+  return Object.freeze(models);
 }
 
 export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {

@@ -1,22 +1,15 @@
 import { Body, Controller, Get, HttpCode, Post, Query, UseGuards } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { AccountQueries } from '../accounts/account-queries';
+import { accountIdParam, modeParam } from '../admin/admin-params';
 import { AdminGuard } from '../admin/admin.guard';
 import { WithoutApiKey } from '../platform/auth/auth-context';
-import { Errors } from '../platform/errors';
-import { isMode, Mode } from '../platform/mode';
 import { PausePayoutsCommand, ResumePayoutsCommand } from './commands/pause-payouts';
 import { RunPayoutsCommand } from './commands/run-payouts';
 import { SetPayoutDestinationCommand } from './commands/set-payout-destination';
 import { LedgerAudit } from './ledger-audit';
 import { PayoutDestinationDto, PayoutsAccountDto, RunPayoutsDto } from './ledger-admin.dto';
 import { LedgerQueries } from './ledger-queries';
-
-function modeParam(raw: unknown, required: boolean): Mode | undefined {
-  if (raw === undefined && !required) return undefined;
-  if (!isMode(raw)) throw Errors.validationFailed('Invalid field "mode": must be one of test, live.');
-  return raw;
-}
 
 /** Operator API of the ledger (`svc payouts ...`, `svc ledger ...`), behind ADMIN_TOKEN. */
 @Controller('admin')
@@ -56,21 +49,13 @@ export class LedgerAdminController {
 
   @Get('ledger/verify')
   async verify(@Query('account') account?: unknown, @Query('mode') mode?: unknown) {
-    const accountId = account === undefined ? undefined : await this.accountId(account);
+    const accountId = account === undefined ? undefined : await accountIdParam(this.accounts, account);
     return this.audit.verify({ accountId, mode: modeParam(mode, false) });
   }
 
   /** Every balance transaction of one ledger, oldest first. */
   @Get('ledger/export')
   async export(@Query('account') account?: unknown, @Query('mode') mode?: unknown) {
-    if (account === undefined) throw Errors.validationFailed('Invalid field "account": required.');
-    return { items: await this.queries.all(await this.accountId(account), modeParam(mode, true)!) };
-  }
-
-  private async accountId(ref: unknown): Promise<string> {
-    if (typeof ref !== 'string') throw Errors.validationFailed('Invalid field "account": give one account id or slug.');
-    const found = await this.accounts.findAccount(ref);
-    if (!found) throw Errors.notFound('account');
-    return found.id;
+    return { items: await this.queries.all(await accountIdParam(this.accounts, account), modeParam(mode, true)!) };
   }
 }

@@ -29,6 +29,9 @@ export const Errors = {
       `This API key lacks the scope this endpoint needs: ${scopes.join(' or ')}.`,
       { scope: scopes[0], scopes },
     ),
+  paymentRequired: (message: string) => new ApiError(402, 'payment_required', message),
+  /** Transient: the client retries with backoff (spec part 7). */
+  serviceUnavailable: (message: string) => new ApiError(503, 'service_unavailable', message),
   notFound: (what: string) => new ApiError(404, 'not_found', `No such ${what}.`),
   conflict: (message = 'A concurrent request changed this resource; retry the request.') =>
     new ApiError(409, 'conflict', message),

@@ -1,14 +1,19 @@
 import { Errors } from './errors';
 
 /**
- * Parses a `limit` query parameter. Out-of-range values are clamped to [1, max], not
- * rejected (spec part 8); something that is not an integer is a validation error.
+ * Parses an integer query parameter that is clamped to [min, max] when out of range, not
+ * rejected (spec part 8, `limit`; decisions section 8, `days`); something that is not an
+ * integer is a validation error naming it.
  */
-export function parseLimit(raw: unknown, options: { fallback: number; max: number }): number {
+export function parseClampedInteger(name: string, raw: unknown, options: { fallback: number; min?: number; max: number }): number {
   if (raw === undefined || raw === null || raw === '') return options.fallback;
   const text = String(raw).trim();
-  if (!/^-?\d+$/.test(text)) throw Errors.validationFailed('Invalid field "limit": must be an integer.');
-  return Math.min(options.max, Math.max(1, Number(text)));
+  if (!/^-?\d+$/.test(text)) throw Errors.validationFailed(`Invalid field "${name}": must be an integer.`);
+  return Math.min(options.max, Math.max(options.min ?? 1, Number(text)));
+}
+
+export function parseLimit(raw: unknown, options: { fallback: number; max: number }): number {
+  return parseClampedInteger('limit', raw, options);
 }
 
 const ID_SHAPE = /^[a-z]+_[A-Za-z0-9]{1,64}$/;

@@ -22,4 +22,11 @@ export const Streams = {
   checkout: (mode: Mode, sessionId: string) => `checkout-${mode}-${sessionId}`,
   /** A buyer's entitlement to one asset: its open checkout and the purchase that holds it; one purchase per buyer, asset and mode. */
   entitlement: (mode: Mode, buyerAccountId: string, assetId: string) => `entitlement-${mode}-${buyerAccountId}-${assetId}`,
+  /** The price history of one inference model; prices hold in both modes. */
+  inferencePrice: (model: string) => `inferenceprice-${model}`,
+  /**
+   * One group commit of metered inference calls of one mode (UsageMeter): calls carry no
+   * invariant between them, so each flush is its own stream, appended with no_stream.
+   */
+  inferenceUsage: (mode: Mode, batchId: string) => `inferenceusage-${mode}-${batchId}`,
 } as const;

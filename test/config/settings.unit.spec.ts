@@ -50,7 +50,16 @@ describe('loadSettings', () => {
     expect(loadSettings({ INFERENCE_UPSTREAM_URL: 'http://127.0.0.1:11434/v1/', INFERENCE_UPSTREAM_KEY: 'sk-x' }).inferenceUpstream).toEqual({
       url: 'http://127.0.0.1:11434/v1',
       apiKey: 'sk-x',
+      models: {},
+      timeoutMs: 60_000,
     });
+    const mapped = loadSettings({
+      INFERENCE_UPSTREAM_URL: 'http://127.0.0.1:8000/v1',
+      INFERENCE_UPSTREAM_MODELS: 'svc-fast-8b=llama3.1:8b, svc-reason-70b=meta-llama/Llama-3.3-70B-Instruct',
+      INFERENCE_UPSTREAM_TIMEOUT_MS: '5000',
+    }).inferenceUpstream;
+    expect(mapped).toMatchObject({ models: { 'svc-fast-8b': 'llama3.1:8b', 'svc-reason-70b': 'meta-llama/Llama-3.3-70B-Instruct' }, timeoutMs: 5000 });
+    expect(() => loadSettings({ INFERENCE_UPSTREAM_URL: 'http://h/v1', INFERENCE_UPSTREAM_MODELS: 'svc-fast-8b' })).toThrow(/INFERENCE_UPSTREAM_MODELS must be id=upstream_model/);
     expect(() => loadSettings({ INFERENCE_UPSTREAM_URL: 'not a url' })).toThrow(/INFERENCE_UPSTREAM_URL must be a URL/);
     expect(() => loadSettings({ INFERENCE_UPSTREAM_URL: 'ftp://host/v1' })).toThrow(/INFERENCE_UPSTREAM_URL must be an http/);
     expect(() => loadSettings({ INFERENCE_UPSTREAM_KEY: 'sk-x' })).toThrow(/INFERENCE_UPSTREAM_URL is not/);

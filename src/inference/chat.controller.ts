@@ -1,0 +1,112 @@
+import { Body, Controller, Get, Inject, Post, Req, Res } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { ServerResponse } from 'node:http';
+import { Settings, SETTINGS } from '../config/settings';
+import { Auth, AuthContext } from '../platform/auth/auth-context';
+import { toApiError } from '../platform/error-filter';
+import { ApiError } from '../platform/errors';
+import { asApiError, assertMayRunInference, ChatCompletions, CompletionRun } from './chat-completions';
+import { parseChatRequest } from './chat-request';
+import { InferencePrices } from './prices';
+
+/** OpenAI's chat completion and chunk objects, exactly as the `openai` client reads them. */
+function chunk(run: CompletionRun, choices: unknown[], extra: Record<string, unknown> = {}) {
+  return { id: run.id, object: 'chat.completion.chunk', created: run.created, model: run.request.model.id, system_fingerprint: null, choices, ...extra };
+}
+
+@Controller('v1')
+export class ChatController {
+  constructor(
+    @Inject(SETTINGS) private readonly settings: Settings,
+    private readonly completions: ChatCompletions,
+    private readonly prices: InferencePrices,
+  ) {}
+
+  /** GET /v1/inference/models: the catalog with the prices in force. Any valid key. */
+  @Get('inference/models')
+  async models() {
+    return { object: 'list', items: await this.prices.list() };
+  }
+
+  /** POST /v1/chat/completions: OpenAI-compatible; `stream: true` answers server-sent events. */
+  @Post('chat/completions')
+  async create(@Auth() auth: AuthContext, @Body() body: unknown, @Req() req: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
+    assertMayRunInference(auth);
+    const request = parseChatRequest(body);
+    const res = reply.raw;
+    // A generation may think longer than an idle socket is allowed to; the engine's own timeout bounds it.
+    res.socket?.setTimeout(0);
+    res.once('finish', () => res.socket?.setTimeout(this.settings.http.idleTimeoutMs));
+    const callerGone = new AbortController();
+    res.once('close', () => {
+      if (!res.writableFinished) callerGone.abort();
+    });
+
+    const run = await this.completions.start(auth, request, callerGone.signal);
+    if (request.stream) return this.stream(run, reply, callerGone.signal);
+
+    for await (const _ of run.deltas());
+    if (callerGone.signal.aborted) return void (await run.record('cancelled').catch(() => undefined));
+    const usage = await run.record(run.finishReason);
+    reply.code(200).send({
+      id: run.id,
+      object: 'chat.completion',
+      created: run.created,
+      model: request.model.id,
+      system_fingerprint: null,
+      choices: [{ index: 0, message: { role: 'assistant', content: run.text(), refusal: null }, logprobs: null, finish_reason: run.finishReason }],
+      usage,
+    });
+  }
+
+  /** Each delta is written the moment the engine yields it; the last bytes wait until the call is metered. */
+  private async stream(run: CompletionRun, reply: FastifyReply, callerGone: AbortSignal): Promise<void> {
+    const res = reply.raw;
+    reply.hijack();
+    res.writeHead(200, {
+      ...(reply.getHeaders() as Record<string, string>),
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache',
+      'x-accel-buffering': 'no',
+    });
+    const includeUsage = run.request.includeUsage;
+    const usageField = includeUsage ? { usage: null } : {};
+    let role: { role?: 'assistant' } = { role: 'assistant' };
+    try {
+      for await (const text of run.deltas()) {
+        await send(res, chunk(run, [{ index: 0, delta: { ...role, content: text }, logprobs: null, finish_reason: null }], usageField));
+        role = {};
+      }
+    } catch (error) {
+      // Mid-stream: never retried, never a second status line; an error event ends it (spec part 7).
+      await run.record('error').catch(() => undefined);
+      return endWithError(res, asApiError(error), reply.request.id);
+    }
+    if (callerGone.aborted) return void (await run.record('cancelled').catch(() => undefined));
+    await send(res, chunk(run, [{ index: 0, delta: role, logprobs: null, finish_reason: run.finishReason }], usageField));
+    let usage;
+    try {
+      usage = await run.record(run.finishReason);
+    } catch {
+      return endWithError(res, new ApiError(503, 'service_unavailable', 'The call could not be metered; it was not completed.'), reply.request.id);
+    }
+    if (includeUsage) await send(res, chunk(run, [], { usage }));
+    res.end('data: [DONE]\n\n');
+  }
+}
+
+/** One server-sent event; waits when the caller reads slower than the engine writes. */
+async function send(res: ServerResponse, data: unknown): Promise<void> {
+  if (res.destroyed) return;
+  if (!res.write(`data: ${JSON.stringify(data)}\n\n`)) {
+    await new Promise<void>((resolve) => {
+      res.once('drain', resolve);
+      res.once('close', resolve);
+    });
+  }
+}
+
+function endWithError(res: ServerResponse, error: Error, requestId: string): void {
+  const api = toApiError(error);
+  if (!res.destroyed) res.end(`data: ${JSON.stringify({ error: { code: api.code, message: api.message, request_id: requestId } })}\n\n`);
+}

@@ -1,0 +1,47 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { DATABASE, Database, Queryable } from '../database/database';
+import type { Mode } from '../platform/mode';
+import { DailyUsage, usageReport, UsageReport, windowStart } from './usage-totals';
+
+const COLUMNS = `account_id, mode, to_char(day, 'YYYY-MM-DD') AS day, model, calls::int8::text AS calls,
+  prompt_tokens::text AS prompt_tokens, completion_tokens::text AS completion_tokens, cost_micros::text AS cost_micros`;
+
+function toDaily(row: any): DailyUsage {
+  return {
+    account_id: row.account_id,
+    mode: row.mode,
+    day: row.day,
+    model: row.model,
+    calls: Number(row.calls),
+    prompt_tokens: Number(row.prompt_tokens),
+    completion_tokens: Number(row.completion_tokens),
+    cost_micros: Number(row.cost_micros),
+  };
+}
+
+/** Reads of the inference_usage_daily read model. */
+@Injectable()
+export class UsageQueries {
+  constructor(@Inject(DATABASE) private readonly db: Database) {}
+
+  /** One account's usage in one mode over the last `days` UTC days, today included. */
+  async report(accountId: string, mode: Mode, days: number): Promise<UsageReport> {
+    const { rows } = await this.db.query(`SELECT ${COLUMNS} FROM inference_usage_daily WHERE account_id = $1 AND mode = $2 AND day >= $3::date`, [
+      accountId,
+      mode,
+      windowStart(days),
+    ]);
+    return usageReport(rows.map(toDaily), days);
+  }
+
+  /** Every daily row, for the audit, in one order. */
+  async all(filter: { accountId?: string; mode?: Mode }, tx: Queryable = this.db): Promise<DailyUsage[]> {
+    const { rows } = await tx.query(
+      `SELECT ${COLUMNS} FROM inference_usage_daily
+        WHERE ($1::text IS NULL OR account_id = $1) AND ($2::text IS NULL OR mode = $2)
+        ORDER BY account_id, mode, day, model`,
+      [filter.accountId ?? null, filter.mode ?? null],
+    );
+    return rows.map(toDaily);
+  }
+}
