@@ -77,7 +77,11 @@ async function answer(body, res, seen, defaults) {
     if (res.destroyed) return;
     res.write(chunk(i === 0 ? { role: 'assistant', content: words[i] } : { content: words[i] }));
     if (prompt.includes('[stall]')) return;
-    if (prompt.includes('[drop]') && i === 1) return res.socket.destroy();
+    if (prompt.includes('[drop]') && i === 1) {
+      // Let the two chunks leave first: destroying drops whatever is still buffered.
+      await sleep(50);
+      return res.socket.destroy();
+    }
   }
   res.write(chunk({}, count < defaults.tokens ? 'length' : 'stop'));
   if (body.stream_options?.include_usage && !prompt.includes('[no-usage]')) {

@@ -34,9 +34,7 @@ export class ChatController {
     assertMayRunInference(auth);
     const request = parseChatRequest(body);
     const res = reply.raw;
-    // A generation may think longer than an idle socket is allowed to; the engine's own timeout bounds it.
-    res.socket?.setTimeout(0);
-    res.once('finish', () => res.socket?.setTimeout(this.settings.http.idleTimeoutMs));
+    this.outlastIdleTimeout(res);
     const callerGone = new AbortController();
     res.once('close', () => {
       if (!res.writableFinished) callerGone.abort();
@@ -57,6 +55,14 @@ export class ChatController {
       choices: [{ index: 0, message: { role: 'assistant', content: run.text(), refusal: null }, logprobs: null, finish_reason: run.finishReason }],
       usage,
     });
+  }
+
+  /** A generation may think longer than an idle socket may stay open; the engine's own timeout bounds it instead. */
+  private outlastIdleTimeout(res: ServerResponse): void {
+    const socket = res.socket;
+    if (typeof socket?.setTimeout !== 'function') return; // an injected request has no socket
+    socket.setTimeout(0);
+    res.once('finish', () => socket.setTimeout(this.settings.http.idleTimeoutMs));
   }
 
   /** Each delta is written the moment the engine yields it; the last bytes wait until the call is metered. */

@@ -62,6 +62,8 @@ export class UpstreamEngine implements ChatEngine {
         }
       }
       if (signal.aborted) return;
+      // The client ends a stream it aborted without an error: the watchdog's abort is one.
+      if (quiet) throw new EngineUnavailableError(silent(this.settings.timeoutMs));
       yield { type: 'finish', reason: finish ?? 'stop' };
     } catch (error) {
       if (signal.aborted) return;
@@ -75,9 +77,11 @@ export class UpstreamEngine implements ChatEngine {
   }
 }
 
+const silent = (timeoutMs: number) => `The inference engine sent nothing for ${timeoutMs} ms.`;
+
 function describe(error: unknown, quiet: boolean, timeoutMs: number): Error {
   if (quiet || error instanceof OpenAI.APIConnectionTimeoutError) {
-    return new EngineUnavailableError(`The inference engine sent nothing for ${timeoutMs} ms.`);
+    return new EngineUnavailableError(silent(timeoutMs));
   }
   if (error instanceof OpenAI.APIError && error.status !== undefined) {
     if (REJECTIONS.has(error.status)) return new EngineRejectedError(`The inference engine refused the request: ${error.message}`);
