@@ -52,3 +52,9 @@ export class AdminClient {
     return parsed as T;
   }
 }
+
+/** "?a=1&b=2" from the parameters that are set; "" when none is. */
+export function query(params: Record<string, string | undefined>): string {
+  const pairs = Object.entries(params).filter(([, v]) => v !== undefined) as [string, string][];
+  return pairs.length ? `?${new URLSearchParams(pairs)}` : '';
+}

@@ -1,6 +1,7 @@
-import { AdminClient, CliError } from './admin-client';
+import { AdminClient, CliError, query } from './admin-client';
 import type { ApiClient } from './api-client';
 import { CATALOG_COMMANDS } from './catalog-commands';
+import { INFERENCE_COMMANDS } from './inference-commands';
 import { listenAndForward, untilInterrupted } from './webhooks-listen';
 
 type OptionSpec = Record<string, { type: 'string' | 'boolean'; required?: boolean }>;
@@ -138,6 +139,7 @@ export const COMMANDS: Record<string, CliCommand> = {
     print: (r) => `retried ${r.retried}, still parked ${r.still_parked}`,
   },
   ...CATALOG_COMMANDS,
+  ...INFERENCE_COMMANDS,
   'webhooks listen': {
     usage: 'webhooks listen --account ID_OR_SLUG --forward-to URL [--mode test|live] [--events a,b]',
     options: {
@@ -211,11 +213,6 @@ export const COMMANDS: Record<string, CliCommand> = {
     print: (r, o) => (o.format === 'json' ? JSON.stringify(r, null, 2) : toCsv(r.items)),
   },
 };
-
-function query(params: Record<string, string | undefined>): string {
-  const pairs = Object.entries(params).filter(([, v]) => v !== undefined) as [string, string][];
-  return pairs.length ? `?${new URLSearchParams(pairs)}` : '';
-}
 
 function describeDifference(d: { account_id: string; mode: string; transaction_id: string | null; field: string; expected: unknown; actual: unknown }): string {
   const where = d.transaction_id ? `transaction ${d.transaction_id}` : 'summary';

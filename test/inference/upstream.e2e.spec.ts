@@ -75,7 +75,7 @@ describe('chat completions in live mode, through an OpenAI-compatible upstream',
     // The upstream sent one chunk and then nothing: it reached the caller without the rest.
     expect(received).toEqual(['w0']);
     expect(error).toBeInstanceOf(OpenAI.APIError);
-    expect((error as OpenAI.APIError).error).toMatchObject({ code: 'service_unavailable' });
+    expect((error as InstanceType<typeof OpenAI.APIError>).error).toMatchObject({ code: 'service_unavailable' });
     // What was delivered is metered.
     expect((await usageOf(t, key)).summary.calls).toBe(before + 1);
   });

@@ -1,0 +1,48 @@
+import { CliError, query } from './admin-client';
+import type { CliCommand } from './commands';
+
+function decimalOption(name: string, value: string): number {
+  if (!/^\d+(\.\d+)?$/.test(value)) throw new CliError(`--${name} must be a non-negative number of USD per million tokens, got "${value}"`, 'usage', 2);
+  return Number(value);
+}
+
+const usd = (n: number) => `$${n.toFixed(6)}`;
+
+/** `svc inference price` and `svc usage`: operator commands of the inference API. */
+export const INFERENCE_COMMANDS: Record<string, CliCommand> = {
+  'inference price': {
+    usage: 'inference price --model MODEL --input USD_PER_MILLION --output USD_PER_MILLION',
+    options: { model: { type: 'string', required: true }, input: { type: 'string', required: true }, output: { type: 'string', required: true } },
+    run: (client, o) =>
+      client.request('POST', '/admin/inference/prices', {
+        model: o.model,
+        input_usd_per_million: decimalOption('input', o.input),
+        output_usd_per_million: decimalOption('output', o.output),
+      }),
+    print: (r) => `${r.id} now costs $${r.pricing.input_usd_per_million} per million input tokens and $${r.pricing.output_usd_per_million} per million output tokens`,
+  },
+  'usage verify': {
+    usage: 'usage verify [--account ID_OR_SLUG] [--mode test|live]',
+    options: { account: { type: 'string' }, mode: { type: 'string' } },
+    run: (client, o) => client.request('GET', `/admin/usage/verify${query({ account: o.account, mode: o.mode })}`),
+    print: (r) =>
+      r.ok
+        ? `usage verified: ${r.rows_checked} daily totals from ${r.calls_checked} metered calls match the event log`
+        : `usage differs from the event log: ${describe(r.first_difference)}`,
+    failure: (r) => (r.ok ? undefined : new CliError(describe(r.first_difference), 'usage_mismatch')),
+  },
+  usage: {
+    usage: 'usage --account ID_OR_SLUG --mode test|live [--days N]',
+    options: { account: { type: 'string', required: true }, mode: { type: 'string', required: true }, days: { type: 'string' } },
+    run: (client, o) => client.request('GET', `/admin/usage${query({ account: o.account, mode: o.mode, days: o.days })}`),
+    print: (r) =>
+      [
+        `last ${r.window_days} days: ${r.summary.calls} calls, ${r.summary.total_tokens} tokens, ${usd(r.summary.cost_usd)}`,
+        ...r.by_model.map((m: any) => `  ${m.model}: ${m.calls} calls, ${m.total_tokens} tokens, ${usd(m.cost_usd)}`),
+      ].join('\n'),
+  },
+};
+
+function describe(d: { account_id: string; mode: string; day: string; model: string; field: string; expected: unknown; actual: unknown }): string {
+  return `account ${d.account_id} (${d.mode}), ${d.day}, ${d.model}: ${d.field} is ${JSON.stringify(d.actual)} in the read model but ${JSON.stringify(d.expected)} from the events`;
+}
