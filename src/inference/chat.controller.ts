@@ -101,9 +101,18 @@ export class ChatController {
   }
 }
 
-/** One server-sent event; waits when the caller reads slower than the engine writes. */
+/**
+ * One server-sent event; waits when the caller reads slower than the engine writes. Events
+ * written in the same tick (one upstream read often carries several chunks) leave in one
+ * syscall: the socket is corked until the tick ends.
+ */
 async function send(res: ServerResponse, data: unknown): Promise<void> {
   if (res.destroyed) return;
+  const socket = res.socket;
+  if (socket && !socket.writableCorked) {
+    socket.cork();
+    process.nextTick(() => socket.uncork());
+  }
   if (!res.write(`data: ${JSON.stringify(data)}\n\n`)) {
     await new Promise<void>((resolve) => {
       res.once('drain', resolve);

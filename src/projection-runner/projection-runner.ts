@@ -201,7 +201,12 @@ export class ProjectionRunner {
       relevant: (event) => projection.handles.includes(event.type),
       apply: (tx, events) =>
         this.builds.withSchema(tx, build, async () => {
-          for (const event of events) if (projection.handles.includes(event.type)) await projection.apply(tx, event);
+          const handled = events.filter((event) => projection.handles.includes(event.type));
+          if (projection.applyBatch) {
+            if (handled.length) await projection.applyBatch(tx, handled);
+          } else {
+            for (const event of handled) await projection.apply(tx, event);
+          }
         }),
       onCaughtUp: async () => {
         if (promoted) return;

@@ -24,6 +24,11 @@ export interface Projection {
   /** An event it keeps failing on: 'park' it and go on, or 'stop' (money: never skip one). */
   readonly whenFailing: FailurePolicy;
   apply(tx: Queryable, event: RecordedEvent): Promise<void>;
+  /**
+   * Set-based instead of apply, when one statement can apply many events (a busy stream, a
+   * rebuild): gets every event of a batch it handles, in order, in the batch's transaction.
+   */
+  applyBatch?(tx: Queryable, events: RecordedEvent[]): Promise<void>;
 }
 
 export const PROJECTIONS = Symbol('Projections');

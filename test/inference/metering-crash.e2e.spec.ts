@@ -71,7 +71,7 @@ describe('metering survives a killed process', () => {
       headers: { authorization: `Bearer ${ADMIN}`, ...(body ? { 'content-type': 'application/json' } : {}) },
       body: body ? JSON.stringify(body) : undefined,
     });
-    return res.json();
+    return (await res.json()) as any;
   }
 
   it('keeps every answered call in usage, and svc usage, the API and the event log agree', async () => {
@@ -100,7 +100,7 @@ describe('metering survives a killed process', () => {
 
     await start();
     // The restarted projections catch up from the log; then every call is there, once.
-    const usageNow = async () => (await fetch(`${base}/v1/usage`, { headers: { authorization: `Bearer ${key}` } })).json();
+    const usageNow = async (): Promise<any> => (await fetch(`${base}/v1/usage`, { headers: { authorization: `Bearer ${key}` } })).json();
     const usage = await eventually(async () => {
       const u = await usageNow();
       return u.summary.calls >= 16 && u;
