@@ -11,7 +11,8 @@
  *
  *   BENCH_ROUNDS=5 node bench/inference.js [--json]
  */
-const { spawn } = require('node:child_process');
+const { execSync, spawn } = require('node:child_process');
+const fs = require('node:fs');
 const http = require('node:http');
 const net = require('node:net');
 const path = require('node:path');
@@ -128,13 +129,26 @@ function streamOnce(url, key, i) {
   });
 }
 
+/** CPU time (ms) a process has used, from /proc (Linux); 0 elsewhere. */
+function cpuMs(pid) {
+  try {
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime + stime, in 100 Hz ticks
+  } catch {
+    return 0;
+  }
+}
+const postgresCpuMs = () =>
+  execSync('pgrep -x postgres || true').toString().split('\n').filter(Boolean).reduce((n, pid) => n + cpuMs(pid), 0);
+
 const quantile = (values, q) => {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
 };
 const median = (values) => quantile(values, 0.5);
 
-async function phase(url, key, { concurrency, requests }) {
+async function phase(url, key, { concurrency, requests }, pids = {}) {
+  const cpuBefore = { service: cpuMs(pids.service), upstream: cpuMs(pids.upstream), postgres: postgresCpuMs(), load: process.cpuUsage() };
   const ttft = [];
   const total = [];
   let next = 0;
@@ -149,7 +163,15 @@ async function phase(url, key, { concurrency, requests }) {
     }),
   );
   const seconds = (performance.now() - start) / 1000;
-  return { ttftP50: quantile(ttft, 0.5), ttftP99: quantile(ttft, 0.99), totalP50: quantile(total, 0.5), perSecond: requests / seconds };
+  const load = process.cpuUsage(cpuBefore.load);
+  // CPU milliseconds per request, by process: where a request's cost goes on these two cores.
+  const cpu = {
+    service: (cpuMs(pids.service) - cpuBefore.service) / requests,
+    upstream: (cpuMs(pids.upstream) - cpuBefore.upstream) / requests,
+    postgres: (postgresCpuMs() - cpuBefore.postgres) / requests,
+    load_generator: (load.user + load.system) / 1000 / requests,
+  };
+  return { ttftP50: quantile(ttft, 0.5), ttftP99: quantile(ttft, 0.99), totalP50: quantile(total, 0.5), perSecond: requests / seconds, cpu };
 }
 
 async function main() {
@@ -171,7 +193,7 @@ async function main() {
       const order = round % 2 ? ['gateway', 'direct'] : ['direct', 'gateway'];
       for (const p of PHASES) {
         for (const name of order) {
-          const r = await phase(targets[name].url, targets[name].key, p);
+          const r = await phase(targets[name].url, targets[name].key, p, { service: service.child.pid, upstream: upstream.child.pid });
           ((samples[`c${p.concurrency}`] ??= {})[name] ??= []).push(r);
         }
       }
@@ -188,6 +210,9 @@ async function main() {
         added_ttft_p50_ms: median(rounds.map(({ d, g }) => g.ttftP50 - d.ttftP50)),
         added_ttft_p99_ms: median(rounds.map(({ d, g }) => g.ttftP99 - d.ttftP99)),
         throughput_ratio: median(rounds.map(({ d, g }) => g.perSecond / d.perSecond)),
+        cpu_ms_per_request: Object.fromEntries(
+          ['direct', 'gateway'].map((name) => [name, Object.fromEntries(Object.keys(s[name][0].cpu).map((proc) => [proc, median(s[name].map((r) => r.cpu[proc]))]))]),
+        ),
       };
     });
     if (json) {
@@ -201,6 +226,9 @@ async function main() {
             `p99 added ${f(r.added_ttft_p99_ms)} ms; total p50 ${f(r.direct.total_p50_ms)} / ${f(r.gateway.total_p50_ms)} ms; ` +
             `throughput ${f(r.direct.per_second)} / ${f(r.gateway.per_second)} per s (ratio ${f(r.throughput_ratio)})\n`,
         );
+        for (const [name, cpu] of Object.entries(r.cpu_ms_per_request)) {
+          process.stdout.write(`       CPU ms per request, ${name}: ${Object.entries(cpu).map(([p, v]) => `${p} ${f(v)}`).join(', ')}\n`);
+        }
       }
     }
   } finally {

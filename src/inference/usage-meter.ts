@@ -44,8 +44,9 @@ export class UsageMeter implements OnApplicationShutdown {
     return this.latest.get(`${mode}:${accountId}`);
   }
 
+  /** Calls still being recorded are stored before the process goes (a flush may start the next). */
   async onApplicationShutdown(): Promise<void> {
-    await Promise.all([...this.flushing.values()]);
+    while (this.flushing.size) await Promise.all([...this.flushing.values()]);
   }
 
   private flush(mode: Mode): void {
