@@ -42,7 +42,7 @@ const MAX_BACKOFF_MS = 30_000;
  * checkpoint rows on every append, and those dead row versions pile up while any
  * transaction on the server holds the xmin horizon back.
  */
-const STORE_SKIPPED_AFTER_MS = 100;
+const STORE_SKIPPED_AFTER_MS = 1000;
 
 /**
  * Runs one consumer from its stored checkpoint, a checkpointed batch at a time. A batch that

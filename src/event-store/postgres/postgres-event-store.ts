@@ -302,7 +302,9 @@ export class PostgresEventStore implements EventStore {
           }
           if (stopped || batch.length === batchSize) continue;
           await options.onCaughtUp?.();
-          if (batch.length === 0 && this.appendSeq === seen) await this.waitForAppend(appending ? HELD_REPOLL_MS : POLL_FALLBACK_MS);
+          // A short batch read up to the horizon: nothing more can be there until an append
+          // is announced (appendSeq moves) or the in-flight one holding the horizon commits.
+          if (this.appendSeq === seen) await this.waitForAppend(appending ? HELD_REPOLL_MS : POLL_FALLBACK_MS);
         } catch (error) {
           if (stopped) break;
           options.onError?.(error);
