@@ -1,5 +1,6 @@
 import type { Queryable } from '../src/database/database';
 import type { PayoutPaid, PayoutsPaused, PayoutsResumed, RefundRecorded, SaleRecorded } from '../src/ledger/events';
+import type { RecordedEvent } from '../src/event-store/event-store';
 import type { Projection } from '../src/projection-runner/projection';
 
 /**
@@ -54,35 +55,30 @@ export const balanceTransactionsProjection: Projection = {
     );`,
   handles: ['SaleRecorded', 'RefundRecorded', 'PayoutInitiated', 'PayoutPaid', 'PayoutFailed', 'PayoutsPaused', 'PayoutsResumed'],
   whenFailing: 'stop', // money: a skipped sale or refund is worse than waiting
+  /**
+   * Runs of sales and refunds (nearly every ledger event) are applied set-based: one
+   * statement inserts a run's entries and adds what was new to its accounts' summaries.
+   * Payout events depend on the rows before them, so they go one at a time, in order.
+   */
+  async applyBatch(tx, events) {
+    let run: RecordedEvent[] = [];
+    for (const event of events) {
+      if (event.type === 'SaleRecorded' || event.type === 'RefundRecorded') {
+        run.push(event);
+        continue;
+      }
+      await applyEntries(tx, run);
+      run = [];
+      await balanceTransactionsProjection.apply(tx, event);
+    }
+    await applyEntries(tx, run);
+  },
   async apply(tx, event) {
+    if (event.type === 'SaleRecorded' || event.type === 'RefundRecorded') return applyEntries(tx, [event]);
     const { account_id, mode } = event.data as { account_id: string; mode: string };
     await tx.query('INSERT INTO ledger_accounts (account_id, mode) VALUES ($1, $2) ON CONFLICT DO NOTHING', [account_id, mode]);
     const key = [account_id, mode];
     switch (event.type) {
-      case 'SaleRecorded': {
-        const e = event.data as SaleRecorded;
-        if (!(await insertEntry(tx, event.revision, e, 'sale'))) return;
-        await tx.query(
-          `UPDATE ledger_accounts SET currency = COALESCE(currency, $3),
-             gross_cents = gross_cents + $4, platform_fee_cents = platform_fee_cents + $5,
-             earned_cents = earned_cents + $4 - $5, balance_cents = balance_cents + $6, sale_count = sale_count + 1
-           WHERE account_id = $1 AND mode = $2`,
-          [...key, e.currency, e.amount_cents, e.fee_cents, e.net_cents],
-        );
-        return;
-      }
-      case 'RefundRecorded': {
-        const e = event.data as RefundRecorded;
-        if (!(await insertEntry(tx, event.revision, e, 'refund'))) return;
-        // Refund amounts are negative: the fee goes back, the gross amount counts as refunded.
-        await tx.query(
-          `UPDATE ledger_accounts SET platform_fee_cents = platform_fee_cents + $3, earned_cents = earned_cents - $3,
-             refunded_cents = refunded_cents - $4, balance_cents = balance_cents + $5, refund_count = refund_count + 1
-           WHERE account_id = $1 AND mode = $2`,
-          [...key, e.fee_cents, e.amount_cents, e.net_cents],
-        );
-        return;
-      }
       case 'PayoutInitiated':
         // Replayed after its payout was applied (the line holds this seq), it must not open it again.
         await tx.query(
@@ -136,14 +132,71 @@ export const balanceTransactionsProjection: Projection = {
   },
 };
 
-/** True when the row is new: a replayed event must not count twice in the summary. */
-async function insertEntry(tx: Queryable, seq: number, e: SaleRecorded | RefundRecorded, type: 'sale' | 'refund'): Promise<boolean> {
-  const { rowCount } = await tx.query(
-    `INSERT INTO balance_transactions (id, account_id, mode, seq, type, amount_cents, fee_cents, net_cents, currency,
-       status, created_at, purchase_id, asset_id, asset_slug, asset_title, description)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'pending', $10, $11, $12, $13, $14, $15) ON CONFLICT (id) DO NOTHING`,
-    [e.transaction_id, e.account_id, e.mode, seq, type, e.amount_cents, e.fee_cents, e.net_cents, e.currency, e.created_at,
-      e.purchase_id, e.asset.id, e.asset.slug, e.asset.title, e.description],
+/**
+ * Sales and refunds in one statement: entries inserted (a replayed one is skipped), then only
+ * the inserted ones added to the summary of their account, created when new. The same sums
+ * as apply's per-event updates: a sale adds its amount to gross, its fee to the platform fee
+ * and amount minus fee to earned; a refund (negative amounts) adds its fee (giving the fee
+ * back), subtracts its fee from earned and its amount from refunded.
+ */
+async function applyEntries(tx: Queryable, events: RecordedEvent[]): Promise<void> {
+  if (!events.length) return;
+  const entries = events.map((event) => ({ seq: event.revision, type: event.type === 'SaleRecorded' ? 'sale' : 'refund', e: event.data as SaleRecorded | RefundRecorded }));
+  const column = <T>(pick: (x: (typeof entries)[number]) => T) => entries.map(pick);
+  await tx.query(
+    `WITH entries AS (
+       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::text[], $6::bigint[], $7::bigint[], $8::bigint[],
+                            $9::text[], $10::timestamptz[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[])
+         AS e(id, account_id, mode, seq, type, amount_cents, fee_cents, net_cents, currency, created_at, purchase_id, asset_id,
+              asset_slug, asset_title, description)
+     ), inserted AS (
+       INSERT INTO balance_transactions (id, account_id, mode, seq, type, amount_cents, fee_cents, net_cents, currency,
+         status, created_at, purchase_id, asset_id, asset_slug, asset_title, description)
+       SELECT id, account_id, mode, seq, type, amount_cents, fee_cents, net_cents, currency, 'pending', created_at, purchase_id,
+              asset_id, asset_slug, asset_title, description
+         FROM entries ORDER BY seq
+       ON CONFLICT (id) DO NOTHING
+       RETURNING account_id, mode, seq, type, amount_cents, fee_cents, net_cents, currency
+     ), sums AS (
+       SELECT account_id, mode,
+              (array_agg(currency ORDER BY seq) FILTER (WHERE type = 'sale'))[1] AS currency,
+              COALESCE(sum(amount_cents) FILTER (WHERE type = 'sale'), 0) AS gross,
+              COALESCE(sum(fee_cents), 0) AS fee,
+              COALESCE(sum(amount_cents - fee_cents) FILTER (WHERE type = 'sale'), 0) - COALESCE(sum(fee_cents) FILTER (WHERE type = 'refund'), 0) AS earned,
+              -COALESCE(sum(amount_cents) FILTER (WHERE type = 'refund'), 0) AS refunded,
+              sum(net_cents) AS balance,
+              count(*) FILTER (WHERE type = 'sale') AS sales,
+              count(*) FILTER (WHERE type = 'refund') AS refunds
+         FROM inserted GROUP BY account_id, mode
+     )
+     INSERT INTO ledger_accounts AS a (account_id, mode, currency, gross_cents, platform_fee_cents, earned_cents, refunded_cents,
+       balance_cents, sale_count, refund_count)
+     SELECT account_id, mode, currency, gross, fee, earned, refunded, balance, sales, refunds FROM sums
+     ON CONFLICT (account_id, mode) DO UPDATE SET
+       currency = COALESCE(a.currency, EXCLUDED.currency),
+       gross_cents = a.gross_cents + EXCLUDED.gross_cents,
+       platform_fee_cents = a.platform_fee_cents + EXCLUDED.platform_fee_cents,
+       earned_cents = a.earned_cents + EXCLUDED.earned_cents,
+       refunded_cents = a.refunded_cents + EXCLUDED.refunded_cents,
+       balance_cents = a.balance_cents + EXCLUDED.balance_cents,
+       sale_count = a.sale_count + EXCLUDED.sale_count,
+       refund_count = a.refund_count + EXCLUDED.refund_count`,
+    [
+      column((x) => x.e.transaction_id),
+      column((x) => x.e.account_id),
+      column((x) => x.e.mode),
+      column((x) => x.seq),
+      column((x) => x.type),
+      column((x) => x.e.amount_cents),
+      column((x) => x.e.fee_cents),
+      column((x) => x.e.net_cents),
+      column((x) => x.e.currency),
+      column((x) => x.e.created_at),
+      column((x) => x.e.purchase_id),
+      column((x) => x.e.asset.id),
+      column((x) => x.e.asset.slug),
+      column((x) => x.e.asset.title),
+      column((x) => x.e.description),
+    ],
   );
-  return rowCount === 1;
 }

@@ -65,6 +65,8 @@ const DEFAULTS: RunnerOptions = { leaseTtlMs: 5000, maxAttempts: 5, retiredGrace
 export class UnknownProjectionError extends Error {}
 
 const BATCH_SIZE = 500;
+/** A build catching up (a rebuild, a new version) reads and applies larger batches: still short transactions, far fewer of them. */
+const CATCH_UP_BATCH_SIZE = 2000;
 const WAIT_POLL_MS = 25;
 
 /**
@@ -196,7 +198,7 @@ export class ProjectionRunner {
     let promoted = build.state === 'live';
     return {
       name: build.id,
-      batchSize: BATCH_SIZE,
+      batchSize: build.state === 'live' ? BATCH_SIZE : CATCH_UP_BATCH_SIZE,
       whenFailing: projection.whenFailing,
       relevant: (event) => projection.handles.includes(event.type),
       apply: (tx, events) =>
@@ -210,6 +212,7 @@ export class ProjectionRunner {
         }),
       onCaughtUp: async () => {
         if (promoted) return;
+        await this.builds.analyze(projection, build);
         const wentLive = await this.builds.promote(projection, build.id);
         // Either way it is no longer building: live now, or retired, or promoted elsewhere.
         promoted = true;

@@ -95,6 +95,11 @@ export class ReadModelBuilds {
    * A building build that has caught up takes over the views, unless a newer version
    * serves already (then it is retired). Resolves true when it went live.
    */
+  /** Fresh planner statistics for a build's tables, before it serves: a bulk-built table has none. */
+  async analyze(projection: Projection, build: Build): Promise<void> {
+    for (const table of projection.tables) await this.db.exec(`ANALYZE ${ident(build.schema)}.${ident(table)}`);
+  }
+
   async promote(projection: Projection, buildId: string): Promise<boolean> {
     return this.locked(projection, async (tx, builds) => {
       const build = builds.find((b) => b.id === buildId);

@@ -41,8 +41,12 @@ const POLL_FALLBACK_MS = 250;
 const HELD_REPOLL_MS = 10;
 /** Events of the log's tail kept in memory for this process's subscriptions. */
 const TAIL_EVENTS = 5000;
-/** How many events one read of the tail fetches. */
-const TAIL_READ = 1000;
+/**
+ * How many events one read of the tail fetches: at least the largest batch a subscription
+ * asks for (the projection runner's catch-up batches are 2000), so that a batch shorter
+ * than asked means the read reached the end of the readable log.
+ */
+const TAIL_READ = 2000;
 /** Larger than any global_position: (commit, this) sorts after every event of that commit. */
 const LAST_OF_COMMIT = 9223372036854775807n;
 
@@ -287,7 +291,7 @@ export class PostgresEventStore implements EventStore {
   subscribeToAll(after: Position, onBatch: BatchHandler, options: SubscribeOptions = {}): Subscription {
     let stopped = false;
     let position = after;
-    const batchSize = options.batchSize ?? 500;
+    const batchSize = Math.min(options.batchSize ?? 500, TAIL_READ);
     const loop = (async () => {
       while (!stopped) {
         try {

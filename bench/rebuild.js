@@ -1,0 +1,178 @@
+#!/usr/bin/env node
+/**
+ * Rebuild throughput (issue 14): `svc projections rebuild balance_transactions` over a log of
+ * BENCH_EVENTS sales (default 200,000; 1,000 ledgers of 200) against a raw batched insert of
+ * the same rows into a plain table with the same columns and indexes, 500 rows a statement.
+ * On the Postgres server (DATABASE_URL, default the local one), in one seeded database.
+ * Each round: the service (dist/src/main.js, its own process) starts, catches up, rebuilds
+ * (timed from this process over the admin API) and stops; then the baseline runs with no
+ * service at all. Order alternates by round; figures are medians of BENCH_ROUNDS (3).
+ *   node bench/rebuild.js [--json]     (npm run build first)
+ */
+const { spawn } = require('node:child_process');
+const { randomBytes } = require('node:crypto');
+const net = require('node:net');
+const path = require('node:path');
+const { Client } = require('pg');
+
+const ROUNDS = Number(process.env.BENCH_ROUNDS || 3);
+const EVENTS = Number(process.env.BENCH_EVENTS || 200_000);
+const PER_LEDGER = 200;
+const ADMIN = 'bench-admin-token';
+const serverUrl = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
+const dist = (p) => path.join(__dirname, '../dist/src', p);
+
+/** Sale `i` of ledger `l`, as RecordSale writes it. */
+function sale(l, i) {
+  const amount = 1000 + ((l * 7 + i) % 500);
+  const fee = Math.round(amount * 0.15);
+  return {
+    transaction_id: `txn_${l}_${i}`,
+    account_id: `acct_bench_${l}`,
+    mode: 'test',
+    purchase_id: `pur_${l}_${i}`,
+    asset: { id: `lst_${i % 50}`, slug: `bench-model-${i % 50}`, title: `Bench model ${i % 50}` },
+    amount_cents: amount,
+    fee_cents: fee,
+    net_cents: amount - fee,
+    fee_bps: 1500,
+    currency: 'usd',
+    description: `Sale of Bench model ${i % 50}`,
+    created_at: new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString(),
+  };
+}
+
+async function seed(url) {
+  const { PostgresDatabase } = require(dist('database/postgres-database'));
+  const { migrate } = require(dist('database/migrate'));
+  const { PostgresEventStore } = require(dist('event-store/postgres/postgres-event-store'));
+  const db = new PostgresDatabase(url, 8);
+  await migrate(db);
+  const store = new PostgresEventStore(db);
+  const ledgers = Math.ceil(EVENTS / PER_LEDGER);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: 8 }, async () => {
+      for (let l = next++; l < ledgers; l = next++) {
+        const events = Array.from({ length: PER_LEDGER }, (_, i) => ({ type: 'SaleRecorded', data: sale(l, i) }));
+        await store.append(`ledger-test-acct_bench_${l}`, events, 'no_stream');
+      }
+    }),
+  );
+  await store.close();
+  await db.close();
+  return ledgers * PER_LEDGER;
+}
+
+const freePort = () =>
+  new Promise((resolve) => {
+    const s = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+
+async function admin(base, method, route) {
+  const res = await fetch(`${base}${route}`, { method, headers: { authorization: `Bearer ${ADMIN}` } });
+  if (res.status !== 200) throw new Error(`${method} ${route}: ${res.status} ${await res.text()}`);
+  return res.json();
+}
+
+/** Starts the service on the database, waits until every projection has caught up, times one rebuild. */
+async function timeRebuild(url) {
+  const port = await freePort();
+  const child = spawn(process.execPath, [dist('main.js')], {
+    env: { ...process.env, DATABASE_URL: url, PORT: String(port), ADMIN_TOKEN: ADMIN, NODE_ENV: 'development' },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const base = `http://127.0.0.1:${port}`;
+  try {
+    for (let i = 0; ; i++) {
+      try {
+        const status = await admin(base, 'GET', '/admin/projections');
+        if (status.items.every((p) => p.lag === 0 && !p.rebuilding)) break;
+      } catch {
+        // not listening yet
+      }
+      if (i > 6000) throw new Error('the service did not catch up');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const start = performance.now();
+    await admin(base, 'POST', '/admin/projections/balance_transactions/rebuild');
+    return (performance.now() - start) / 1000;
+  } finally {
+    child.kill('SIGTERM');
+    await new Promise((r) => child.once('exit', r));
+  }
+}
+
+/** The same rows, inserted 500 a statement in one transaction per statement, into a plain copy of the tables. */
+async function timeBaseline(url, events) {
+  const db = new Client({ connectionString: url });
+  await db.connect();
+  const table = `raw_${randomBytes(4).toString('hex')}`;
+  await db.query(`CREATE TABLE ${table} (
+    id text PRIMARY KEY, account_id text NOT NULL, mode text NOT NULL, seq integer NOT NULL, type text NOT NULL,
+    amount_cents bigint NOT NULL, fee_cents bigint NOT NULL, net_cents bigint NOT NULL, currency text NOT NULL,
+    status text NOT NULL, created_at timestamptz NOT NULL, purchase_id text, asset_id text, asset_slug text,
+    asset_title text, payout_id text, arrival_date timestamptz, description text NOT NULL, UNIQUE (account_id, mode, seq))`);
+  await db.query(`CREATE INDEX ON ${table} (account_id, mode, type, seq)`);
+  const start = performance.now();
+  const rows = [];
+  for (let l = 0; l < events / PER_LEDGER; l++) for (let i = 0; i < PER_LEDGER; i++) rows.push({ seq: i, ...sale(l, i) });
+  for (let from = 0; from < rows.length; from += 500) {
+    const batch = rows.slice(from, from + 500);
+    const col = (f) => batch.map(f);
+    await db.query(
+      `INSERT INTO ${table} (id, account_id, mode, seq, type, amount_cents, fee_cents, net_cents, currency, status, created_at,
+         purchase_id, asset_id, asset_slug, asset_title, description)
+       SELECT id, account_id, mode, seq, 'sale', amount_cents, fee_cents, net_cents, currency, 'pending', created_at,
+              purchase_id, asset_id, asset_slug, asset_title, description
+         FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::bigint[], $6::bigint[], $7::bigint[], $8::text[],
+                     $9::timestamptz[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[])
+           AS r(id, account_id, mode, seq, amount_cents, fee_cents, net_cents, currency, created_at, purchase_id, asset_id,
+                asset_slug, asset_title, description)`,
+      [col((r) => r.transaction_id), col((r) => r.account_id), col((r) => r.mode), col((r) => r.seq), col((r) => r.amount_cents),
+        col((r) => r.fee_cents), col((r) => r.net_cents), col((r) => r.currency), col((r) => r.created_at), col((r) => r.purchase_id),
+        col((r) => r.asset.id), col((r) => r.asset.slug), col((r) => r.asset.title), col((r) => r.description)],
+    );
+  }
+  const seconds = (performance.now() - start) / 1000;
+  await db.query(`DROP TABLE ${table}`);
+  await db.end();
+  return seconds;
+}
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+async function main() {
+  const name = `bench_rebuild_${randomBytes(4).toString('hex')}`;
+  const server = new Client({ connectionString: serverUrl });
+  await server.connect();
+  await server.query(`CREATE DATABASE ${name}`);
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  try {
+    const events = await seed(url.toString());
+    const times = { rebuild: [], baseline: [] };
+    for (let round = 0; round < ROUNDS; round++) {
+      const order = round % 2 === 0 ? ['rebuild', 'baseline'] : ['baseline', 'rebuild'];
+      for (const what of order) times[what].push(what === 'rebuild' ? await timeRebuild(url.toString()) : await timeBaseline(url.toString(), events));
+    }
+    const rebuild = events / median(times.rebuild);
+    const raw = events / median(times.baseline);
+    const result = { events, rounds: ROUNDS, rebuild_events_per_s: Math.round(rebuild), raw_rows_per_s: Math.round(raw), ratio: +(rebuild / raw).toFixed(2), million_events_s: +(1e6 / rebuild).toFixed(1) };
+    if (process.argv.includes('--json')) return console.log(JSON.stringify(result));
+    console.log(`rebuild balance_transactions over ${events} sales, median of ${ROUNDS} rounds`);
+    console.log(`  rebuild ${result.rebuild_events_per_s} events/s  raw batched insert ${result.raw_rows_per_s} rows/s  ratio ${result.ratio}  (goal >= 0.5)`);
+    console.log(`  1M events would take ${result.million_events_s} s  (goal < 60 s)`);
+  } finally {
+    await server.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await server.end();
+  }
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});
