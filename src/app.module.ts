@@ -6,6 +6,7 @@ import { AdminModule } from './admin/admin.module';
 import { CatalogModule } from './catalog/catalog.module';
 import { CommerceModule } from './commerce/commerce.module';
 import { Infrastructure, InfrastructureModule } from './infrastructure.module';
+import { HealthModule } from './health/health.module';
 import { InferenceModule } from './inference/inference.module';
 import { LedgerModule } from './ledger/ledger.module';
 import { PaymentsModule } from './payments/payments.module';
@@ -32,6 +33,7 @@ export class AppModule {
         PaymentsModule,
         CommerceModule,
         InferenceModule,
+        HealthModule,
       ],
       providers: [
         { provide: APP_FILTER, useClass: ErrorFilter },

@@ -98,8 +98,8 @@ export interface EventStore {
   readAll(options: ReadAllOptions): Promise<RecordedEvent[]>;
   /** Position of the newest event readAll can return, or START. */
   headPosition(): Promise<Position>;
-  /** How many events readAll would return after a position (projection lag). */
-  countAfter(position: Position): Promise<number>;
+  /** How many events readAll would return after a position (projection lag), only of these types when given. */
+  countAfter(position: Position, types?: readonly string[]): Promise<number>;
   /**
    * Catch up from `after`, then follow live appends. Batches are handed over one at a
    * time; if onBatch throws, the same batch is offered again after a pause.

@@ -26,7 +26,7 @@ export interface ProjectionStatus extends ConsumerHealth {
   /** The build that serves queries (its checkpoint name). */
   build: string | null;
   position: Position;
-  /** Events readable after the checkpoint. */
+  /** Events of the types it handles that it has yet to apply. */
   lag: number;
   updated_at: string;
   /** A build catching up beside the live one, which replaces it when it has caught up. */
@@ -303,9 +303,14 @@ export class ProjectionRunner {
          FROM projection_checkpoints c`,
     );
     const checkpoints = new Map(rows.map((r) => [r.name, r]));
-    const progress = async (name: string) => {
+    // Lag counts the events a consumer still has to apply; a consumer stores progress over
+    // events of no concern to it only now and then, so those would make it look behind.
+    const progress = async (name: string, types?: readonly string[]) => {
       const r = checkpoints.get(name)!;
-      return { position: r.position, lag: await this.store.countAfter(r.position), updated_at: new Date(r.updated_at).toISOString() };
+      // A consumer running here may be further than it stored.
+      const local = this.running.get(name)?.position;
+      const position = local && local > r.position ? local : r.position;
+      return { position, lag: await this.store.countAfter(position, types), updated_at: new Date(r.updated_at).toISOString() };
     };
     const health = (name: string): ConsumerHealth => {
       const r = checkpoints.get(name)!;
@@ -327,9 +332,9 @@ export class ProjectionRunner {
         name: projection.name,
         version: shown.version,
         build: live?.id ?? null,
-        ...(await progress(shown.id)),
+        ...(await progress(shown.id, projection.handles)),
         ...health(shown.id),
-        rebuilding: next && live ? { build: next.id, version: next.version, ...(await progress(next.id)) } : null,
+        rebuilding: next && live ? { build: next.id, version: next.version, ...(await progress(next.id, projection.handles)) } : null,
       });
     }
     const subscribers: SubscriberStatus[] = [];

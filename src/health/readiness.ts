@@ -1,0 +1,64 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { HealthIndicatorResult, HealthIndicatorService } from '@nestjs/terminus';
+import { DATABASE, Database } from '../database/database';
+import { pendingMigrations } from '../database/migrate';
+import { EVENT_STORE, EventStore } from '../event-store/event-store';
+import { ProjectionRunner } from '../projection-runner/projection-runner';
+
+/** A read model further behind the log than this many events is not ready to serve. */
+export const READY_MAX_LAG = 1000;
+
+/** The checks behind GET /readyz, one terminus indicator each. */
+@Injectable()
+export class Readiness {
+  constructor(
+    private readonly indicators: HealthIndicatorService,
+    @Inject(DATABASE) private readonly db: Database,
+    @Inject(EVENT_STORE) private readonly store: EventStore,
+    private readonly projections: ProjectionRunner,
+  ) {}
+
+  async database(): Promise<HealthIndicatorResult> {
+    const check = this.indicators.check('database');
+    try {
+      await this.db.query('SELECT 1');
+      const pending = await pendingMigrations(this.db);
+      return pending.length ? check.down({ message: `migrations not applied: ${pending.join(', ')}` }) : check.up();
+    } catch (error) {
+      return check.down({ message: `unreachable: ${(error as Error).message}` });
+    }
+  }
+
+  async eventStore(): Promise<HealthIndicatorResult> {
+    const check = this.indicators.check('event_store');
+    try {
+      return check.up({ head: await this.store.headPosition() });
+    } catch (error) {
+      return check.down({ message: `unreachable: ${(error as Error).message}` });
+    }
+  }
+
+  /**
+   * Every read model is served by a build within READY_MAX_LAG events of the log and not
+   * stalled. A rebuild catching up beside a serving build is reported, not failed: the live
+   * one still answers correctly.
+   */
+  async projectionsServing(): Promise<HealthIndicatorResult> {
+    const check = this.indicators.check('projections');
+    const { items } = await this.projections.status();
+    const problems = items
+      .map((p) =>
+        !p.build
+          ? `${p.name} has no serving build`
+          : p.stalled_since
+            ? `${p.name} is stalled since ${p.stalled_since}: ${p.error?.message}`
+            : p.lag > READY_MAX_LAG
+              ? `${p.name} is ${p.lag} events behind`
+              : null,
+      )
+      .filter((problem): problem is string => problem !== null);
+    if (problems.length) return check.down({ message: problems.join('; ') });
+    const rebuilding = items.filter((p) => p.rebuilding).map((p) => `${p.name} (${p.rebuilding!.lag} behind)`);
+    return rebuilding.length ? check.up({ rebuilding }) : check.up();
+  }
+}
