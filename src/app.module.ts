@@ -7,6 +7,7 @@ import { CatalogModule } from './catalog/catalog.module';
 import { CommerceModule } from './commerce/commerce.module';
 import { Infrastructure, InfrastructureModule } from './infrastructure.module';
 import { HealthModule } from './health/health.module';
+import { MetricsModule } from './metrics/metrics.module';
 import { InferenceModule } from './inference/inference.module';
 import { LedgerModule } from './ledger/ledger.module';
 import { PaymentsModule } from './payments/payments.module';
@@ -24,6 +25,7 @@ export class AppModule {
       imports: [
         InfrastructureModule.register(infra),
         CqrsModule.forRoot(),
+        MetricsModule,
         AccountsModule,
         AdminModule,
         StorageModule,

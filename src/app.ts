@@ -8,6 +8,7 @@ import { Database } from './database/database';
 import { migrate } from './database/migrate';
 import { openDatabase } from './database/open-database';
 import { PostgresEventStore } from './event-store/postgres/postgres-event-store';
+import { Metrics } from './metrics/metrics';
 import { configureHttp, createHttpAdapter } from './platform/http';
 import { ProjectionRunner } from './projection-runner/projection-runner';
 
@@ -34,6 +35,7 @@ export async function createApp(base: Settings, options: AppOptions = {}): Promi
     { bodyParser: false, logger: options.logger ?? ['log', 'error', 'warn'] },
   );
   configureHttp(app.getHttpAdapter().getInstance(), settings, { accounts: app.get(AccountQueries), adminToken: settings.adminToken! });
+  app.get(Metrics).instrument(app.getHttpAdapter().getInstance());
 
   const projections = app.get(ProjectionRunner);
   await projections.prepare();

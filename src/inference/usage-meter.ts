@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { EVENT_STORE, EventStore, Position, WrongExpectedRevisionError } from '../event-store/event-store';
+import { Metrics } from '../metrics/metrics';
 import type { Mode } from '../platform/mode';
 import { Streams } from '../platform/streams';
 import { InferenceCallMetered, InferenceEvents } from './events';
@@ -28,7 +29,10 @@ export class UsageMeter implements OnApplicationShutdown {
   /** The newest metered position per "mode:account", for GET /v1/usage to read its own calls. */
   private readonly latest = new Map<string, Position>();
 
-  constructor(@Inject(EVENT_STORE) private readonly store: EventStore) {}
+  constructor(
+    @Inject(EVENT_STORE) private readonly store: EventStore,
+    private readonly metrics: Metrics,
+  ) {}
 
   record(call: InferenceCallMetered): Promise<void> {
     return new Promise((resolve, reject) => {
@@ -49,12 +53,22 @@ export class UsageMeter implements OnApplicationShutdown {
     while (this.flushing.size) await Promise.all([...this.flushing.values()]);
   }
 
+  private count(call: InferenceCallMetered): void {
+    const labels = { mode: call.mode, model: call.model };
+    this.metrics.inferenceCalls.inc({ ...labels, finish: call.finish_reason });
+    this.metrics.inferenceTokens.inc({ ...labels, kind: 'prompt' }, call.prompt_tokens);
+    this.metrics.inferenceTokens.inc({ ...labels, kind: 'completion' }, call.completion_tokens);
+  }
+
   private flush(mode: Mode): void {
     const batch = this.queued.get(mode) ?? [];
     this.queued.delete(mode);
     const done = this.appendWithRetries(mode, batch)
       .then((position) => {
-        for (const { call } of batch) this.latest.set(`${mode}:${call.account_id}`, position);
+        for (const { call } of batch) {
+          this.latest.set(`${mode}:${call.account_id}`, position);
+          this.count(call);
+        }
         for (const w of batch) w.resolve();
       })
       .catch((error) => {

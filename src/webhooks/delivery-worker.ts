@@ -3,6 +3,7 @@ import { setMaxListeners } from 'node:events';
 import { SETTINGS, Settings } from '../config/settings';
 import { DATABASE, Database } from '../database/database';
 import type { Mode } from '../platform/mode';
+import { Metrics } from '../metrics/metrics';
 import { SECRET_BOX } from './commands/create-endpoint';
 import { WebhookFanOut } from './fan-out';
 import { HttpSender, SendOutcome } from './http-sender';
@@ -47,6 +48,7 @@ export class DeliveryWorker {
     @Inject(SETTINGS) private readonly settings: Settings,
     @Inject(SECRET_BOX) private readonly box: SecretBox,
     private readonly fanOut: WebhookFanOut,
+    private readonly metrics: Metrics,
   ) {}
 
   /** The lease outlives the timeout, so only a dead worker's delivery is taken again. */
@@ -151,6 +153,7 @@ export class DeliveryWorker {
 
   private async deliver(delivery: Claimed): Promise<void> {
     let outcome: SendOutcome;
+    const timer = this.metrics.webhookDuration.startTimer();
     try {
       const secret = this.box.open(delivery.secret_sealed, delivery.endpoint_id);
       outcome = await this.sender.send({
@@ -170,6 +173,7 @@ export class DeliveryWorker {
     }
     // Stopped mid-attempt: leave the lease to expire, exactly as a crash would.
     if (this.abort.signal.aborted) return;
+    timer();
     await this.record(delivery, outcome);
   }
 
@@ -179,6 +183,7 @@ export class DeliveryWorker {
     const schedule = this.settings.webhookRetrySchedule;
     const last = delivery.attempts >= schedule.length;
     const status = succeeded ? 'succeeded' : last ? 'failed' : 'pending';
+    this.metrics.webhookAttempts.inc({ outcome: status === 'pending' ? 'retrying' : status });
     const delaySeconds = succeeded || last ? null : schedule[delivery.attempts];
     // One statement, so the attempt row and the delivery change together. Guarded on the
     // attempt number: a worker whose lease ran out must not overwrite a newer attempt.

@@ -1,6 +1,6 @@
 import Stripe from 'stripe';
 import { FAN_OUT_CHECKPOINT } from '../../src/webhooks/fan-out';
-import { startTestApp, TestApp } from '../support/app';
+import { ADMIN_TOKEN, startTestApp, TestApp } from '../support/app';
 import { createEndpoint, deliveries, emit, ENCRYPTION_KEY, evtId, payoutPaid, purchaseCompleted } from './helpers';
 import { eventually } from '../support/eventually';
 import { startReceiver } from './receiver';
@@ -51,6 +51,10 @@ describe('webhook delivery', () => {
     // A different secret or a changed body does not verify.
     expect(() => stripe.webhooks.constructEvent(got.body, got.headers['svc-signature'] as string, 'whsec_test_wrong')).toThrow();
     expect(() => stripe.webhooks.constructEvent(got.body.replace('1000', '9999'), got.headers['svc-signature'] as string, ep.secret)).toThrow();
+    // Operators see it in the metrics.
+    const metrics = (await t.request('GET', '/metrics', { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).text;
+    expect(metrics).toMatch(/svc_webhook_delivery_attempts_total\{outcome="succeeded"\} [1-9]/);
+    expect(metrics).toMatch(/svc_webhook_delivery_duration_seconds_count [1-9]/);
   });
 
   it('maps every domain event to its public type and payload, for the owning account only', async () => {

@@ -1,0 +1,96 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { FastifyInstance } from 'fastify';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { DATABASE, Database } from '../database/database';
+import { ProjectionRunner } from '../projection-runner/projection-runner';
+
+/**
+ * The Prometheus registry of this process (GET /metrics) and the instruments the code
+ * records into. What the database already knows (read model lag, purchases) is read at
+ * scrape time, so every instance reports the same truth without counting it twice.
+ */
+@Injectable()
+export class Metrics {
+  readonly registry = new Registry();
+
+  readonly httpDuration = new Histogram({
+    name: 'svc_http_request_duration_seconds',
+    help: 'HTTP requests by method, route template and status, from the first byte received to the last sent.',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [this.registry],
+  });
+
+  readonly inferenceCalls = new Counter({
+    name: 'svc_inference_calls_total',
+    help: 'Chat completions metered, by mode, model and finish (stop, length, cancelled, error).',
+    labelNames: ['mode', 'model', 'finish'] as const,
+    registers: [this.registry],
+  });
+
+  readonly inferenceTokens = new Counter({
+    name: 'svc_inference_tokens_total',
+    help: 'Tokens of metered chat completions, by mode, model and kind (prompt, completion).',
+    labelNames: ['mode', 'model', 'kind'] as const,
+    registers: [this.registry],
+  });
+
+  readonly webhookAttempts = new Counter({
+    name: 'svc_webhook_delivery_attempts_total',
+    help: 'Webhook delivery attempts by outcome (succeeded, retrying, failed).',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly webhookDuration = new Histogram({
+    name: 'svc_webhook_delivery_duration_seconds',
+    help: 'Time a receiver took to answer a delivery attempt (or to fail).',
+    buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [this.registry],
+  });
+
+  constructor(
+    @Inject(DATABASE) private readonly db: Database,
+    private readonly projections: ProjectionRunner,
+  ) {
+    collectDefaultMetrics({ register: this.registry });
+    this.readModelGauges();
+  }
+
+  /** Times every request Fastify answers, labelled with its route template (never the raw URL: ids would explode the series). */
+  instrument(fastify: FastifyInstance): void {
+    fastify.addHook('onResponse', async (request, reply) => {
+      this.httpDuration.observe({ method: request.method, route: request.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) }, reply.elapsedTime / 1000);
+    });
+  }
+
+  private readModelGauges(): void {
+    const projections = this.projections;
+    const db = this.db;
+    const byProjection = (name: string, help: string, pick: (p: Awaited<ReturnType<ProjectionRunner['status']>>['items'][number]) => number) =>
+      new Gauge({
+        name,
+        help,
+        labelNames: ['projection'] as const,
+        registers: [this.registry],
+        async collect() {
+          this.reset();
+          for (const p of (await projections.status()).items) this.set({ projection: p.name }, pick(p));
+        },
+      });
+    byProjection('svc_projection_lag_events', 'Events of its types a read model has yet to apply.', (p) => p.lag);
+    byProjection('svc_projection_parked_events', 'Events a read model set aside (svc projections parked).', (p) => p.parked);
+    byProjection('svc_projection_stalled', '1 while a read model that never skips is stopped on an event.', (p) => (p.stalled_since ? 1 : 0));
+    new Gauge({
+      name: 'svc_purchases',
+      help: 'Purchases by mode and status (completed checkouts; refunded ones included).',
+      labelNames: ['mode', 'status'] as const,
+      registers: [this.registry],
+      async collect() {
+        this.reset();
+        const { rows } = await db.query<{ mode: string; status: string; n: string }>('SELECT mode, status, count(*) AS n FROM purchases GROUP BY mode, status');
+        for (const r of rows) this.set({ mode: r.mode, status: r.status }, Number(r.n));
+      },
+    });
+  }
+}

@@ -1,0 +1,46 @@
+import { ADMIN_TOKEN, startTestApp, TestApp } from '../support/app';
+
+describe('GET /metrics (Prometheus)', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp();
+  });
+  afterAll(() => t.close());
+
+  const scrape = async () => {
+    const res = await t.request('GET', '/metrics', { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toMatch(/^text\/plain; version=0\.0\.4/);
+    return res.text;
+  };
+
+  it('needs the admin token: an API key or nothing is refused', async () => {
+    const { key } = await t.accountWithKey();
+    expect((await t.request('GET', '/metrics')).status).toBe(401);
+    expect((await t.request('GET', '/metrics', { key })).status).toBe(401);
+  });
+
+  it('times requests by route template and status, never by raw URL', async () => {
+    const { key } = await t.accountWithKey();
+    await t.request('GET', '/v1/me', { key });
+    await t.request('GET', '/v1/models/no-such-model', { key });
+    const text = await scrape();
+    expect(text).toMatch(/svc_http_request_duration_seconds_count\{method="GET",route="\/v1\/me",status="200"\} [1-9]/);
+    expect(text).toMatch(/svc_http_request_duration_seconds_count\{method="GET",route="\/v1\/models\/:idOrSlug",status="404"\} 1/);
+    expect(text).not.toContain('no-such-model');
+  });
+
+  it('reports read model lag and parked events, purchases, inference calls and tokens, and Node\'s own metrics', async () => {
+    const { key } = await t.accountWithKey({ tier: 'premium' });
+    const call = await t.request('POST', '/v1/chat/completions', { key, body: { model: 'svc-fast-8b', messages: [{ role: 'user', content: 'hi' }] } });
+    expect(call.status).toBe(200);
+    const text = await scrape();
+    expect(text).toMatch(/svc_projection_lag_events\{projection="accounts"\} 0/);
+    expect(text).toMatch(/svc_projection_parked_events\{projection="catalog_listings"\} 0/);
+    expect(text).toContain('# TYPE svc_purchases gauge');
+    expect(text).toContain('svc_inference_calls_total{mode="test",model="svc-fast-8b",finish="stop"} 1');
+    expect(text).toContain(`svc_inference_tokens_total{mode="test",model="svc-fast-8b",kind="completion"} ${call.body.usage.completion_tokens}`);
+    expect(text).toContain('process_cpu_user_seconds_total');
+    expect(text).toContain('nodejs_eventloop_lag_seconds');
+  });
+});
