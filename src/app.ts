@@ -1,3 +1,4 @@
+import type { LoggerService } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { AccountQueries } from './accounts/account-queries';
@@ -10,12 +11,13 @@ import { openDatabase } from './database/open-database';
 import { PostgresEventStore } from './event-store/postgres/postgres-event-store';
 import { Metrics } from './metrics/metrics';
 import { configureHttp, createHttpAdapter } from './platform/http';
+import { ServiceLogger } from './platform/logger';
 import { ProjectionRunner } from './projection-runner/projection-runner';
 
 export interface AppOptions {
   /** Share an already open database (tests running two instances on one database). */
   database?: Database;
-  logger?: false | ('log' | 'error' | 'warn')[];
+  logger?: false | ('log' | 'error' | 'warn')[] | LoggerService;
 }
 
 /**
@@ -32,7 +34,7 @@ export async function createApp(base: Settings, options: AppOptions = {}): Promi
   const app = await NestFactory.create<NestFastifyApplication>(
     AppModule.register({ settings, database, eventStore, ownsDatabase: !options.database }),
     createHttpAdapter(settings),
-    { bodyParser: false, logger: options.logger ?? ['log', 'error', 'warn'] },
+    { bodyParser: false, logger: options.logger ?? new ServiceLogger() },
   );
   configureHttp(app.getHttpAdapter().getInstance(), settings, { accounts: app.get(AccountQueries), adminToken: settings.adminToken! });
   app.get(Metrics).instrument(app.getHttpAdapter().getInstance());

@@ -86,6 +86,32 @@ function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: nu
   return value;
 }
 
+/** A 32-byte key given as 64 hex digits or as base64. */
+export function decodeKey32(text: string, name: string): Buffer {
+  const trimmed = text.trim();
+  const key = /^[0-9a-fA-F]{64}$/.test(trimmed) ? Buffer.from(trimmed, 'hex') : Buffer.from(trimmed, 'base64');
+  if (key.length !== 32) throw new ConfigError(`${name} must be 32 bytes, as 64 hex digits or base64`);
+  return key;
+}
+
+function boolean(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
+  const raw = optional(env, name);
+  if (raw === undefined) return fallback;
+  if (/^(true|1|yes|on)$/i.test(raw)) return true;
+  if (/^(false|0|no|off)$/i.test(raw)) return false;
+  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+}
+
+function webhookEncryptionKey(env: NodeJS.ProcessEnv, nodeEnv: string): string | undefined {
+  const key = optional(env, 'WEBHOOK_ENCRYPTION_KEY');
+  if (!key) {
+    if (nodeEnv === 'production') throw new ConfigError('WEBHOOK_ENCRYPTION_KEY is required in production (openssl rand -hex 32)');
+    return undefined;
+  }
+  decodeKey32(key, 'WEBHOOK_ENCRYPTION_KEY');
+  return key;
+}
+
 function optional(env: NodeJS.ProcessEnv, name: string): string | undefined {
   const value = env[name];
   return value === undefined || value === '' ? undefined : value;
@@ -232,11 +258,11 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     stripe: stripeSettings(env, payments),
     webhookRetrySchedule: Object.freeze(schedule.map((s) => Number(s.trim()))),
     webhookTimeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 1, 600_000),
-    webhookEncryptionKey: optional(env, 'WEBHOOK_ENCRYPTION_KEY'),
+    webhookEncryptionKey: webhookEncryptionKey(env, nodeEnv),
     platformFeeBps: integer(env, 'PLATFORM_FEE_BPS', 1500, 0, 10000),
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
     http: httpTimeouts(env),
-    workers: (optional(env, 'WORKERS') ?? 'true') !== 'false',
+    workers: boolean(env, 'WORKERS', true),
     s3: s3Settings(env),
     uploadMaxBytes: integer(env, 'UPLOAD_MAX_BYTES', 5 * 1024 ** 3, 1, Number.MAX_SAFE_INTEGER),
     consumerLeaseTtlMs: integer(env, 'CONSUMER_LEASE_TTL_MS', 5000, 200, 600_000),

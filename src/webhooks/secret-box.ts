@@ -2,7 +2,7 @@ import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Settings } from '../config/settings';
-import { ConfigError } from '../config/settings';
+import { ConfigError, decodeKey32 } from '../config/settings';
 
 const FORMAT = 'v1';
 
@@ -34,22 +34,14 @@ export class SecretBox {
   }
 }
 
-function decodeKey(text: string): Buffer {
-  const trimmed = text.trim();
-  const key = /^[0-9a-fA-F]{64}$/.test(trimmed) ? Buffer.from(trimmed, 'hex') : Buffer.from(trimmed, 'base64');
-  if (key.length !== 32) throw new ConfigError('WEBHOOK_ENCRYPTION_KEY must be 32 bytes, as 64 hex digits or base64');
-  return key;
-}
-
 /**
  * WEBHOOK_ENCRYPTION_KEY, required in production; elsewhere DATA_DIR/webhook_encryption_key,
  * created on first start (like the admin token). Losing it makes every stored secret unusable.
  */
 export function resolveWebhookKey(settings: Settings): Buffer {
-  if (settings.webhookEncryptionKey) return decodeKey(settings.webhookEncryptionKey);
-  if (settings.nodeEnv === 'production') throw new ConfigError('WEBHOOK_ENCRYPTION_KEY is required in production');
+  if (settings.webhookEncryptionKey) return decodeKey32(settings.webhookEncryptionKey, 'WEBHOOK_ENCRYPTION_KEY');
   const file = path.join(settings.dataDir, 'webhook_encryption_key');
-  if (fs.existsSync(file)) return decodeKey(fs.readFileSync(file, 'utf8'));
+  if (fs.existsSync(file)) return decodeKey32(fs.readFileSync(file, 'utf8'), file);
   fs.mkdirSync(settings.dataDir, { recursive: true });
   const key = randomBytes(32);
   fs.writeFileSync(file, `${key.toString('base64')}\n`, { mode: 0o600 });

@@ -98,7 +98,22 @@ describe('loadSettings', () => {
     [{ HTTP_REQUEST_TIMEOUT_MS: '5000', HTTP_HEADERS_TIMEOUT_MS: '6000' }, 'HTTP_HEADERS_TIMEOUT_MS'],
     [{ HTTP_IDLE_TIMEOUT_MS: 'soon' }, 'HTTP_IDLE_TIMEOUT_MS'],
     [{ HTTP_KEEP_ALIVE_TIMEOUT_MS: '10' }, 'HTTP_KEEP_ALIVE_TIMEOUT_MS'],
+    [{ WORKERS: 'maybe' }, 'WORKERS'],
+    [{ WEBHOOK_ENCRYPTION_KEY: 'too-short' }, 'WEBHOOK_ENCRYPTION_KEY'],
+    [{ NODE_ENV: 'production', PAYMENTS: 'stripe', STRIPE_SECRET_KEY_TEST: 'sk_test_1', STRIPE_WEBHOOK_SECRET_TEST: 'whsec_1' }, 'WEBHOOK_ENCRYPTION_KEY'],
   ])('%j throws a ConfigError naming %s', (env, variable) => {
     configError(env as Record<string, string>, variable);
+  });
+
+  it('reads WORKERS as a boolean: no, 0, false and off turn the workers off', () => {
+    for (const off of ['no', '0', 'false', 'OFF']) expect(loadSettings({ WORKERS: off }).workers).toBe(false);
+    for (const on of ['yes', '1', 'true']) expect(loadSettings({ WORKERS: on }).workers).toBe(true);
+    expect(loadSettings({}).workers).toBe(true);
+  });
+
+  it('takes a 32-byte webhook encryption key as hex or base64', () => {
+    expect(loadSettings({ WEBHOOK_ENCRYPTION_KEY: 'ab'.repeat(32) }).webhookEncryptionKey).toBe('ab'.repeat(32));
+    const base64 = Buffer.alloc(32, 7).toString('base64');
+    expect(loadSettings({ WEBHOOK_ENCRYPTION_KEY: base64 }).webhookEncryptionKey).toBe(base64);
   });
 });

@@ -293,14 +293,25 @@ export class PostgresEventStore implements EventStore {
     let stopped = false;
     let position = after;
     const batchSize = Math.min(options.batchSize ?? 500, TAIL_READ);
+    type Read = { from: Position; seen: number; result: Promise<{ events: RecordedEvent[]; appending: boolean }> };
+    const read = (from: Position): Read => {
+      const result = this.readShared(from, batchSize);
+      result.catch(() => undefined); // awaited (and its failure handled) by the loop, or dropped
+      return { from, seen: this.appendSeq, result };
+    };
+    // Catching up (a full batch), the next batch is read while this one is handled.
+    let ahead: Read | null = null;
     const loop = (async () => {
       while (!stopped) {
         try {
-          const seen = this.appendSeq;
-          const { events: batch, appending } = await this.readShared(position, batchSize);
+          const current: Read = ahead?.from === position ? ahead : read(position);
+          ahead = null;
+          const seen = current.seen;
+          const { events: batch, appending } = await current.result;
           if (stopped) break;
           if (batch.length > 0) {
             const last = batch[batch.length - 1].position;
+            if (batch.length === batchSize) ahead = read(last);
             position = (await onBatch(batch)) ?? last;
             // A handler that resumes elsewhere (a failure, a moved checkpoint) is not caught up.
             if (position !== last) continue;
