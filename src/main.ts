@@ -1,5 +1,6 @@
 import 'reflect-metadata';
-import { Logger } from '@nestjs/common';
+import { INestApplication, Logger } from '@nestjs/common';
+import type { Server } from 'node:http';
 import { seedDemoAccount } from './accounts/demo-seed';
 import { createApp } from './app';
 import { ConfigError, loadSettings, Settings } from './config/settings';
@@ -20,10 +21,44 @@ function listenError(error: NodeJS.ErrnoException, settings: Settings): Error {
   }
 }
 
+/** How long SIGTERM waits for requests in flight and workers' batches before giving up. */
+const SHUTDOWN_GRACE_MS = 25_000;
+
+/**
+ * SIGTERM or SIGINT: stop accepting connections, let requests in flight and the workers'
+ * current batches finish, release leases, close the pools, exit 0 (1 if that takes longer
+ * than the grace period or fails). Nest's own shutdown hooks would re-raise the signal.
+ */
+function stopOnSignals(app: INestApplication): void {
+  let stopping = false;
+  const stop = (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    new Logger('Main').log(`${signal}: finishing what is in flight, then stopping`);
+    setTimeout(() => {
+      process.stderr.write(`stopping took longer than ${SHUTDOWN_GRACE_MS} ms; exiting\n`);
+      process.exit(1);
+    }, SHUTDOWN_GRACE_MS).unref();
+    // Connections that finish their request after the listener closed stay open for their
+    // keep-alive time, and the server's close waits for them: close each as it goes idle.
+    const server: Server = app.getHttpServer();
+    setInterval(() => server.closeIdleConnections(), 100).unref();
+    app.close().then(
+      () => process.exit(0),
+      (error) => {
+        process.stderr.write(`stopping failed: ${error?.message ?? error}\n`);
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+}
+
 async function main(): Promise<void> {
   const settings = loadSettings();
   const app = await createApp(settings);
-  app.enableShutdownHooks();
+  stopOnSignals(app);
   try {
     await app.listen(settings.port, settings.host);
   } catch (error) {
