@@ -1,10 +1,10 @@
-import { Body, Controller, Get, Inject, Post, Req, Res } from '@nestjs/common';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Body, Controller, Get, Inject, Post, Res } from '@nestjs/common';
+import type { FastifyReply } from 'fastify';
 import type { ServerResponse } from 'node:http';
 import { Settings, SETTINGS } from '../config/settings';
 import { Auth, AuthContext } from '../platform/auth/auth-context';
 import { toApiError } from '../platform/error-filter';
-import { ApiError } from '../platform/errors';
+import { Errors } from '../platform/errors';
 import { asApiError, assertMayRunInference, ChatCompletions, CompletionRun } from './chat-completions';
 import { parseChatRequest } from './chat-request';
 import { InferencePrices } from './prices';
@@ -30,7 +30,7 @@ export class ChatController {
 
   /** POST /v1/chat/completions: OpenAI-compatible; `stream: true` answers server-sent events. */
   @Post('chat/completions')
-  async create(@Auth() auth: AuthContext, @Body() body: unknown, @Req() req: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
+  async create(@Auth() auth: AuthContext, @Body() body: unknown, @Res() reply: FastifyReply): Promise<void> {
     assertMayRunInference(auth);
     const request = parseChatRequest(body);
     const res = reply.raw;
@@ -45,7 +45,9 @@ export class ChatController {
 
     for await (const _ of run.deltas());
     if (callerGone.signal.aborted) return void (await run.record('cancelled').catch(() => undefined));
-    const usage = await run.record(run.finishReason);
+    const usage = await run.record(run.finishReason).catch(() => {
+      throw notMetered();
+    });
     reply.code(200).send({
       id: run.id,
       object: 'chat.completion',
@@ -94,12 +96,15 @@ export class ChatController {
     try {
       usage = await run.record(run.finishReason);
     } catch {
-      return endWithError(res, new ApiError(503, 'service_unavailable', 'The call could not be metered; it was not completed.'), reply.request.id);
+      return endWithError(res, notMetered(), reply.request.id);
     }
     if (includeUsage) await send(res, chunk(run, [], { usage }));
     res.end('data: [DONE]\n\n');
   }
 }
+
+/** The event store did not take the call's metering event: the call is not complete, and not billed. */
+const notMetered = () => Errors.serviceUnavailable('The call could not be recorded, so it was not completed; retry with backoff.');
 
 /**
  * One server-sent event; waits when the caller reads slower than the engine writes. Events
