@@ -13,12 +13,11 @@
  * DATABASE_URL names the server (default postgres://postgres@127.0.0.1:5432/postgres); the
  * bench creates and drops its own database there. BENCH_ROUNDS (default 3).
  */
-const { spawn } = require('node:child_process');
 const fs = require('node:fs');
-const net = require('node:net');
 const os = require('node:os');
 const path = require('node:path');
 const { Client } = require('pg');
+const { startService } = require('./harness');
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS || 3);
 const json = process.argv.includes('--json');
@@ -30,34 +29,6 @@ const PHASES = [
 ];
 const MODELS = 12;
 const WARM_UP = 20;
-
-const freePort = () =>
-  new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-
-async function startService(env) {
-  const port = await freePort();
-  // BENCH_SERVICE_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" profiles the service under load.
-  const nodeArgs = (process.env.BENCH_SERVICE_NODE_ARGS || '').split(' ').filter(Boolean);
-  const child = spawn(process.execPath, [...nodeArgs, path.join(__dirname, '../dist/src/main.js')], {
-    env: { ...process.env, ...env, PORT: String(port), ADMIN_TOKEN: ADMIN, NODE_ENV: 'development' },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  const base = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 300; i++) {
-    try {
-      if ((await fetch(`${base}/v1/me`)).status === 401) return { base, child };
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error('service did not start');
-}
 
 function client(base) {
   const call = async (method, route, { key = ADMIN, body, form } = {}) => {
@@ -191,7 +162,7 @@ function rebuildAll(call) {
 /** Runs every phase under each condition, alternating their order round by round. */
 async function measure(backend, env, conditions) {
   const pairsNeeded = WARM_UP + ROUNDS * conditions.length * PHASES.reduce((n, p) => n + p.checkouts, 0);
-  const { base, child } = await startService(env);
+  const { base, child } = await startService(env, ADMIN);
   const call = client(base);
   try {
     const { sellerKey, pairs } = await setUp(call, Math.ceil(pairsNeeded / MODELS) + 1);

@@ -14,9 +14,9 @@
 const { execSync, spawn } = require('node:child_process');
 const fs = require('node:fs');
 const http = require('node:http');
-const net = require('node:net');
 const path = require('node:path');
 const { Client } = require('pg');
+const { freePort, waitFor, startService } = require('./harness');
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS || 5);
 const TOKENS = 16;
@@ -30,26 +30,6 @@ const ADMIN = 'bench-admin-token';
 const json = process.argv.includes('--json');
 const serverUrl = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
 
-const freePort = () =>
-  new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-
-async function waitFor(url, ok) {
-  for (let i = 0; i < 300; i++) {
-    try {
-      if (ok((await fetch(url, { method: 'GET' })).status)) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`${url} did not come up`);
-}
-
 async function startUpstream() {
   const port = await freePort();
   const child = spawn(process.execPath, [path.join(__dirname, 'openai-upstream.js'), String(port), String(TOKENS), String(DELAY_MS)], { stdio: 'ignore' });
@@ -58,18 +38,6 @@ async function startUpstream() {
   return { url, child };
 }
 
-async function startService(env) {
-  const port = await freePort();
-  // BENCH_SERVICE_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" profiles the service under load.
-  const nodeArgs = (process.env.BENCH_SERVICE_NODE_ARGS || '').split(' ').filter(Boolean);
-  const child = spawn(process.execPath, [...nodeArgs, path.join(__dirname, '../dist/src/main.js')], {
-    env: { ...process.env, ...env, PORT: String(port), ADMIN_TOKEN: ADMIN, NODE_ENV: 'development' },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  const base = `http://127.0.0.1:${port}`;
-  await waitFor(`${base}/v1/me`, (s) => s === 401);
-  return { base, child };
-}
 
 async function call(base, method, route, { key = ADMIN, body, form } = {}) {
   const headers = { authorization: `Bearer ${key}` };
@@ -182,7 +150,7 @@ async function main() {
   const dbUrl = new URL(serverUrl);
   dbUrl.pathname = `/${db}`;
   const upstream = await startUpstream();
-  const service = await startService({ DATABASE_URL: dbUrl.toString(), INFERENCE_UPSTREAM_URL: upstream.url });
+  const service = await startService({ DATABASE_URL: dbUrl.toString(), INFERENCE_UPSTREAM_URL: upstream.url }, ADMIN);
   try {
     const key = await liveKey(service.base);
     const targets = { direct: { url: `${upstream.url}/chat/completions`, key: 'unused' }, gateway: { url: `${service.base}/v1/chat/completions`, key } };

@@ -5,55 +5,30 @@
  * query on the same kind of pool and the same constant-time hash comparison. Both run
  * against one Postgres server in the same run; the ratio is what the framework costs.
  *
+ * The service runs as its own process with WORKERS=false (the key is made before, with
+ * workers on), the baseline in this process, autocannon in a third; order alternated by
+ * round, medians of BENCH_ROUNDS (3).
  * Runs on the built code: node bench/me.js [--json]
  * DATABASE_URL names the server (default postgres://postgres@127.0.0.1:5432/postgres); the
  * bench creates and drops its own scratch database there. BENCH_SECONDS (default 10).
  */
-require('reflect-metadata');
-const autocannon = require('autocannon');
 const fastify = require('fastify');
-const fs = require('node:fs');
-const os = require('node:os');
-const path = require('node:path');
 const { Client, Pool } = require('pg');
-const { createApp } = require('../dist/src/app');
-const { loadSettings } = require('../dist/src/config/settings');
 const { parseApiKey, secretMatches } = require('../dist/src/accounts/api-key-secret');
+const { dbUrl, load, makeKey, median, serveService } = require('./harness');
 
 const SECONDS = Number(process.env.BENCH_SECONDS || 10);
+const ROUNDS = Number(process.env.BENCH_ROUNDS || 3);
+const CONNECTIONS = 32;
 const json = process.argv.includes('--json');
 const serverUrl = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
 
-async function load(url, key) {
-  const result = await autocannon({ url, connections: 32, duration: SECONDS, headers: { authorization: `Bearer ${key}` } });
-  if (result.non2xx || result.errors) throw new Error(`bench run had ${result.non2xx} non-2xx and ${result.errors} errors`);
-  return result.requests.average;
-}
-
-async function main() {
-  const name = `bench_${Date.now().toString(36)}`;
-  const admin = new Client({ connectionString: serverUrl });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  const url = new URL(serverUrl);
-  url.pathname = `/${name}`;
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-'));
-  const settings = loadSettings({ DATABASE_URL: url.toString(), DATA_DIR: dataDir, ADMIN_TOKEN: 'bench-admin-token' });
-  const app = await createApp(settings, { logger: ['error'] });
-  await app.listen(0, '127.0.0.1');
-  const servicePort = app.getHttpServer().address().port;
-  const call = (method, route, body) =>
-    fetch(`http://127.0.0.1:${servicePort}${route}`, {
-      method,
-      headers: { authorization: 'Bearer bench-admin-token', 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    }).then((r) => r.json());
-  const account = await call('POST', '/admin/accounts', { name: 'Bench', email: 'bench@example.com' });
-  const { key } = await call('POST', '/admin/keys', { account: account.id, mode: 'test' });
-
-  const pool = new Pool({ connectionString: url.toString(), max: 10 });
+/** The baseline, in this process: the same key lookup, hash comparison and account read on a pg.Pool. */
+async function bareServer(url) {
+  const pool = new Pool({ connectionString: url, max: 10 });
+  pool.on('error', () => {}); // an idle client cut by the DROP DATABASE at the end is no failure
   const bare = fastify();
-  bare.get('/v1/me', async (request, reply) => {
+  bare.get('/v1/me', async (request) => {
     const parsed = parseApiKey(String(request.headers.authorization).slice('Bearer '.length));
     const { rows } = await pool.query('SELECT * FROM api_keys WHERE lookup_id = $1', [parsed.lookupId]);
     const found = rows.find((k) => secretMatches(parsed.secret, k.secret_hash));
@@ -61,29 +36,46 @@ async function main() {
     return { ...accounts.rows[0], key: { mode: found.mode, scopes: found.scopes } };
   });
   await bare.listen({ port: 0, host: '127.0.0.1' });
-  const barePort = bare.server.address().port;
+  return { base: `http://127.0.0.1:${bare.server.address().port}`, stop: () => bare.close().then(() => pool.end()) };
+}
 
-  // Warm both up, then measure them one after the other on the same machine state.
-  await autocannon({ url: `http://127.0.0.1:${servicePort}/v1/me`, duration: 2, headers: { authorization: `Bearer ${key}` } });
-  await autocannon({ url: `http://127.0.0.1:${barePort}/v1/me`, duration: 2, headers: { authorization: `Bearer ${key}` } });
-  const service = await load(`http://127.0.0.1:${servicePort}/v1/me`, key);
-  const baseline = await load(`http://127.0.0.1:${barePort}/v1/me`, key);
-
-  await bare.close();
-  await pool.end();
-  await app.close();
-  await admin.query(`DROP DATABASE ${name} WITH (FORCE)`);
-  await admin.end();
-  fs.rmSync(dataDir, { recursive: true, force: true });
-
+async function main() {
+  const name = `bench_${Date.now().toString(36)}`;
+  const admin = new Client({ connectionString: serverUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  const url = dbUrl(serverUrl, name);
+  const rps = { service: [], baseline: [] };
+  try {
+    const key = await makeKey(url);
+    // Measured with WORKERS=false: no projection or subscriber runs beside either figure.
+    const service = await serveService(url, { workers: false }, async (b) => (await fetch(`${b}/v1/me`, { headers: { authorization: `Bearer ${key}` } })).ok);
+    const bare = await bareServer(url);
+    try {
+      const targets = { service: `${service.base}/v1/me`, baseline: `${bare.base}/v1/me` };
+      for (const u of Object.values(targets)) await load(u, { key, connections: CONNECTIONS, seconds: 2 });
+      for (let round = 0; round < ROUNDS; round++) {
+        const order = round % 2 === 0 ? ['service', 'baseline'] : ['baseline', 'service'];
+        for (const who of order) rps[who].push((await load(targets[who], { key, connections: CONNECTIONS, seconds: SECONDS })).rps);
+      }
+    } finally {
+      await service.stop();
+      await bare.stop();
+    }
+  } finally {
+    await admin.query(`DROP DATABASE ${name} WITH (FORCE)`);
+    await admin.end();
+  }
+  const service = median(rps.service);
+  const baseline = median(rps.baseline);
   const result = { service_req_per_s: Math.round(service), baseline_req_per_s: Math.round(baseline), ratio: Number((service / baseline).toFixed(2)) };
   if (json) process.stdout.write(`${JSON.stringify(result)}\n`);
   else {
     process.stdout.write(
-      `GET /v1/me, ${SECONDS}s each, 32 connections, Postgres server\n` +
-        `  full stack (Nest + guard + read model): ${result.service_req_per_s} req/s\n` +
-        `  baseline (bare Fastify, same query):     ${result.baseline_req_per_s} req/s\n` +
-        `  ratio service/baseline:                 ${result.ratio}\n`,
+      `GET /v1/me, ${SECONDS}s x ${ROUNDS} rounds (order alternated, medians), ${CONNECTIONS} connections, Postgres server\n` +
+        `  full stack (Nest + guard + read model, WORKERS=false): ${result.service_req_per_s} req/s\n` +
+        `  baseline (bare Fastify, same query):                   ${result.baseline_req_per_s} req/s\n` +
+        `  ratio service/baseline:                                ${result.ratio}\n`,
     );
   }
 }

@@ -12,7 +12,7 @@
  */
 const { spawn } = require('node:child_process');
 const { randomBytes } = require('node:crypto');
-const net = require('node:net');
+const { freePort } = require('./harness');
 const path = require('node:path');
 const { Client } = require('pg');
 
@@ -64,14 +64,6 @@ async function seed(url) {
   await db.close();
   return ledgers * PER_LEDGER;
 }
-
-const freePort = () =>
-  new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
 
 async function admin(base, method, route) {
   const res = await fetch(`${base}${route}`, { method, headers: { authorization: `Bearer ${ADMIN}` } });

@@ -10,7 +10,7 @@
 require('reflect-metadata');
 const fs = require('node:fs');
 const http = require('node:http');
-const net = require('node:net');
+const { freePort } = require('./harness');
 const os = require('node:os');
 const path = require('node:path');
 const { createApp } = require('../dist/src/app');
@@ -19,15 +19,6 @@ const { loadSettings } = require('../dist/src/config/settings');
 const MiB = 1024 * 1024;
 const CHUNK = Buffer.alloc(64 * 1024, 0x5a);
 const SAMPLE_MS = 10;
-
-function freePort() {
-  return new Promise((resolve) => {
-    const server = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 async function api(base, method, route, token, body) {
   const res = await fetch(`${base}${route}`, {

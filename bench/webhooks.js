@@ -95,8 +95,18 @@ async function service(receiverUrl, track) {
       const id = crypto.randomUUID();
       const arrival = track.expect(`evt_${id.replace(/-/g, '')}`);
       const sent = performance.now();
-      const data = { payout: { id: `po_${i}`, object: 'payout', amount_cents: 100 + i, currency: 'usd', status: 'paid' }, account_id: account.id, mode: 'test' };
-      await store.append(`benchpayout-${id}`, [{ id, type: 'PayoutPaid', data }], 'no_stream');
+      const hex = id.replace(/-/g, '');
+      const now = new Date().toISOString();
+      // A PayoutPaid as the ledger records it (full shape, on the account's ledger stream), so the
+      // ledger projection applies it instead of failing and retrying on every append.
+      const data = {
+        payout: { id: `po_${hex}`, object: 'payout', amount_cents: 100 + i, currency: 'usd', status: 'paid', created_at: now, arrival_date: now },
+        account_id: account.id,
+        mode: 'test',
+        transaction_id: `txn_${hex}`,
+        description: 'Payout',
+      };
+      await store.append(`ledger-test-${account.id}`, [{ id, type: 'PayoutPaid', data }], 'any');
       // Wrapped so awaiting the append does not also await the arrival.
       return { latency: arrival.then((t) => t - sent) };
     };

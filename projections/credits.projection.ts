@@ -1,4 +1,5 @@
 import type { CreditsGranted } from '../src/accounts/events';
+import type { CreditsRefunded, CreditsSpent } from '../src/factory/events';
 import type { Projection } from '../src/projection-runner/projection';
 
 /** credit_balances: generation credits per account and mode. */
@@ -13,10 +14,11 @@ export const creditsProjection: Projection = {
       credits    integer NOT NULL,
       PRIMARY KEY (account_id, mode)
     );`,
-  handles: ['CreditsGranted'],
+  // Spends and refunds (src/factory/credits.ts) carry the balance after them, like grants.
+  handles: ['CreditsGranted', 'CreditsSpent', 'CreditsRefunded'],
   whenFailing: 'stop', // money: credits are bought and spent
   async apply(tx, event) {
-    const e = event.data as CreditsGranted;
+    const e = event.data as CreditsGranted | CreditsSpent | CreditsRefunded;
     // The event carries the resulting balance, so applying it is idempotent.
     await tx.query(
       `INSERT INTO credit_balances (account_id, mode, credits) VALUES ($1, $2, $3)

@@ -4,6 +4,7 @@ import { apiKeysProjection } from './api-keys.projection';
 import { catalogListingsProjection } from './catalog-listings.projection';
 import { balanceTransactionsProjection } from './balance-transactions.projection';
 import { creditsProjection } from './credits.projection';
+import { factoryJobsProjection } from './factory-jobs.projection';
 import { inferencePricesProjection } from './inference-prices.projection';
 import { inferenceUsageProjection } from './inference-usage.projection';
 import { purchasesProjection } from './purchases.projection';
@@ -20,4 +21,5 @@ export const ALL_PROJECTIONS: readonly Projection[] = [
   purchasesProjection,
   inferencePricesProjection,
   inferenceUsageProjection,
+  factoryJobsProjection,
 ];

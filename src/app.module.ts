@@ -1,11 +1,14 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
 import { CqrsModule } from '@nestjs/cqrs';
+import { LoggerModule } from 'nestjs-pino';
+import type { Logger as Pino } from 'pino';
 import { AccountsModule } from './accounts/accounts.module';
 import { AdminModule } from './admin/admin.module';
 import { CatalogModule } from './catalog/catalog.module';
 import { CommerceModule } from './commerce/commerce.module';
 import { Infrastructure, InfrastructureModule } from './infrastructure.module';
+import { FactoryModule } from './factory/factory.module';
 import { HealthModule } from './health/health.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { InferenceModule } from './inference/inference.module';
@@ -19,10 +22,12 @@ import { WebhooksModule } from './webhooks/webhooks.module';
 
 @Module({})
 export class AppModule {
-  static register(infra: Infrastructure): DynamicModule {
+  static register(infra: Infrastructure, logger: Pino): DynamicModule {
     return {
       module: AppModule,
       imports: [
+        // Request context for records written while a request is handled; the request line itself is logRequests'.
+        LoggerModule.forRoot({ pinoHttp: { logger, autoLogging: false, quietReqLogger: true } }),
         InfrastructureModule.register(infra),
         CqrsModule.forRoot(),
         MetricsModule,
@@ -35,6 +40,7 @@ export class AppModule {
         PaymentsModule,
         CommerceModule,
         InferenceModule,
+        FactoryModule,
         HealthModule,
       ],
       providers: [

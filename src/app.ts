@@ -1,4 +1,6 @@
 import type { LoggerService } from '@nestjs/common';
+import { Logger as PinoNestLogger } from 'nestjs-pino';
+import type { DestinationStream } from 'pino';
 import { NestFactory } from '@nestjs/core';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { AccountQueries } from './accounts/account-queries';
@@ -8,16 +10,20 @@ import { Settings } from './config/settings';
 import { Database } from './database/database';
 import { migrate } from './database/migrate';
 import { openDatabase } from './database/open-database';
-import { PostgresEventStore } from './event-store/postgres/postgres-event-store';
+import { openEventStore } from './event-store/open-event-store';
 import { Metrics } from './metrics/metrics';
+import { serveOpenApi } from './openapi/serve';
 import { configureHttp, createHttpAdapter } from './platform/http';
-import { ServiceLogger } from './platform/logger';
+import { createPino, logRequests, ServiceLogger } from './platform/logger';
 import { ProjectionRunner } from './projection-runner/projection-runner';
 
 export interface AppOptions {
   /** Share an already open database (tests running two instances on one database). */
   database?: Database;
+  /** Nest's console logger instead of pino (tests); pino's request lines are then off. */
   logger?: false | ('log' | 'error' | 'warn')[] | LoggerService;
+  /** Where pino writes (tests reading the log); default stdout. */
+  logDestination?: DestinationStream;
 }
 
 /**
@@ -28,16 +34,21 @@ export async function createApp(base: Settings, options: AppOptions = {}): Promi
   const settings: Settings = Object.freeze({ ...base, adminToken: resolveAdminToken(base.dataDir, base.adminToken) });
   const database = options.database ?? (await openDatabase(settings));
   await migrate(database);
-  const eventStore = new PostgresEventStore(database);
-  await eventStore.start();
+  // Read models and checkpoints stay in `database` whichever store holds the events.
+  const eventStore = await openEventStore(settings, database);
 
+  const usePino = options.logger === undefined;
+  const pino = createPino(usePino ? settings : { ...settings, logLevel: 'silent' }, options.logDestination);
   const app = await NestFactory.create<NestFastifyApplication>(
-    AppModule.register({ settings, database, eventStore, ownsDatabase: !options.database }),
+    AppModule.register({ settings, database, eventStore, ownsDatabase: !options.database }, pino),
     createHttpAdapter(settings),
-    { bodyParser: false, logger: options.logger ?? new ServiceLogger() },
+    usePino ? { bodyParser: false, bufferLogs: true } : { bodyParser: false, logger: options.logger },
   );
+  if (usePino) app.useLogger(new ServiceLogger(app.get(PinoNestLogger)));
   configureHttp(app.getHttpAdapter().getInstance(), settings, { accounts: app.get(AccountQueries), adminToken: settings.adminToken! });
+  logRequests(app.getHttpAdapter().getInstance(), pino);
   app.get(Metrics).instrument(app.getHttpAdapter().getInstance());
+  serveOpenApi(app);
 
   const projections = app.get(ProjectionRunner);
   await projections.prepare();

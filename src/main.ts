@@ -3,7 +3,7 @@ import { INestApplication, Logger } from '@nestjs/common';
 import type { Server } from 'node:http';
 import { seedDemoAccount } from './accounts/demo-seed';
 import { createApp } from './app';
-import { ConfigError, loadSettings, Settings } from './config/settings';
+import { ConfigError, loadSettings, redactUrl, Settings } from './config/settings';
 
 /** Why the listener could not start, naming the setting to change. */
 function listenError(error: NodeJS.ErrnoException, settings: Settings): Error {
@@ -64,7 +64,8 @@ async function main(): Promise<void> {
   } catch (error) {
     throw listenError(error as NodeJS.ErrnoException, settings);
   }
-  const stores = `${settings.databaseUrl ? 'Postgres server' : `embedded Postgres in ${settings.dataDir}`}, ${settings.s3 ? `S3 bucket ${settings.s3.bucket}` : 'local blob store'}`;
+  const events = settings.eventStoreUrl ? `events in EventStoreDB at ${redactUrl(settings.eventStoreUrl)}, ` : '';
+  const stores = `${events}${settings.databaseUrl ? 'Postgres server' : `embedded Postgres in ${settings.dataDir}`}, ${settings.s3 ? `S3 bucket ${settings.s3.bucket}` : 'local blob store'}`;
   new Logger('Main').log(`serving ${settings.publicBaseUrl}/v1 (${stores}; workers ${settings.workers ? 'on' : 'off'})`);
   // Only once it listens: a key printed by a process that then dies would point at another one.
   if (!settings.databaseUrl && settings.nodeEnv !== 'production') {

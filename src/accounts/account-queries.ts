@@ -60,6 +60,12 @@ export class AccountQueries {
     return rows[0] && toAccount(rows[0]);
   }
 
+  /** Generation credits left in one mode (credit_balances); 0 before any grant. */
+  async creditsLeft(accountId: string, mode: Mode): Promise<number> {
+    const { rows } = await this.db.query<{ credits: number }>('SELECT credits FROM credit_balances WHERE account_id = $1 AND mode = $2', [accountId, mode]);
+    return rows[0]?.credits ?? 0;
+  }
+
   /** Keys whose public lookup id matches: usually one, a few when prefixes collide. */
   async keysByLookupId(lookupId: string): Promise<ApiKeyRecord[]> {
     const { rows } = await this.db.query('SELECT * FROM api_keys WHERE lookup_id = $1', [lookupId]);
@@ -79,11 +85,4 @@ export class AccountQueries {
     });
   }
 
-  async credits(accountId: string, mode: Mode): Promise<number> {
-    const { rows } = await this.db.query<{ credits: number }>(
-      'SELECT credits FROM credit_balances WHERE account_id = $1 AND mode = $2',
-      [accountId, mode],
-    );
-    return rows[0]?.credits ?? 0;
-  }
 }

@@ -7,11 +7,14 @@ import { AccountQueries } from './account-queries';
 export class MeController {
   constructor(private readonly accounts: AccountQueries) {}
 
-  /** GET /v1/me: the account behind the key, and the key's mode and scopes. Any valid key. */
+  /**
+   * GET /v1/me: the account behind the key, the key's mode and scopes, and the generation
+   * credits left in that mode (issue 12: what is left, beside each job's credits_spent). Any valid key.
+   */
   @Get('me')
   async me(@Auth() auth: AuthContext) {
     const account = await this.accounts.findAccount(auth.accountId);
     if (!account) throw Errors.notFound('account');
-    return { ...account, key: { mode: auth.mode, scopes: auth.scopes } };
+    return { ...account, key: { mode: auth.mode, scopes: auth.scopes }, credits: await this.accounts.creditsLeft(auth.accountId, auth.mode) };
   }
 }

@@ -4,6 +4,7 @@ import type { Mode } from '../platform/mode';
 import { invalidCursor, Page, toPage } from '../platform/pagination';
 import type { ListingKind } from './events';
 import { ListingState, ListingStatus } from './listing';
+import { SEARCH_CANDIDATES, SearchSql, tailStatement, windowStatement } from './catalog-search';
 
 export interface PublicListQuery {
   mode: Mode;
@@ -44,6 +45,9 @@ class Params {
  */
 @Injectable()
 export class CatalogQueries {
+  /** How many of the newest matches a search ranks; tests lower it to walk past the window. */
+  candidates = SEARCH_CANDIDATES;
+
   constructor(@Inject(DATABASE) private readonly db: Database) {}
 
   /** A published listing in this mode, by id or slug; of one kind, or of either. */
@@ -71,7 +75,8 @@ export class CatalogQueries {
   }
 
   /**
-   * Published listings, newest first, or by full-text rank when q is given. q goes
+   * Published listings, newest first, or by full-text rank over the newest matches when q is
+   * given (catalog-search.ts). q goes
    * through websearch_to_tsquery, which accepts any text (quotes, operators, SQL or regex
    * characters) without a syntax error.
    */
@@ -86,29 +91,30 @@ export class CatalogQueries {
     for (const flag of ['ros_compatible', 'jetson_compatible', 'isaac_sim_compatible'] as const) {
       if (query[flag] !== undefined) where.push(`${flag} = ${p.add(query[flag])}`);
     }
-    let from = 'catalog_listings';
-    let rank = 'NULL::real';
-    let order = 'published_at DESC, id DESC';
-    let key = '(published_at, id)';
-    let cursorKey = 'c.published_at, c.id';
+    if (query.cursor) await this.assertCursor(query.mode, query.cursor);
     if (query.q !== undefined && query.q.trim() !== '') {
-      from = `catalog_listings, websearch_to_tsquery('english', ${p.add(query.q)}) AS query`;
-      where.push('search @@ query');
-      rank = 'ts_rank(search, query)';
-      order = 'rank DESC, id DESC';
-      key = '(ts_rank(search, query), id)';
-      cursorKey = 'ts_rank(c.search, query), c.id';
+      return this.search({ where, values: p.values, q: query.q, cursor: query.cursor, candidates: this.candidates }, query.limit);
     }
     if (query.cursor) {
-      await this.assertCursor(query.mode, query.cursor);
-      const cursor = p.add(query.cursor);
-      where.push(`${key} < (SELECT ${cursorKey} FROM catalog_listings c WHERE c.id = ${cursor})`);
+      where.push(`(published_at, id) < (SELECT c.published_at, c.id FROM catalog_listings c WHERE c.id = ${p.add(query.cursor)})`);
     }
     const { rows } = await this.db.query<{ id: string; state: ListingState }>(
-      `SELECT id, state, ${rank} AS rank FROM ${from} WHERE ${where.join(' AND ')} ORDER BY ${order} LIMIT ${p.add(query.limit + 1)}`,
+      `SELECT id, state FROM catalog_listings WHERE ${where.join(' AND ')} ORDER BY published_at DESC, id DESC LIMIT ${p.add(query.limit + 1)}`,
       p.values,
     );
     return toPage(rows, query.limit, (r) => r.state);
+  }
+
+  /** Ranked window first; the tail only when this page runs past it (see catalog-search.ts). */
+  private async search(s: SearchSql, limit: number): Promise<Page<ListingState>> {
+    const window = windowStatement(s, limit + 1);
+    const { rows } = await this.db.query<{ id: string; state: ListingState; window_size?: number }>(window.text, window.values);
+    // A window that holds fewer than `candidates` rows holds every match: no tail to read.
+    if (rows.length <= limit && !(rows.length && rows[0].window_size! < s.candidates)) {
+      const tail = tailStatement(s, limit + 1 - rows.length);
+      rows.push(...(await this.db.query<{ id: string; state: ListingState }>(tail.text, tail.values)).rows);
+    }
+    return toPage(rows, limit, (r) => r.state);
   }
 
   /** The seller's own listings of every kind and state, newest first. */

@@ -7,6 +7,7 @@ import { PublishListingHandler } from './commands/publish-listing';
 import { UnpublishListingHandler } from './commands/unpublish-listing';
 import { UpdateListingHandler } from './commands/update-listing';
 import { DatasetsController } from './datasets.controller';
+import { EntitlementLookup } from '../commerce/entitlement-lookup';
 import { PurchaseQueries } from '../commerce/purchase-queries';
 import { Entitlements, PURCHASE_LOOKUP } from './entitlement';
 import { ListingStore } from './listing-store';
@@ -22,8 +23,9 @@ import { UploadsController } from './uploads.controller';
     CatalogQueries,
     ListingStore,
     Entitlements,
-    // The purchases read model of the commerce context; a plain read, so no module cycle.
-    { provide: PURCHASE_LOOKUP, useClass: PurchaseQueries },
+    // The commerce context's streams (and read model, for purchases older than them); plain reads, so no module cycle.
+    PurchaseQueries,
+    { provide: PURCHASE_LOOKUP, useClass: EntitlementLookup },
     DraftListingHandler,
     PublishListingHandler,
     UnpublishListingHandler,

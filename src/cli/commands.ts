@@ -1,6 +1,8 @@
 import { AdminClient, CliError, query } from './admin-client';
 import type { ApiClient } from './api-client';
 import { CATALOG_COMMANDS } from './catalog-commands';
+import { describeCopy, eventsCopy } from './events-copy';
+import { FACTORY_COMMANDS } from './factory-commands';
 import { INFERENCE_COMMANDS } from './inference-commands';
 import { listenAndForward, untilInterrupted } from './webhooks-listen';
 
@@ -10,6 +12,8 @@ type Run<C> = (client: C, options: Record<string, any>, positionals: string[]) =
 interface CommandSpec {
   /** One line for the usage text. */
   usage: string;
+  /** Command lines shown by `svc COMMAND --help`. */
+  examples?: string[];
   options: OptionSpec;
   /** Names of the positional arguments it takes, in order. */
   positionals?: string[];
@@ -19,8 +23,12 @@ interface CommandSpec {
   failure?(result: any): CliError | undefined;
 }
 
-/** Operator commands call /admin with the admin token; creator commands the public API with an API key. */
-export type CliCommand = CommandSpec & ({ client?: 'admin'; run: Run<AdminClient> } | { client: 'api'; run: Run<ApiClient> });
+/**
+ * Operator commands call /admin with the admin token; creator commands the public API with
+ * an API key; 'local' ones work on the service's own database, given the CLI's environment.
+ */
+export type CliCommand = CommandSpec &
+  ({ client?: 'admin'; run: Run<AdminClient> } | { client: 'api'; run: Run<ApiClient> } | { client: 'local'; run: Run<NodeJS.ProcessEnv> });
 
 const list = (value: string | undefined) =>
   value === undefined ? undefined : value.split(',').map((s) => s.trim()).filter(Boolean);
@@ -57,15 +65,36 @@ const consumerRow = (c: any) => ({
         : 'ok',
 });
 
+/**
+ * While a rebuild runs (the POST answers once every new build serves), a line on stderr
+ * when it is a terminal: each build still catching up and how far it has to go.
+ */
+async function withRebuildProgress<T>(client: AdminClient, rebuilding: Promise<T>): Promise<T> {
+  if (!process.stderr.isTTY) return rebuilding;
+  let done = false;
+  const finished = rebuilding.finally(() => (done = true));
+  while (!done) {
+    await Promise.race([finished.catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 500))]);
+    if (done) break;
+    const status = await client.request<{ items: { name: string; rebuilding: { lag: number } | null }[] }>('GET', '/admin/projections').catch(() => undefined);
+    const open = status?.items.filter((p) => p.rebuilding) ?? [];
+    if (open.length) process.stderr.write(`\rrebuilding ${open.map((p) => `${p.name} (${p.rebuilding!.lag} events to go)`).join(', ')}\x1b[K`);
+  }
+  process.stderr.write('\r\x1b[K');
+  return finished;
+}
+
 export const COMMANDS: Record<string, CliCommand> = {
   'accounts create': {
     usage: 'accounts create --name N --email E [--slug S]',
+    examples: ['svc accounts create --name "Acme Robotics" --email ops@acme.test'],
     options: { name: { type: 'string', required: true }, email: { type: 'string', required: true }, slug: { type: 'string' } },
     run: (client, o) => client.request('POST', '/admin/accounts', { name: o.name, email: o.email, slug: o.slug }),
     print: fields,
   },
   'keys create': {
     usage: 'keys create --account ID_OR_SLUG --mode test|live [--tier free|premium] [--scopes a,b] [--name N] [--expires-at ISO]',
+    examples: ['svc keys create --account acme-robotics --mode test --scopes models:read,models:upload', 'svc keys create --account acme-robotics --mode live --tier premium'],
     options: {
       account: { type: 'string', required: true },
       mode: { type: 'string', required: true },
@@ -87,12 +116,14 @@ export const COMMANDS: Record<string, CliCommand> = {
   },
   'keys list': {
     usage: 'keys list --account ID_OR_SLUG',
+    examples: ['svc keys list --account acme-robotics --json'],
     options: { account: { type: 'string', required: true } },
     run: (client, o) => client.request('GET', `/admin/keys?account=${encodeURIComponent(o.account)}`),
     print: (r) => table(r.items, ['id', 'name', 'mode', 'tier', 'scopes', 'active', 'expires_at', 'revoked_at', 'created_at']),
   },
   'keys revoke': {
     usage: 'keys revoke KEY_ID',
+    examples: ['svc keys revoke key_...'],
     options: {},
     positionals: ['KEY_ID'],
     run: (client, _o, [keyId]) => client.request('POST', `/admin/keys/${encodeURIComponent(keyId)}/revoke`),
@@ -100,6 +131,7 @@ export const COMMANDS: Record<string, CliCommand> = {
   },
   'credits grant': {
     usage: 'credits grant --account ID_OR_SLUG --mode test|live --amount N',
+    examples: ['svc credits grant --account acme-robotics --mode test --amount 10'],
     options: { account: { type: 'string', required: true }, mode: { type: 'string', required: true }, amount: { type: 'string', required: true } },
     run: (client, o) =>
       client.request('POST', '/admin/credits', { account: o.account, mode: o.mode, amount: integerOption('amount', o.amount) }),
@@ -107,29 +139,34 @@ export const COMMANDS: Record<string, CliCommand> = {
   },
   'projections status': {
     usage: 'projections status',
+    examples: ['svc projections status', 'svc projections status --json'],
     options: {},
     run: (client) => client.request('GET', '/admin/projections'),
     print: (r) => `${table(r.items.map(consumerRow), CONSUMER_COLUMNS)}\n\n${table(r.subscribers.map(consumerRow), CONSUMER_COLUMNS)}`,
   },
   'projections rebuild': {
     usage: 'projections rebuild NAME | --all',
+    examples: ['svc projections rebuild balance_transactions', 'svc projections rebuild --all'],
     options: { all: { type: 'boolean' } },
     positionals: ['NAME'],
     run: (client, o, [name]) => {
       if (o.all && name) throw new CliError('give a projection NAME or --all, not both', 'usage', 2);
       if (!o.all && !name) throw new CliError('give a projection NAME or --all', 'usage', 2);
-      return client.request('POST', `/admin/projections/${encodeURIComponent(o.all ? 'all' : name)}/rebuild`);
+      const rebuilding = client.request('POST', `/admin/projections/${encodeURIComponent(o.all ? 'all' : name)}/rebuild`);
+      return o.json ? rebuilding : withRebuildProgress(client, rebuilding);
     },
     print: (r) => table(r.items.map(consumerRow), CONSUMER_COLUMNS),
   },
   'projections parked': {
     usage: 'projections parked',
+    examples: ['svc projections parked'],
     options: {},
     run: (client) => client.request('GET', '/admin/projections/parked'),
     print: (r) => table(r.items, ['consumer', 'position', 'type', 'event_id', 'attempts', 'error']),
   },
   'projections retry-parked': {
     usage: 'projections retry-parked NAME',
+    examples: ['svc projections retry-parked catalog_listings'],
     options: {},
     positionals: ['NAME'],
     run: (client, _o, [name]) => {
@@ -140,8 +177,10 @@ export const COMMANDS: Record<string, CliCommand> = {
   },
   ...CATALOG_COMMANDS,
   ...INFERENCE_COMMANDS,
+  ...FACTORY_COMMANDS,
   'webhooks listen': {
     usage: 'webhooks listen --account ID_OR_SLUG --forward-to URL [--mode test|live] [--events a,b]',
+    examples: ['svc webhooks listen --account acme-robotics --forward-to http://localhost:4000/hooks'],
     options: {
       account: { type: 'string', required: true },
       'forward-to': { type: 'string', required: true },
@@ -159,6 +198,7 @@ export const COMMANDS: Record<string, CliCommand> = {
   },
   'purchases refund': {
     usage: 'purchases refund PURCHASE_ID',
+    examples: ['svc purchases refund pur_...'],
     options: {},
     positionals: ['PURCHASE_ID'],
     run: (client, _o, [purchaseId]) => client.request('POST', `/admin/purchases/${encodeURIComponent(purchaseId)}/refund`),
@@ -169,30 +209,35 @@ export const COMMANDS: Record<string, CliCommand> = {
   },
   'payouts run': {
     usage: 'payouts run --mode test|live [--account ID_OR_SLUG]',
+    examples: ['svc payouts run --mode test', 'svc payouts run --mode live --account acme-robotics'],
     options: { mode: { type: 'string', required: true }, account: { type: 'string' } },
     run: (client, o) => client.request('POST', '/admin/payouts/run', { mode: o.mode, account: o.account }),
     print: (r) => table(r.items, ['id', 'amount_cents', 'currency', 'status', 'created_at', 'arrival_date']),
   },
   'payouts pause': {
     usage: 'payouts pause --account ID_OR_SLUG --mode test|live',
+    examples: ['svc payouts pause --account acme-robotics --mode live'],
     options: { account: { type: 'string', required: true }, mode: { type: 'string', required: true } },
     run: (client, o) => client.request('POST', '/admin/payouts/pause', { account: o.account, mode: o.mode }),
     print: (r) => `payouts of ${r.account} (${r.mode}) are paused`,
   },
   'payouts resume': {
     usage: 'payouts resume --account ID_OR_SLUG --mode test|live',
+    examples: ['svc payouts resume --account acme-robotics --mode live'],
     options: { account: { type: 'string', required: true }, mode: { type: 'string', required: true } },
     run: (client, o) => client.request('POST', '/admin/payouts/resume', { account: o.account, mode: o.mode }),
     print: (r) => `payouts of ${r.account} (${r.mode}) are running`,
   },
   'payouts destination': {
     usage: 'payouts destination --account ID_OR_SLUG --mode test|live --stripe-account acct_...',
+    examples: ['svc payouts destination --account acme-robotics --mode live --stripe-account acct_...'],
     options: { account: { type: 'string', required: true }, mode: { type: 'string', required: true }, 'stripe-account': { type: 'string', required: true } },
     run: (client, o) => client.request('POST', '/admin/payouts/destination', { account: o.account, mode: o.mode, stripe_account: o['stripe-account'] }),
     print: (r) => `payouts of ${r.account} (${r.mode}) go to ${r.stripe_account}`,
   },
   'ledger verify': {
     usage: 'ledger verify [--account ID_OR_SLUG] [--mode test|live]',
+    examples: ['svc ledger verify', 'svc ledger verify --account acme-robotics --mode live'],
     options: { account: { type: 'string' }, mode: { type: 'string' } },
     run: (client, o) => client.request('GET', `/admin/ledger/verify${query({ account: o.account, mode: o.mode })}`),
     print: (r) =>
@@ -201,8 +246,18 @@ export const COMMANDS: Record<string, CliCommand> = {
         : `ledger differs from the event log: ${describeDifference(r.first_difference)}`,
     failure: (r) => (r.ok ? undefined : new CliError(describeDifference(r.first_difference), 'ledger_mismatch')),
   },
+  'events copy': {
+    usage: 'events copy --to esdb://HOST:PORT?tls=false',
+    examples: ['svc events copy --to esdb://127.0.0.1:2113?tls=false', 'DATABASE_URL=postgres://... svc events copy --to esdb://eventstore:2113?tls=false'],
+    options: { to: { type: 'string', required: true } },
+    client: 'local',
+    run: (env, o) => eventsCopy(o.to, env),
+    print: (r) => describeCopy(r),
+    failure: (r) => (r.ok ? undefined : new CliError(describeCopy(r), 'copy_mismatch')),
+  },
   'ledger export': {
     usage: 'ledger export --account ID_OR_SLUG --mode test|live [--format csv|json]',
+    examples: ['svc ledger export --account acme-robotics --mode live --format csv > ledger.csv'],
     options: { account: { type: 'string', required: true }, mode: { type: 'string', required: true }, format: { type: 'string' } },
     run: (client, o) => {
       if (o.format !== undefined && o.format !== 'csv' && o.format !== 'json') {

@@ -12,6 +12,7 @@ const usd = (n: number) => `$${n.toFixed(6)}`;
 export const INFERENCE_COMMANDS: Record<string, CliCommand> = {
   'inference price': {
     usage: 'inference price --model MODEL --input USD_PER_MILLION --output USD_PER_MILLION',
+    examples: ['svc inference price --model svc-fast-8b --input 0.10 --output 0.30'],
     options: { model: { type: 'string', required: true }, input: { type: 'string', required: true }, output: { type: 'string', required: true } },
     run: (client, o) =>
       client.request('POST', '/admin/inference/prices', {
@@ -23,6 +24,7 @@ export const INFERENCE_COMMANDS: Record<string, CliCommand> = {
   },
   'usage verify': {
     usage: 'usage verify [--account ID_OR_SLUG] [--mode test|live]',
+    examples: ['svc usage verify', 'svc usage verify --account acme-robotics --mode live'],
     options: { account: { type: 'string' }, mode: { type: 'string' } },
     run: (client, o) => client.request('GET', `/admin/usage/verify${query({ account: o.account, mode: o.mode })}`),
     print: (r) =>
@@ -33,6 +35,7 @@ export const INFERENCE_COMMANDS: Record<string, CliCommand> = {
   },
   usage: {
     usage: 'usage --account ID_OR_SLUG --mode test|live [--days N]',
+    examples: ['svc usage --account acme-robotics --mode live --days 7'],
     options: { account: { type: 'string', required: true }, mode: { type: 'string', required: true }, days: { type: 'string' } },
     run: (client, o) => client.request('GET', `/admin/usage${query({ account: o.account, mode: o.mode, days: o.days })}`),
     print: (r) =>

@@ -5,15 +5,29 @@ import { COMMANDS, CliCommand } from './commands';
 
 const USAGE = `usage: svc <command> [options] [--json]\n\ncommands:\n${Object.values(COMMANDS)
   .map((c) => `  svc ${c.usage}`)
-  .join('\n')}\n\nenvironment: SVC_URL (default http://127.0.0.1:3000), ADMIN_TOKEN (default: read DATA_DIR/admin_token), SVC_API_KEY (upload, models publish)`;
+  .join('\n')}\n\nenvironment: SVC_URL (default http://127.0.0.1:3000), ADMIN_TOKEN (default: read DATA_DIR/admin_token), SVC_API_KEY (upload, models publish), DATABASE_URL or DATA_DIR (events copy: the service's own database)`;
 
+/** The command's words: the leading arguments before the first option (`svc keys create --json`). */
 function findCommand(argv: string[]): { command: CliCommand; rest: string[] } {
-  const name = argv.slice(0, 2).join(' ');
-  const command = COMMANDS[name];
+  const firstOption = argv.findIndex((a) => a.startsWith('-'));
+  const words = firstOption === -1 ? argv : argv.slice(0, firstOption);
+  const name = words.slice(0, 2).join(' ');
+  const command = words.length >= 2 && COMMANDS[name];
   if (command) return { command, rest: argv.slice(2) };
   // One-word commands ("svc upload FILE").
-  if (argv.length && COMMANDS[argv[0]]) return { command: COMMANDS[argv[0]], rest: argv.slice(1) };
-  throw new CliError(argv.length ? `unknown command "${name}"; run "svc --help"` : 'no command given; run "svc --help"', 'usage', 2);
+  if (words.length && COMMANDS[words[0]]) return { command: COMMANDS[words[0]], rest: argv.slice(1) };
+  throw new CliError(words.length ? `unknown command "${name}"; run "svc --help"` : 'no command given; run "svc --help"', 'usage', 2);
+}
+
+/** `svc COMMAND --help`: its usage line and options. */
+function commandHelp(name: string, command: CliCommand): string {
+  const options = Object.entries(command.options).map(([option, spec]) => `  --${option}${spec.type === 'string' ? ' VALUE' : ''}${spec.required ? ' (required)' : ''}`);
+  const examples = (command.examples ?? []).map((e) => `  ${e}`);
+  return [
+    `usage: svc ${command.usage} [--json]`,
+    ...(options.length ? ['', 'options:', ...options, '  --json'] : []),
+    ...(examples.length ? ['', 'examples:', ...examples] : []),
+  ].join('\n');
 }
 
 function parse(command: CliCommand, rest: string[]) {
@@ -50,19 +64,27 @@ export async function runCli(
   err: (text: string) => void,
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<number> {
+  let json = argv.includes('--json');
+  const help = argv.includes('--help') || argv.includes('-h');
   if (argv[0] === '--help' || argv[0] === '-h' || argv[0] === 'help') {
-    out(`${USAGE}\n`);
+    out(json ? `${JSON.stringify({ commands: Object.entries(COMMANDS).map(([name, c]) => ({ command: name, usage: `svc ${c.usage}` })) }, null, 2)}\n` : `${USAGE}\n`);
     return 0;
   }
-  let json = argv.includes('--json');
   try {
     const { command, rest } = findCommand(argv);
+    if (help) {
+      const name = Object.keys(COMMANDS).find((n) => COMMANDS[n] === command)!;
+      out(json ? `${JSON.stringify({ command: name, usage: `svc ${command.usage}`, options: command.options, examples: command.examples ?? [] }, null, 2)}\n` : `${commandHelp(name, command)}\n`);
+      return 0;
+    }
     const { values, positionals } = parse(command, rest);
     json = Boolean(values.json);
     const result =
       command.client === 'api'
         ? await command.run(ApiClient.fromEnvironment(env), values, positionals)
-        : await command.run(AdminClient.fromEnvironment(env), values, positionals);
+        : command.client === 'local'
+          ? await command.run(env, values, positionals)
+          : await command.run(AdminClient.fromEnvironment(env), values, positionals);
     out(`${json || !command.print ? JSON.stringify(result, null, json ? 2 : 0) : command.print(result, values)}\n`);
     const failure = command.failure?.(result);
     if (failure) throw failure;

@@ -10,7 +10,7 @@ import { CheckoutStreams } from './checkout-streams';
 import { CommerceAdminController } from './commerce-admin.controller';
 import { CompleteCheckoutHandler } from './commands/complete-checkout';
 import { OpenKeyActivationCheckoutHandler, OpenPurchaseCheckoutHandler } from './commands/open-checkout';
-import { RecordProcessorRefundHandler, RefundPurchaseHandler } from './commands/refund-purchase';
+import { PurchaseLocator, RecordProcessorRefundHandler, RefundPurchaseHandler } from './commands/refund-purchase';
 import { EntitlementStreams } from './entitlement-streams';
 import { EntitlementBackfill } from './entitlement-backfill';
 import { Fulfilment } from './fulfilment';
@@ -31,6 +31,7 @@ import { SandboxCheckoutService } from './sandbox-checkout';
     EntitlementStreams,
     EntitlementBackfill,
     PurchaseQueries,
+    PurchaseLocator,
     Fulfilment,
     SandboxCheckoutService,
     OpenPurchaseCheckoutHandler,

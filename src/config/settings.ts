@@ -8,6 +8,8 @@ export interface Settings {
   readonly publicBaseUrl: string;
   readonly dataDir: string;
   readonly databaseUrl?: string;
+  /** EventStoreDB (KurrentDB) connection string: events go there, read models stay in Postgres. */
+  readonly eventStoreUrl?: string;
   readonly adminToken?: string;
   readonly canonicalHost?: string;
   readonly payments: 'sandbox' | 'stripe';
@@ -35,6 +37,17 @@ export interface Settings {
   readonly consumerMaxAttempts: number;
   /** OpenAI-compatible engine for live inference and live generation planning; unset: those answer 503. */
   readonly inferenceUpstream?: InferenceUpstreamSettings;
+  /** Least severe log records written (LOG_LEVEL). */
+  readonly logLevel: LogLevel;
+}
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+function logLevel(env: NodeJS.ProcessEnv): LogLevel {
+  const value = (optional(env, 'LOG_LEVEL') ?? 'info').toLowerCase();
+  if (!(LOG_LEVELS as readonly string[]).includes(value)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${value}"`);
+  return value as LogLevel;
 }
 
 export interface InferenceUpstreamSettings {
@@ -220,11 +233,25 @@ function upstreamModels(raw: string | undefined): Readonly<Record<string, string
   return Object.freeze(models);
 }
 
-export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
-  if (optional(env, 'EVENTSTORE_URL')) {
-    // Refuse rather than silently keep events in Postgres while the operator expects ESDB.
-    throw new ConfigError('EVENTSTORE_URL is not supported yet: the EventStoreDB adapter is not built; unset it to keep events in Postgres');
+/**
+ * The scheme and a host are checked here, so a typo fails before anything opens; the
+ * client checks the rest when the app connects (a ConfigError naming EVENTSTORE_URL too).
+ */
+function eventStoreUrlSetting(env: NodeJS.ProcessEnv): string | undefined {
+  const url = optional(env, 'EVENTSTORE_URL');
+  if (url && !/^(esdb|kurrentdb|kurrent)(\+discover)?:\/\/[^/?#\s]+/.test(url)) {
+    throw new ConfigError(`EVENTSTORE_URL must be an EventStoreDB connection string such as esdb://127.0.0.1:2113?tls=false, got "${redactUrl(url)}"`);
   }
+  return url;
+}
+
+/** A connection string without its password, for error messages. */
+export function redactUrl(url: string): string {
+  return url.replace(/\/\/([^:/@]+):[^@/]*@/, '//$1:***@');
+}
+
+export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
+  const eventStoreUrl = eventStoreUrlSetting(env);
   const port = integer(env, 'PORT', 3000, 0, 65535);
   const host = optional(env, 'HOST') ?? '127.0.0.1';
   const payments = optional(env, 'PAYMENTS') ?? 'sandbox';
@@ -252,6 +279,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     publicBaseUrl,
     dataDir: path.resolve(optional(env, 'DATA_DIR') ?? './data'),
     databaseUrl: optional(env, 'DATABASE_URL'),
+    eventStoreUrl,
     adminToken: optional(env, 'ADMIN_TOKEN'),
     canonicalHost,
     payments,
@@ -268,6 +296,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     consumerLeaseTtlMs: integer(env, 'CONSUMER_LEASE_TTL_MS', 5000, 200, 600_000),
     consumerMaxAttempts: integer(env, 'CONSUMER_MAX_ATTEMPTS', 5, 1, 1000),
     inferenceUpstream: inferenceUpstream(env),
+    logLevel: logLevel(env),
   });
 }
 

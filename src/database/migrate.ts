@@ -4,7 +4,7 @@ import { Database, Queryable } from './database';
 
 const MIGRATIONS_DIR = path.resolve(__dirname, '../../../src/database/migrations');
 
-function migrationsDir(): string {
+export function migrationsDir(): string {
   // Compiled code runs from dist/src/database; sources stay in src/database/migrations.
   const beside = path.join(__dirname, 'migrations');
   return fs.existsSync(beside) ? beside : MIGRATIONS_DIR;

@@ -27,13 +27,20 @@ export class PgliteDatabase implements Database {
     this.direct = wrap(db);
   }
 
-  static async open(dataDir?: string): Promise<PgliteDatabase> {
+  /** `from`: start from a dump (dumpDataDir) instead of an empty cluster, which skips initdb. */
+  static async open(dataDir?: string, from?: Blob): Promise<PgliteDatabase> {
     // Parse int8 and numeric as strings, as node-postgres does, so both drivers agree.
     const asText = (value: string) => value;
     const db = await PGlite.create(dataDir, {
       parsers: { [types.INT8]: asText, [types.NUMERIC]: asText },
+      ...(from ? { loadDataDir: from } : {}),
     });
     return new PgliteDatabase(db);
+  }
+
+  /** The whole cluster as a tarball, for open(..., from). */
+  dump(): Promise<Blob> {
+    return this.db.dumpDataDir('none');
   }
 
   query<R = Record<string, any>>(text: string, params?: readonly unknown[]): Promise<QueryResult<R>> {

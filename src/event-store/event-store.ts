@@ -58,6 +58,13 @@ export class WrongExpectedRevisionError extends Error {
   }
 }
 
+/**
+ * The event store did not answer (connection lost, server down, deadline passed). An append
+ * is all or nothing; one whose answer was lost may have been taken, and a retry with the
+ * same event ids is taken once.
+ */
+export class EventStoreUnavailableError extends Error {}
+
 export interface ReadAllOptions {
   /** Read events strictly after this position. */
   after: Position;
@@ -105,6 +112,8 @@ export interface EventStore {
    * time; if onBatch throws, the same batch is offered again after a pause.
    */
   subscribeToAll(after: Position, onBatch: BatchHandler, options?: SubscribeOptions): Subscription;
+  /** Called after each append this process made succeeds (metrics); returns a function that removes it. */
+  onAppended(listener: (streamId: string, events: readonly NewEvent[]) => void): () => void;
   close(): Promise<void>;
 }
 

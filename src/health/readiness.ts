@@ -39,9 +39,12 @@ export class Readiness {
   }
 
   /**
-   * Every read model is served by a build within READY_MAX_LAG events of the log and not
-   * stalled. A rebuild catching up beside a serving build is reported, not failed: the live
-   * one still answers correctly.
+   * Every read model is served by a build of this code's version within READY_MAX_LAG
+   * events of the log, and not stalled. While a new version is still far behind, the live
+   * build is another version's (its meaning may differ): this instance is not ready, so a
+   * rolling deploy keeps the old instances serving until the new build has caught up. A
+   * rebuild of the same version beside a serving build (`svc projections rebuild`) is
+   * reported, not failed: the live one still answers correctly.
    */
   async projectionsServing(): Promise<HealthIndicatorResult> {
     const check = this.indicators.check('projections');
@@ -54,7 +57,9 @@ export class Readiness {
             ? `${p.name} is stalled since ${p.stalled_since}: ${p.error?.message}`
             : p.lag > READY_MAX_LAG
               ? `${p.name} is ${p.lag} events behind`
-              : null,
+              : p.version !== this.projections.versionOf(p.name) && (!p.rebuilding || p.rebuilding.lag > READY_MAX_LAG)
+                ? `${p.name} serves version ${p.version}; version ${this.projections.versionOf(p.name)} is ${p.rebuilding ? `${p.rebuilding.lag} events behind` : 'not built yet'}`
+                : null,
       )
       .filter((problem): problem is string => problem !== null);
     if (problems.length) return check.down({ message: problems.join('; ') });

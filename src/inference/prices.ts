@@ -11,6 +11,10 @@ export interface ModelListing {
   pricing: Price;
 }
 
+export function toModelListing(model: InferenceModel, pricing: Price): ModelListing {
+  return { id: model.id, object: 'model', owned_by: 'svc', context_window: model.contextWindow, pricing };
+}
+
 /** Prices in force, from the inference_prices read model; a model never priced costs its catalog default. */
 @Injectable()
 export class InferencePrices {
@@ -18,7 +22,7 @@ export class InferencePrices {
 
   async list(): Promise<ModelListing[]> {
     const set = await this.read();
-    return INFERENCE_MODELS.map((m) => ({ id: m.id, object: 'model', owned_by: 'svc', context_window: m.contextWindow, pricing: set.get(m.id) ?? m.defaultPrice }));
+    return INFERENCE_MODELS.map((m) => toModelListing(m, set.get(m.id) ?? m.defaultPrice));
   }
 
   async priceOf(model: InferenceModel): Promise<Price> {

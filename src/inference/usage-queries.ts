@@ -1,6 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { inferenceUsageProjection } from '../../projections/inference-usage.projection';
 import { DATABASE, Database, Queryable } from '../database/database';
 import type { Mode } from '../platform/mode';
+import { ProjectionRunner } from '../projection-runner/projection-runner';
+import { UsageMeter } from './usage-meter';
 import { DailyUsage, usageReport, UsageReport, windowStart } from './usage-totals';
 
 const COLUMNS = `account_id, mode, to_char(day, 'YYYY-MM-DD') AS day, model, calls::int8::text AS calls,
@@ -22,10 +25,20 @@ function toDaily(row: any): DailyUsage {
 /** Reads of the inference_usage_daily read model. */
 @Injectable()
 export class UsageQueries {
-  constructor(@Inject(DATABASE) private readonly db: Database) {}
+  constructor(
+    @Inject(DATABASE) private readonly db: Database,
+    private readonly meter: UsageMeter,
+    private readonly projections: ProjectionRunner,
+  ) {}
 
-  /** One account's usage in one mode over the last `days` UTC days, today included. */
+  /**
+   * One account's usage in one mode over the last `days` UTC days, today included. The
+   * account's calls metered by this instance are in it (a bounded wait, as after writes),
+   * so GET /v1/usage and `svc usage` agree with the calls just answered.
+   */
   async report(accountId: string, mode: Mode, days: number): Promise<UsageReport> {
+    const latest = this.meter.latestPosition(mode, accountId);
+    if (latest) await this.projections.waitFor(latest, { projections: [inferenceUsageProjection.name] });
     const { rows } = await this.db.query(`SELECT ${COLUMNS} FROM inference_usage_daily WHERE account_id = $1 AND mode = $2 AND day >= $3::date`, [
       accountId,
       mode,

@@ -2,7 +2,15 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { FastifyInstance } from 'fastify';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { DATABASE, Database } from '../database/database';
+import { EVENT_STORE, EventStore, parsePosition } from '../event-store/event-store';
 import { ProjectionRunner } from '../projection-runner/projection-runner';
+
+const CHECKOUT_OUTCOMES: Record<string, string> = {
+  CheckoutSessionOpened: 'opened',
+  PurchaseCompleted: 'completed',
+  KeyActivationPaid: 'completed',
+  DuplicatePaymentReceived: 'duplicate',
+};
 
 /**
  * The Prometheus registry of this process (GET /metrics) and the instruments the code
@@ -49,12 +57,42 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly eventsAppended = new Counter({
+    name: 'svc_events_appended_total',
+    help: 'Events this process appended to the event store, by type.',
+    labelNames: ['type'] as const,
+    registers: [this.registry],
+  });
+
+  readonly checkouts = new Counter({
+    name: 'svc_checkouts_total',
+    help: 'Checkout sessions by outcome: opened, completed (a purchase or a key activation), duplicate (paid for an owned asset, refunded).',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly refunds = new Counter({
+    name: 'svc_refunds_total',
+    help: 'Purchases refunded (recorded on their session).',
+    registers: [this.registry],
+  });
+
   constructor(
     @Inject(DATABASE) private readonly db: Database,
+    @Inject(EVENT_STORE) store: EventStore,
     private readonly projections: ProjectionRunner,
   ) {
     collectDefaultMetrics({ register: this.registry });
     this.readModelGauges();
+    // Counted where they are appended: each event is appended by one process, so the sum over instances is exact.
+    store.onAppended((_stream, events) => {
+      for (const { type } of events) {
+        this.eventsAppended.inc({ type });
+        const outcome = CHECKOUT_OUTCOMES[type];
+        if (outcome) this.checkouts.inc({ outcome });
+        if (type === 'PurchaseRefunded') this.refunds.inc();
+      }
+    });
   }
 
   /** Times every request Fastify answers, labelled with its route template (never the raw URL: ids would explode the series). */
@@ -78,6 +116,7 @@ export class Metrics {
           for (const p of (await projections.status()).items) this.set({ projection: p.name }, pick(p));
         },
       });
+    byProjection('svc_projection_position', 'Global position of the last event a read model applied (the sequence part).', (p) => Number(parsePosition(p.position).prepare));
     byProjection('svc_projection_lag_events', 'Events of its types a read model has yet to apply.', (p) => p.lag);
     byProjection('svc_projection_parked_events', 'Events a read model set aside (svc projections parked).', (p) => p.parked);
     byProjection('svc_projection_stalled', '1 while a read model that never skips is stopped on an event.', (p) => (p.stalled_since ? 1 : 0));

@@ -1,7 +1,7 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { STATUS_CODES as HTTP_REASONS } from 'node:http';
-import { WrongExpectedRevisionError } from '../event-store/event-store';
+import { EventStoreUnavailableError, WrongExpectedRevisionError } from '../event-store/event-store';
 import { ApiError } from './errors';
 
 const STATUS_CODES: Record<number, string> = {
@@ -37,6 +37,9 @@ export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
   if (error instanceof WrongExpectedRevisionError) {
     return new ApiError(409, 'conflict', 'A concurrent request changed this resource; retry the request.');
+  }
+  if (error instanceof EventStoreUnavailableError) {
+    return new ApiError(503, 'service_unavailable', 'The event store is unavailable; retry with backoff.', {}, { 'retry-after': '1' });
   }
   const e = error as any;
   if (e && typeof e.code === 'string' && FASTIFY_CODES[e.code]) return FASTIFY_CODES[e.code](e);

@@ -7,6 +7,7 @@ import type { Socket } from 'node:net';
 import type { AccountQueries } from '../accounts/account-queries';
 import { adminTokenCheck } from '../admin/admin.guard';
 import { Settings } from '../config/settings';
+import { OPENAPI_PATH } from '../openapi/paths';
 import { authenticateApiKey } from './auth/api-key.guard';
 import { clientErrorResponse, sendError } from './error-filter';
 import { Errors } from './errors';
@@ -23,11 +24,15 @@ declare module 'fastify' {
 
 const newRequestId = () => `req_${randomBytes(12).toString('hex')}`;
 
-/** A client-sent x-request-id of 1-128 safe characters is kept; otherwise one is made. */
+/**
+ * A client-sent x-request-id of 1-128 safe characters is kept; otherwise one is made. Kept
+ * on the raw request too, where nestjs-pino (pino-http) binds it to the request's records.
+ */
 function requestId(req: IncomingMessage): string {
   const sent = req.headers['x-request-id'];
-  if (typeof sent === 'string' && CLIENT_REQUEST_ID.test(sent)) return sent;
-  return newRequestId();
+  const id = typeof sent === 'string' && CLIENT_REQUEST_ID.test(sent) ? sent : newRequestId();
+  req.id = id;
+  return id;
 }
 
 /** Node's HTTP parser refused the request before Fastify saw it: answer in the envelope and close. */
@@ -56,12 +61,15 @@ export function createHttpAdapter(settings: Settings): FastifyAdapter {
   });
 }
 
-/** Which credentials a route takes, from its path: /v1 an API key, /admin the operator token; others their own (signatures). */
+/**
+ * Which credentials a route takes, from its path: /v1 an API key (but the OpenAPI document
+ * is public), /admin the operator token; others their own (signatures).
+ */
 function authenticateBeforeBody(fastify: FastifyInstance, accounts: AccountQueries, adminToken: string): void {
   const adminCheck = adminTokenCheck(adminToken);
   fastify.addHook('onRequest', async (request: FastifyRequest) => {
     const route = request.routeOptions.url ?? '';
-    if (route.startsWith('/v1/')) request.auth = await authenticateApiKey(request.headers.authorization, accounts);
+    if (route.startsWith('/v1/') && route !== OPENAPI_PATH) request.auth = await authenticateApiKey(request.headers.authorization, accounts);
     else if (route.startsWith('/admin/')) adminCheck(request.headers.authorization);
   });
 }

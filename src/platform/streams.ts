@@ -22,6 +22,8 @@ export const Streams = {
   checkout: (mode: Mode, sessionId: string) => `checkout-${mode}-${sessionId}`,
   /** A buyer's entitlement to one asset: its open checkout and the purchase that holds it; one purchase per buyer, asset and mode. */
   entitlement: (mode: Mode, buyerAccountId: string, assetId: string) => `entitlement-${mode}-${buyerAccountId}-${assetId}`,
+  /** One generation job: every move between its stages (decisions section 7). */
+  job: (mode: Mode, jobId: string) => `job-${mode}-${jobId}`,
   /** The price history of one inference model; prices hold in both modes. */
   inferencePrice: (model: string) => `inferenceprice-${model}`,
   /**

@@ -106,6 +106,11 @@ export class ProjectionRunner {
     return this.projections.map((p) => p.name);
   }
 
+  /** The version of a projection this code builds. */
+  versionOf(name: string): number | undefined {
+    return this.projections.find((p) => p.name === name)?.version;
+  }
+
   /** The projections that handle any of these event types. */
   handling(types: readonly string[]): string[] {
     return this.projections.filter((p) => types.some((t) => p.handles.includes(t))).map((p) => p.name);
@@ -177,8 +182,12 @@ export class ProjectionRunner {
         this.progress.emit('advanced');
       };
       const consumer = new Consumer(this.db, this.store, { ...spec, onCommitted }, { maxAttempts: this.options.maxAttempts });
-      await consumer.start();
+      // Known before its first batch, whose onCaughtUp may ask for its position.
       this.running.set(name, consumer);
+      await consumer.start().catch((error) => {
+        this.running.delete(name);
+        throw error;
+      });
     }
     if (this.started) await this.builds.dropRetired(this.options.retiredGraceMs);
   }
@@ -196,6 +205,7 @@ export class ProjectionRunner {
 
   private buildSpec(projection: Projection, build: Build): ConsumerSpec {
     let promoted = build.state === 'live';
+    let analyzed = false;
     return {
       name: build.id,
       batchSize: build.state === 'live' ? BATCH_SIZE : CATCH_UP_BATCH_SIZE,
@@ -212,11 +222,15 @@ export class ProjectionRunner {
         }),
       onCaughtUp: async () => {
         if (promoted) return;
-        await this.builds.analyze(projection, build);
-        const wentLive = await this.builds.promote(projection, build.id);
+        if (!analyzed) await this.builds.analyze(projection, build);
+        analyzed = true;
+        const readTo = this.running.get(build.id)?.position;
+        if (!readTo) return;
+        const outcome = await this.builds.promote(projection, build.id, readTo);
+        if (outcome === 'behind') return; // the live build applied newer events: when this one has them too
         // Either way it is no longer building: live now, or retired, or promoted elsewhere.
         promoted = true;
-        if (wentLive) {
+        if (outcome === 'live') {
           this.logger.log(`${build.id} caught up and now serves ${projection.name}`);
           this.progress.emit('advanced');
           void this.kick();
@@ -235,13 +249,17 @@ export class ProjectionRunner {
     if (!names.length) return true;
     const deadline = Date.now() + (options.timeoutMs ?? 5000);
     for (;;) {
-      const { rows } = await this.db.query<{ name: string; position: string; stalled: boolean }>(
-        `SELECT name, position, stalled_since IS NOT NULL AS stalled FROM projection_checkpoints
-          WHERE name IN (SELECT id FROM projection_builds WHERE state = 'live' AND projection = ANY($1::text[]))
-             OR name LIKE 'subscriber:%' AND name = ANY($1::text[])`,
+      const { rows: all } = await this.db.query<{ name: string; projection: string | null; version: number | null; position: string; stalled: boolean }>(
+        `SELECT c.name, b.projection, b.version, c.position, c.stalled_since IS NOT NULL AS stalled
+           FROM projection_checkpoints c LEFT JOIN projection_builds b ON b.id = c.name
+          WHERE b.state = 'live' AND b.projection = ANY($1::text[])
+             OR c.name LIKE 'subscriber:%' AND c.name = ANY($1::text[])`,
         [names],
       );
-      if (rows.length < names.length) {
+      // During a rolling deploy the live build may be another version's, moved only by the
+      // instances still running it (maybe none): its lag is stale reads, not a reason to hold writes.
+      const rows = all.filter((r) => r.projection === null || this.projections.find((p) => p.name === r.projection)?.version === r.version);
+      if (all.length < names.length) {
         // A projection without a live build yet: look again after a poll.
         if (!(await this.pause(deadline, () => false))) return false;
         continue;

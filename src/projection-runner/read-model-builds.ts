@@ -91,27 +91,42 @@ export class ReadModelBuilds {
     });
   }
 
-  /**
-   * A building build that has caught up takes over the views, unless a newer version
-   * serves already (then it is retired). Resolves true when it went live.
-   */
   /** Fresh planner statistics for a build's tables, before it serves: a bulk-built table has none. */
   async analyze(projection: Projection, build: Build): Promise<void> {
     for (const table of projection.tables) await this.db.exec(`ANALYZE ${ident(build.schema)}.${ident(table)}`);
   }
 
-  async promote(projection: Projection, buildId: string): Promise<boolean> {
-    return this.locked(projection, async (tx, builds) => {
-      const build = builds.find((b) => b.id === buildId);
-      if (!build || build.state !== 'building') return false;
-      const live = builds.find((b) => b.state === 'live');
-      if (live && live.version > build.version) {
-        await tx.query(`UPDATE projection_builds SET state = 'retired', retired_at = now() WHERE id = $1`, [build.id]);
-        return false;
-      }
-      await this.goLive(tx, projection, build);
-      return true;
-    });
+  /**
+   * A building build that has caught up takes over the views: 'live'. Unless a newer
+   * version serves already: 'retired'. Or unless the live build has applied events this
+   * one has read yet (`readTo`, the build's consumer's position): 'behind', try again when it
+   * reaches the end of the log next. A reader that waited for the live build to pass an
+   * event must find that event after the switch too, so the live build's checkpoint row is
+   * locked while the positions are compared and the views move.
+   */
+  async promote(projection: Projection, buildId: string, readTo: string): Promise<'live' | 'retired' | 'behind'> {
+    try {
+      return await this.locked(projection, async (tx, builds) => {
+        const build = builds.find((b) => b.id === buildId);
+        if (!build || build.state !== 'building') return 'retired';
+        const live = builds.find((b) => b.state === 'live');
+        if (live && live.version > build.version) {
+          await tx.query(`UPDATE projection_builds SET state = 'retired', retired_at = now() WHERE id = $1`, [build.id]);
+          return 'retired';
+        }
+        if (live) {
+          // A live batch commits in a moment; do not queue every reader of the views behind it.
+          await tx.query(`SET LOCAL lock_timeout = '2s'`);
+          const { rows } = await tx.query<{ position: string }>('SELECT position FROM projection_checkpoints WHERE name = $1 FOR UPDATE', [live.id]);
+          if (rows[0] && readTo < rows[0].position) return 'behind';
+        }
+        await this.goLive(tx, projection, build);
+        return 'live';
+      });
+    } catch (error) {
+      if ((error as { code?: string }).code === '55P03') return 'behind'; // lock_timeout
+      throw error;
+    }
   }
 
   /** Drops the schemas of builds retired longer ago than graceMs, with their bookkeeping. */

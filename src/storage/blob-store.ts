@@ -32,6 +32,11 @@ export interface BlobStore {
   signDownload(path: string, options: { expiresIn: number; fileName: string }): Promise<string>;
   /** Size of a landed object, or undefined when nothing is stored at path. */
   stat(path: string): Promise<StoredObject | undefined>;
+  /**
+   * Writes bytes the service produced itself (a generated artifact) to path, replacing
+   * what is there; readers never see half an object.
+   */
+  put(path: string, bytes: Uint8Array): Promise<StoredObject>;
   /** Every landed object whose path starts with prefix, in path order. */
   list(prefix: string): Promise<StoredObject[]>;
   /**

@@ -124,6 +124,10 @@ export class LocalBlobStore implements BlobStore {
     return { path: objectPath, size: cap.bytes };
   }
 
+  put(objectPath: string, bytes: Uint8Array): Promise<StoredObject> {
+    return this.write(objectPath, Readable.from([Buffer.from(bytes)]), bytes.length);
+  }
+
   /**
    * One read of the source feeds both the hash and a temp file, which is renamed to its
    * hash's key; a write to objectPath meanwhile replaces the path, not the file being read.

@@ -54,6 +54,11 @@ export class S3BlobStore implements BlobStore {
     );
   }
 
+  async put(path: string, bytes: Uint8Array): Promise<StoredObject> {
+    await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: path, Body: bytes, ContentLength: bytes.length }));
+    return { path, size: bytes.length };
+  }
+
   async stat(path: string): Promise<StoredObject | undefined> {
     try {
       const head = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: path }));

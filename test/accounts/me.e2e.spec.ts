@@ -18,6 +18,7 @@ describe('GET /v1/me', () => {
       email: expect.stringMatching(/@example\.com$/),
       created_at: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/),
       key: { mode: 'live', scopes: ['models:read'] },
+      credits: 0,
     });
   });
 });

@@ -156,7 +156,7 @@ describe('the svc operator CLI against a running service (decisions section 2)',
 
     const status = await svcJson('projections', 'status');
     expect(Object.keys(status)).toEqual(['items', 'subscribers']);
-    expect(status.subscribers.map((s: any) => s.name)).toEqual(['subscriber:fulfilment', 'subscriber:webhook_fan_out']);
+    expect(status.subscribers.map((s: any) => s.name)).toEqual(['subscriber:factory_jobs', 'subscriber:fulfilment', 'subscriber:webhook_fan_out']);
     expect(status.items.map((i: any) => i.name).sort()).toEqual(names);
     for (const item of status.items) expect(item).toEqual(statusItem);
 
@@ -193,9 +193,30 @@ describe('the svc operator CLI against a running service (decisions section 2)',
       expect(await accountExists('cli-no-email')).toBe(false);
     });
 
-    it('an unknown command exits 2', async () => {
+    it('an unknown command exits 2, named without its options', async () => {
       const stderr = await svcFails(['accounts', 'explode'], 2);
       expect(stderr).toContain('unknown command');
+      const res = await svc(['bogus', '--json']);
+      expect(res.code).toBe(2);
+      expect(JSON.parse(res.stderr)).toEqual({ error: { code: 'usage', message: 'unknown command "bogus"; run "svc --help"' } });
+    });
+
+    it('--help lists the commands (as JSON with --json) and COMMAND --help shows one command, running nothing', async () => {
+      const all = await svc(['--help', '--json']);
+      expect(all.code).toBe(0);
+      const { commands } = JSON.parse(all.stdout);
+      expect(commands).toEqual(expect.arrayContaining([{ command: 'keys create', usage: expect.stringMatching(/^svc keys create --account /) }]));
+      const one = await svc(['accounts', 'create', '--help']);
+      expect(one.code).toBe(0);
+      expect(one.stdout).toMatch(/^usage: svc accounts create /);
+      expect(one.stdout).toContain('--email VALUE (required)');
+      expect(one.stdout).toContain('examples:\n  svc accounts create --name "Acme Robotics" --email ops@acme.test');
+      expect(JSON.parse((await svc(['keys', 'revoke', '--help', '--json'])).stdout)).toMatchObject({ command: 'keys revoke' });
+      // Every command shows at least one example of itself.
+      for (const { command } of commands as { command: string }[]) {
+        const help = JSON.parse((await svc([...command.split(' '), '--help', '--json'])).stdout);
+        expect({ command, examples: help.examples.filter((e: string) => e.includes(`svc ${command} `) || e.endsWith(`svc ${command}`)).length > 0 }).toEqual({ command, examples: true });
+      }
     });
 
     it('a non-integer --amount exits 2 and grants nothing', async () => {

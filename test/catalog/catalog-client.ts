@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { TestApp } from '../support/app';
+import { recordedOfType } from '../support/events';
 
 /** Lowercase hex SHA-256, as the API reports published files. */
 export const sha256 = (content: string) => createHash('sha256').update(content).digest('hex');
@@ -44,9 +45,6 @@ export async function publishModel(t: TestApp, key: string, overrides: Record<st
 
 /** Recorded events of one type, optionally only those about an account's listings. */
 export async function eventsOf(t: TestApp, type: string, accountId?: string): Promise<{ stream_id: string; data: any }[]> {
-  const { rows } = await t.db.query<{ stream_id: string; data: any }>(
-    `SELECT stream_id, data FROM events WHERE type = $1 AND ($2::text IS NULL OR data->>'account_id' = $2) ORDER BY global_position`,
-    [type, accountId ?? null],
-  );
-  return rows;
+  // data->>'account_id' as the SQL compared it: as text.
+  return (await recordedOfType(t, type)).filter((e) => accountId === undefined || String(e.data?.account_id) === accountId);
 }

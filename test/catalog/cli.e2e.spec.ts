@@ -87,4 +87,34 @@ describe('svc upload and svc models publish', () => {
     const noKey = await runCli(['upload', exe], () => undefined, () => undefined, { SVC_URL: env.SVC_URL });
     expect(noKey).toBe(2);
   });
+
+  it('uploads a directory as dataset shards, several at once, and resumes: shards already landed are skipped', async () => {
+    const { key } = await t.accountWithKey({ scopes: ['datasets:upload', 'datasets:read'] });
+    const draft = await t.request('POST', '/v1/datasets', { key, body: { title: 'Bin Picking Episodes', type: 'dataset', price_cents: 0 } });
+    expect(draft.status).toBe(201);
+    const shards = fs.mkdtempSync(path.join(dir, 'episodes-'));
+    for (const [name, size] of [['ep-000.mcap', 70_000], ['ep-001.mcap', 5], ['ep-002.mcap', 123_456]] as const) fs.writeFileSync(path.join(shards, name), Buffer.alloc(size, 7));
+    const asCreator = (...argv: string[]) => runCli(argv, () => undefined, () => undefined, { ...env, SVC_API_KEY: key });
+    const run = async (...argv: string[]) => {
+      let out = '';
+      let err = '';
+      const code = await runCli(argv, (s) => (out += s), (s) => (err += s), { ...env, SVC_API_KEY: key });
+      return { code, result: code === 0 ? JSON.parse(out) : err };
+    };
+
+    const first = await run('datasets', 'upload', shards, '--dataset', draft.body.slug, '--parallel', '2', '--json');
+    expect(first).toEqual({ code: 0, result: { dataset: draft.body.slug, uploaded: ['ep-000.mcap', 'ep-001.mcap', 'ep-002.mcap'], skipped: 0, count: 3, total_bytes: 193_461 } });
+    const listed = await t.request('GET', `/v1/datasets/${draft.body.id}/shards`, { key });
+    expect(listed.body.items.map((s: any) => [s.name, s.size])).toEqual([['ep-000.mcap', 70_000], ['ep-001.mcap', 5], ['ep-002.mcap', 123_456]]);
+
+    // Run again after one more file arrived: only that one is sent.
+    fs.writeFileSync(path.join(shards, 'ep-003.mcap'), Buffer.alloc(10, 1));
+    const again = await run('datasets', 'upload', shards, '--dataset', draft.body.id, '--json');
+    expect(again).toEqual({ code: 0, result: expect.objectContaining({ uploaded: ['ep-003.mcap'], skipped: 3, count: 4 }) });
+
+    expect(await asCreator('datasets', 'upload', shards, '--dataset', draft.body.id, '--parallel', '0')).toBe(2);
+    expect(await asCreator('datasets', 'upload', path.join(dir, 'no-such-dir'), '--dataset', draft.body.id)).toBe(2);
+    expect(await asCreator('datasets', 'upload', shards)).toBe(2); // --dataset is required
+  });
 });
+

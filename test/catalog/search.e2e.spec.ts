@@ -1,5 +1,6 @@
 import { startTestApp, TestApp } from '../support/app';
 import { publishModel } from './catalog-client';
+import { CatalogQueries } from '../../src/catalog/catalog-queries';
 
 describe('GET /v1/models: full-text search, filters, facets, pages', () => {
   let t: TestApp;
@@ -83,5 +84,64 @@ describe('GET /v1/models: full-text search, filters, facets, pages', () => {
     }
     expect(await slugs("?q=grasp'%3B--")).toEqual(['grasp-planner', 'door-opener', 'lidar-slam']);
     expect((await list('')).body.items).toHaveLength(4);
+  });
+});
+
+describe('GET /v1/models?q=: a common word past the ranked window', () => {
+  let t: TestApp;
+  let key: string;
+  let queries: CatalogQueries;
+  // Published oldest first. The window (the 3 newest matches) is ranked: title, then tags, then
+  // description; the older matches follow newest first.
+  const models = [
+    { title: 'Arm One', description: 'robot arm', category: 'manipulation' },
+    { title: 'Arm Two', description: 'robot arm', category: 'slam' },
+    { title: 'Arm Three', description: 'robot arm', category: 'manipulation' },
+    { title: 'Arm Four', description: 'robot arm', category: 'slam' },
+    { title: 'Robot Five', description: 'an arm', category: 'manipulation' },
+    { title: 'Arm Six', description: 'an arm', tags: ['robot'], category: 'slam' },
+    { title: 'Arm Seven', description: 'robot arm, robot hand, robot wrist', category: 'manipulation' },
+    { title: 'Unrelated', description: 'a camera', category: 'manipulation' },
+  ];
+  const expected = ['robot-five', 'arm-six', 'arm-seven', 'arm-four', 'arm-three', 'arm-two', 'arm-one'];
+
+  const walk = async (query: string, limit: number) => {
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    for (let pages = 0; pages < 20; pages++) {
+      const res = await t.request('GET', `/v1/models?${query}&limit=${limit}${cursor ? `&cursor=${cursor}` : ''}`, { key });
+      expect(res.status).toBe(200);
+      seen.push(...res.body.items.map((m: any) => m.slug));
+      cursor = res.body.next_cursor;
+      if (!res.body.has_more) return seen;
+    }
+    throw new Error('the walk did not end');
+  };
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    ({ key } = await t.accountWithKey());
+    for (const body of models) await publishModel(t, key, body);
+    queries = t.app.get(CatalogQueries, { strict: false });
+    queries.candidates = 3;
+  });
+  afterAll(() => t.close());
+
+  it('returns every match exactly once: the ranked window, then older matches newest first', async () => {
+    for (const limit of [1, 2, 3, 4, 7, 100]) expect(await walk('q=robot', limit)).toEqual(expected);
+  });
+
+  it('keeps facets inside the window and the tail', async () => {
+    // manipulation matches: window of the 3 newest (seven, five, three; seven says robot thrice, three once), then one.
+    expect(await walk('q=robot&category=manipulation', 1)).toEqual(['robot-five', 'arm-seven', 'arm-three', 'arm-one']);
+  });
+
+  it('ranks every match when they all fit in the window', async () => {
+    queries.candidates = 1000;
+    try {
+      expect((await walk('q=robot', 2)).slice(0, 2)).toEqual(['robot-five', 'arm-six']);
+    } finally {
+      queries.candidates = 3;
+    }
   });
 });

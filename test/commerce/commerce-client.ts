@@ -1,5 +1,6 @@
 import type { Config } from '@jest/types';
 import type { TestApp } from '../support/app';
+import { recordedOfType } from '../support/events';
 
 const REAL_TIMERS: Config.FakeableAPI[] = [
   'hrtime', 'nextTick', 'performance', 'queueMicrotask', 'requestAnimationFrame', 'cancelAnimationFrame', 'requestIdleCallback',
@@ -46,6 +47,5 @@ export async function buy(t: TestApp, key: string, asset: string) {
 
 /** The recorded events of one type on checkout and ledger streams. */
 export async function eventsOfType(t: TestApp, type: string): Promise<{ stream_id: string; data: any }[]> {
-  const { rows } = await t.db.query<{ stream_id: string; data: any }>('SELECT stream_id, data FROM events WHERE type = $1 ORDER BY global_position', [type]);
-  return rows;
+  return recordedOfType(t, type);
 }

@@ -2,6 +2,7 @@ import { spawn, ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { EntitlementStreams } from '../../src/commerce/entitlement-streams';
 import { CheckoutStreams } from '../../src/commerce/checkout-streams';
 import { FULFILMENT_CHECKPOINT, Fulfilment } from '../../src/commerce/fulfilment';
 import { START } from '../../src/event-store/event-store';
@@ -33,14 +34,12 @@ describe('fulfilment survives a crash between its steps', () => {
   /** The first half only, as a process killed right after recording the completion leaves it. */
   async function completeWithoutFulfilment(asset: string): Promise<string> {
     const session = await openCheckout(t, buyer.key, { asset });
-    const { state } = await t.app.get(CheckoutStreams).handle('test', session.body.id, async () => ({
-      type: 'Complete',
-      now: new Date().toISOString(),
-      payment_reference: `pay_${session.body.id}`,
-      listing: null,
-      refuseExpired: true,
-      ownedBy: null,
-    }));
+    const { state } = await t.app.get(CheckoutStreams).handle('test', session.body.id, async (current) => {
+      const now = new Date().toISOString();
+      // As CompleteCheckoutHandler does: the payment claims the asset before the session records it.
+      expect(await t.app.get(EntitlementStreams).claim(current.opened, now)).toBeNull();
+      return { type: 'Complete', now, payment_reference: `pay_${session.body.id}`, listing: null, refuseExpired: true, ownedBy: null };
+    });
     return state.opened.purchase_id!;
   }
 

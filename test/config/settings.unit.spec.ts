@@ -29,9 +29,13 @@ describe('loadSettings', () => {
     expect(s.s3).toBeUndefined();
   });
 
-  it('refuses EVENTSTORE_URL while the EventStoreDB adapter is not built', () => {
-    expect(() => loadSettings({ EVENTSTORE_URL: 'esdb://localhost:2113?tls=false' })).toThrow(ConfigError);
-    expect(() => loadSettings({ EVENTSTORE_URL: 'esdb://localhost:2113?tls=false' })).toThrow(/EVENTSTORE_URL/);
+  it('takes EVENTSTORE_URL as an EventStoreDB connection string, refusing anything else by name', () => {
+    expect(loadSettings({ EVENTSTORE_URL: 'esdb://localhost:2113?tls=false' }).eventStoreUrl).toBe('esdb://localhost:2113?tls=false');
+    expect(loadSettings({ EVENTSTORE_URL: 'kurrentdb+discover://admin:changeit@cluster.local:2113' }).eventStoreUrl).toBeDefined();
+    expect(loadSettings({}).eventStoreUrl).toBeUndefined();
+    expect(() => loadSettings({ EVENTSTORE_URL: 'http://localhost:2113' })).toThrow(ConfigError);
+    expect(() => loadSettings({ EVENTSTORE_URL: 'localhost:2113' })).toThrow(/EVENTSTORE_URL/);
+    expect(() => loadSettings({ EVENTSTORE_URL: 'http://admin:secret@localhost:2113' })).toThrow(/admin:\*\*\*@/);
   });
 
   it('cuts slow clients off by default, and reads the HTTP timeouts it is given', () => {
@@ -99,10 +103,17 @@ describe('loadSettings', () => {
     [{ HTTP_IDLE_TIMEOUT_MS: 'soon' }, 'HTTP_IDLE_TIMEOUT_MS'],
     [{ HTTP_KEEP_ALIVE_TIMEOUT_MS: '10' }, 'HTTP_KEEP_ALIVE_TIMEOUT_MS'],
     [{ WORKERS: 'maybe' }, 'WORKERS'],
+    [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
     [{ WEBHOOK_ENCRYPTION_KEY: 'too-short' }, 'WEBHOOK_ENCRYPTION_KEY'],
     [{ NODE_ENV: 'production', PAYMENTS: 'stripe', STRIPE_SECRET_KEY_TEST: 'sk_test_1', STRIPE_WEBHOOK_SECRET_TEST: 'whsec_1' }, 'WEBHOOK_ENCRYPTION_KEY'],
   ])('%j throws a ConfigError naming %s', (env, variable) => {
     configError(env as Record<string, string>, variable);
+  });
+
+  it('reads LOG_LEVEL as one of pino\'s levels, info by default', () => {
+    expect(loadSettings({}).logLevel).toBe('info');
+    expect(loadSettings({ LOG_LEVEL: 'WARN' }).logLevel).toBe('warn');
+    expect(loadSettings({ LOG_LEVEL: 'silent' }).logLevel).toBe('silent');
   });
 
   it('reads WORKERS as a boolean: no, 0, false and off turn the workers off', () => {

@@ -1,7 +1,9 @@
 import OpenAI from 'openai';
 import { encode, encodeChat } from 'gpt-tokenizer';
 import { payOnPage, PAYS } from '../commerce/commerce-client';
-import { startTestApp, TestApp } from '../support/app';
+import type { AddressInfo } from 'node:net';
+import { ADMIN_TOKEN, startTestApp, TestApp } from '../support/app';
+import { svc } from '../support/cli';
 import { ask, openaiFor, usageOf } from './inference-client';
 
 describe('chat completions in test mode (the sandbox engine), through the official openai client', () => {
@@ -100,6 +102,36 @@ describe('chat completions in test mode (the sandbox engine), through the offici
     const expected = Math.ceil(a.usage!.prompt_tokens * 3 + a.usage!.completion_tokens * 15) + Math.ceil(b.usage!.prompt_tokens * 1 + b.usage!.completion_tokens * 2);
     const usage = await usageOf(t, own);
     expect(usage.summary).toMatchObject({ calls: 2, cost_micros: expected, cost_usd: expected / 1e6 });
+  });
+
+  it('svc inference price sets a live price and svc usage --days reports what the API does', async () => {
+    const saved = { SVC_URL: process.env.SVC_URL, ADMIN_TOKEN: process.env.ADMIN_TOKEN };
+    process.env.SVC_URL = `http://127.0.0.1:${(t.app.getHttpServer().address() as AddressInfo).port}`;
+    process.env.ADMIN_TOKEN = ADMIN_TOKEN;
+    try {
+      const { key: own, accountId } = await t.accountWithKey({ tier: 'premium' });
+      const priced = await svc('inference', 'price', '--model', 'svc-fast-8b', '--input', '0.5', '--output', '1.5', '--json');
+      expect(priced.code).toBe(0);
+      expect(JSON.parse(priced.stdout)).toMatchObject({ id: 'svc-fast-8b', pricing: { input_usd_per_million: 0.5, output_usd_per_million: 1.5 } });
+      const listed = (await t.request('GET', '/v1/inference/models', { key: own })).body.items.find((m: any) => m.id === 'svc-fast-8b');
+      expect(listed.pricing).toEqual({ input_usd_per_million: 0.5, output_usd_per_million: 1.5 });
+
+      const bad = await svc('inference', 'price', '--model', 'svc-fast-8b', '--input', 'cheap', '--output', '1');
+      expect(bad.code).toBe(2);
+      expect(bad.stderr).toContain('--input');
+
+      await openaiFor(t, own).chat.completions.create(ask('price me'));
+      const cli = await svc('usage', '--account', accountId, '--mode', 'test', '--days', '7', '--json');
+      expect(cli.code).toBe(0);
+      const api = await usageOf(t, own, 7);
+      expect(JSON.parse(cli.stdout)).toEqual(api);
+      expect(api).toMatchObject({ window_days: 7, summary: { calls: 1 } });
+    } finally {
+      for (const [name, value] of Object.entries(saved)) {
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+      }
+    }
   });
 
   it('refuses a free key (403 scope_required naming inference:run) and an inactive live premium key (402), recording nothing', async () => {

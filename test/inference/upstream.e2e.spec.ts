@@ -113,7 +113,8 @@ describe('chat completions in live mode, through an OpenAI-compatible upstream',
     expect((await usageOf(t, key)).summary.calls).toBe(before);
   });
 
-  it('ends the stream with an error event when the upstream drops the connection mid-stream, never retrying', async () => {
+  it('ends the stream with an error event when the upstream drops the connection mid-stream, never retrying, and meters what was sent', async () => {
+    const before = (await usageOf(t, key)).summary.calls;
     const requests = upstream.requests.length;
     const stream = await client.chat.completions.create({ ...ask('[drop] go'), stream: true });
     const received: string[] = [];
@@ -123,6 +124,7 @@ describe('chat completions in live mode, through an OpenAI-compatible upstream',
     expect(received.join('')).toBe('w0 w1');
     expect(error).toBeInstanceOf(OpenAI.APIError);
     expect(upstream.requests.length).toBe(requests + 1);
+    await eventually(async () => (await usageOf(t, key)).summary.calls === before + 1, 5000, 'the dropped call to be metered');
   });
 
   it('cancels the upstream request when the caller goes away, and meters what was sent', async () => {
@@ -138,10 +140,19 @@ describe('chat completions in live mode, through an OpenAI-compatible upstream',
     await eventually(async () => (await usageOf(t, key)).summary.calls === before.calls + 1, 5000, 'the cancelled call to be metered');
   });
 
-  it('counts tokens with the tokenizer when the upstream reports no usage', async () => {
+  it('counts tokens with the tokenizer when the upstream reports no usage, streamed or not', async () => {
     const messages = [{ role: 'user' as const, content: '[no-usage] count me' }];
     const res = await client.chat.completions.create({ model: 'svc-fast-8b', messages });
     expect(res.usage).toMatchObject({ prompt_tokens: encodeChat(messages, 'gpt-4o').length, completion_tokens: encode(res.choices[0].message.content!).length });
+
+    const stream = await client.chat.completions.create({ model: 'svc-fast-8b', messages, stream: true, stream_options: { include_usage: true } });
+    let text = '';
+    let usage: OpenAI.CompletionUsage | null | undefined;
+    for await (const chunk of stream) {
+      text += chunk.choices[0]?.delta.content ?? '';
+      usage = chunk.usage ?? usage;
+    }
+    expect(usage).toMatchObject({ prompt_tokens: encodeChat(messages, 'gpt-4o').length, completion_tokens: encode(text).length });
   });
 
   it('finishes a stream already under way when its key is revoked; the next call gets 401', async () => {

@@ -1,3 +1,5 @@
+import { publishModel } from '../catalog/catalog-client';
+import { buy, eventsOfType } from '../commerce/commerce-client';
 import { ADMIN_TOKEN, startTestApp, TestApp } from '../support/app';
 
 describe('GET /metrics (Prometheus)', () => {
@@ -43,4 +45,26 @@ describe('GET /metrics (Prometheus)', () => {
     expect(text).toContain('process_cpu_user_seconds_total');
     expect(text).toContain('nodejs_eventloop_lag_seconds');
   });
+
+  it('counts appended events by type, checkouts by outcome and refunds, and each read model\'s position', async () => {
+    const seller = await t.accountWithKey({ name: 'Metered Seller' });
+    const buyer = await t.accountWithKey({ name: 'Metered Buyer', scopes: ['models:read'] });
+    const before = await scrape();
+    const value = (text: string, series: string) => Number(new RegExp(`^${series.replace(/[{}"()]/g, (c) => `\\${c}`)} (\\d+)$`, 'm').exec(text)?.[1] ?? 0);
+
+    const model = await publishModel(t, seller.key, { title: 'Metered Model', price_cents: 1200 });
+    await buy(t, buyer.key, model.id);
+    const [completed] = (await eventsOfType(t, 'PurchaseCompleted')).filter((e) => e.data.purchase.asset.id === model.id);
+    expect((await t.admin('POST', `/admin/purchases/${completed.data.purchase_id}/refund`)).status).toBe(200);
+
+    const after = await scrape();
+    const delta = (series: string) => value(after, series) - value(before, series);
+    expect(delta('svc_checkouts_total{outcome="opened"}')).toBe(1);
+    expect(delta('svc_checkouts_total{outcome="completed"}')).toBe(1);
+    expect(delta('svc_refunds_total')).toBe(1);
+    expect(delta('svc_events_appended_total{type="PurchaseCompleted"}')).toBe(1);
+    expect(delta('svc_events_appended_total{type="SaleRecorded"}')).toBe(1);
+    expect(value(after, 'svc_projection_position{projection="purchases"}')).toBeGreaterThan(value(before, 'svc_projection_position{projection="purchases"}'));
+  });
 });
+

@@ -1,6 +1,7 @@
 import { publishModel } from '../catalog/catalog-client';
 import { LedgerAudit } from '../../src/ledger/ledger-audit';
 import { eventsOfType, openCheckout, PAST_EXPIRY_MS, withClockAhead } from '../commerce/commerce-client';
+import { stallProjections } from '../support/stalled-projections';
 import { startTestApp } from '../support/app';
 import { checkoutCompletedEvent, sign, startStripeServer, StripeServer, stripeEvent } from './stripe-server';
 
@@ -314,6 +315,34 @@ describe('payments through Stripe (the real SDK against a local Stripe stand-in)
       expect((await deliverSigned('test', charge)).status).toBe(200);
       expect(await countOf('PurchaseRefunded', 'purchase_id', purchaseId)).toBe(1);
       expect(await countOf('RefundRecorded', 'purchase_id', purchaseId)).toBe(1);
+    });
+
+    it('answers 503 to a charge.refunded for a purchase its read model has not seen yet, so Stripe delivers it again', async () => {
+      stripe.refundStatus = 'pending';
+      const stalled = await stallProjections(t);
+      let resumed = false;
+      try {
+        const { purchaseId, paymentIntent } = await buy('test', 1300);
+        // Refunded from Stripe's dashboard: only Stripe's webhook tells the service.
+        const dashboard = await fetch(`${stripe.url}/v1/refunds`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${STRIPE.test.secretKey}`, 'content-type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams({ payment_intent: paymentIntent }),
+        });
+        expect(dashboard.status).toBe(200);
+        const charge = stripe.settleRefund(paymentIntent);
+        const early = await deliverSigned('test', charge);
+        expect([early.status, early.body.error.code]).toEqual([503, 'service_unavailable']);
+        expect(await countOf('PurchaseRefunded', 'purchase_id', purchaseId)).toBe(0);
+
+        await stalled.resume();
+        resumed = true;
+        const again = await deliverSigned('test', charge);
+        expect([again.status, again.body]).toEqual([200, { received: true, handled: true }]);
+        expect(await countOf('PurchaseRefunded', 'purchase_id', purchaseId)).toBe(1);
+      } finally {
+        if (!resumed) await stalled.resume();
+      }
     });
 
     it('reports a refund Stripe fails as 402 refund_failed and keeps the purchase paid', async () => {

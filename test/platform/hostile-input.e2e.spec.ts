@@ -1,26 +1,6 @@
 import * as fc from 'fast-check';
 import { ADMIN_TOKEN, Response, startTestApp, TestApp } from '../support/app';
-
-/**
- * Every route the app serves, from Fastify's own route tree (printRoutes), so a new route is
- * covered without touching this file. HEAD is GET without the body.
- */
-function routesOf(t: TestApp): { method: string; path: string }[] {
-  const tree = t.app.getHttpAdapter().getInstance().printRoutes();
-  const stack: string[] = [];
-  const routes: { method: string; path: string }[] = [];
-  for (const line of tree.split('\n')) {
-    const match = /^([│ ]*)[├└]── (.*?)(?: \(([^)]*)\))?$/.exec(line.replace(/\s+$/, ''));
-    if (!match) continue;
-    const depth = match[1].length / 4;
-    stack.length = depth;
-    stack.push(match[2]);
-    for (const method of (match[3] ?? '').split(',').map((m) => m.trim()).filter((m) => m && m !== 'HEAD')) {
-      routes.push({ method, path: stack.join('') });
-    }
-  }
-  return routes;
-}
+import { routesOf } from '../support/routes';
 
 /** The route with every :param and * replaced by `value` (already URL-encoded). */
 const fill = (path: string, value: string) => path.replace(/:[A-Za-z_]+/g, value).replace(/\*/g, value);
@@ -49,6 +29,10 @@ interface Case {
   anonymous?: boolean;
   /** The status every applicable route answers (for a body: every JSON route), when it is certain. */
   status?: number;
+  /** Send this content-type with no payload at all. */
+  emptyWithType?: string;
+  /** Some routes take no body, so an empty one may succeed there; it must still never be a 5xx. */
+  mayPass?: boolean;
   code?: string;
 }
 
@@ -68,6 +52,8 @@ const CASES: Case[] = [
   { name: '__proto__ in a JSON body', applies: (r) => hasBody(r.method), url: (p) => fill(p, 'x'), payload: '{"__proto__":{"admin":true}}', status: 400, code: 'invalid_request' },
   { name: 'a text/plain body', applies: (r) => hasBody(r.method), url: (p) => fill(p, 'x'), payload: 'card_number=4242424242424242', contentType: 'text/plain', status: 415, code: 'unsupported_media_type' },
   { name: 'a form with NUL', applies: (r) => hasBody(r.method), url: (p) => fill(p, 'x'), payload: 'card_number=%00&name=%00', contentType: 'application/x-www-form-urlencoded' },
+  { name: 'no body at all', applies: (r) => hasBody(r.method), url: (p) => fill(p, 'x'), mayPass: true },
+  { name: 'no body with content-type application/json', applies: (r) => hasBody(r.method), url: (p) => fill(p, 'x'), emptyWithType: 'application/json', mayPass: true },
   { name: 'a JSON body over the limit', applies: (r) => hasBody(r.method), url: (p) => fill(p, 'x'), payload: JSON.stringify({ name: 'x'.repeat(1.1 * 1024 * 1024) }), status: 413, code: 'payload_too_large' },
 ];
 
@@ -106,25 +92,26 @@ describe('hostile input on every route (issue 10)', () => {
   });
 
   it.each(CASES.map((c) => [c.name, c] as const))('%s: no 5xx, the envelope, nothing appended', async (_name, c) => {
-    const before = await eventCount();
     const answers: string[] = [];
     for (const route of routes.filter(c.applies)) {
+      const before = await eventCount();
       const url = c.url(route.path);
       const headers: Record<string, string> = { ...(c.anonymous ? {} : credentials(route.path)) };
       if (c.payload !== undefined) headers['content-type'] = c.contentType ?? 'application/json';
+      if (c.emptyWithType) headers['content-type'] = c.emptyWithType;
       const res = await t.request(route.method, url, { payload: c.payload, headers });
       const what = `${route.method} ${route.path}`;
       answers.push(`${what} -> ${res.status} ${res.body?.error?.code ?? ''}`);
       expect({ what, status: res.status }).toEqual({ what, status: expect.any(Number) });
-      expect({ what, serverError: res.status >= 500, failed: res.status >= 400 }).toEqual({ what, serverError: false, failed: true });
-      expectErrorEnvelope(res, what);
+      expect({ what, serverError: res.status >= 500, failed: c.mayPass || res.status >= 400 }).toEqual({ what, serverError: false, failed: true });
+      if (res.status >= 400) expectErrorEnvelope(res, what);
       if (c.anonymous && route.path.match(/^\/(v1|admin)\//)) expect({ what, status: res.status }).toEqual({ what, status: 401 });
       if (c.status && (c.payload === undefined ? !route.path.startsWith('/storage/') : takesJson(route.path))) {
         expect({ what, status: res.status, code: res.body?.error?.code }).toEqual({ what, status: c.status, code: c.code });
       }
+      if (res.status >= 400) expect({ what, appended: (await eventCount()) - before }).toEqual({ what, appended: 0 });
     }
     expect(answers.length).toBeGreaterThan(0);
-    expect(await eventCount()).toBe(before);
   });
 
   it('a NUL or lone surrogate anywhere in a random JSON body is refused naming its field', async () => {
@@ -134,7 +121,9 @@ describe('hostile input on every route (issue 10)', () => {
     await fc.assert(
       fc.asyncProperty(
         fc.constantFrom(...bodyRoutes),
-        fc.dictionary(fc.string({ minLength: 1, maxLength: 8 }).filter((k) => k !== '__proto__' && k !== 'constructor'), fc.jsonValue({ maxDepth: 3 }), { minKeys: 1, maxKeys: 5 }),
+        // Prototype keys are refused earlier, as invalid_request (tested with the parser): keep them out at every depth.
+        fc.dictionary(fc.string({ minLength: 1, maxLength: 8 }), fc.jsonValue({ maxDepth: 3 }), { minKeys: 1, maxKeys: 5 })
+          .filter((b) => !/"(__proto__|constructor)":/.test(JSON.stringify(b))),
         fc.string({ minLength: 1, maxLength: 8 }).filter((k) => k !== '__proto__' && k !== 'constructor'),
         bad,
         async (route, body, field, poison) => {

@@ -52,9 +52,26 @@ describe('starting the service', () => {
     }
   });
 
+  it('names HOST when it is not an address of this machine, and prints no demo key', async () => {
+    // 192.0.2.1 is TEST-NET-1 (RFC 5737): never assigned to this machine, so binding fails at once.
+    const { code, stdout, stderr } = await start({ PORT: '0', HOST: '192.0.2.1' });
+    expect(code).toBe(1);
+    expect(stderr).toContain('configuration error: HOST "192.0.2.1" is not an address of this machine');
+    expect(stdout).not.toContain('svc_test_');
+  });
+
+  it('names EVENTSTORE_URL in one line and exits non-zero when nothing answers there', async () => {
+    const { code, stdout, stderr } = await start({ PORT: '0', EVENTSTORE_URL: 'esdb://127.0.0.1:1?tls=false' });
+    expect(code).toBe(1);
+    expect(stderr.trim().split('\n')).toEqual([expect.stringMatching(/^configuration error: EVENTSTORE_URL "esdb:\/\/127\.0\.0\.1:1\?tls=false" did not answer/)]);
+    expect(stdout).not.toContain('svc_test_');
+  });
+
   it.each([
+    [{ LOG_LEVEL: 'chatty' }, 'LOG_LEVEL must be one of'],
     [{ WEBHOOK_ENCRYPTION_KEY: 'not-a-key' }, 'WEBHOOK_ENCRYPTION_KEY must be 32 bytes'],
     [{ WORKERS: 'perhaps' }, 'WORKERS must be true or false'],
+    [{ EVENTSTORE_URL: 'http://127.0.0.1:2113' }, 'EVENTSTORE_URL must be an EventStoreDB connection string'],
   ])('refuses %j in one line naming the variable, before anything is created', async (env, message) => {
     const { code, stdout, stderr } = await start(env);
     expect(code).toBe(1);

@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { onPostgresServer } from '../support/database';
-import { ADMIN_TOKEN, startTestApp } from '../support/app';
+import { ADMIN_TOKEN, eventStoreEnv, startTestApp } from '../support/app';
 import { eventually } from '../support/eventually';
 
 /**
@@ -28,10 +28,11 @@ import { eventually } from '../support/eventually';
     fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
-  const startWorker = (): ChildProcess => {
+  const startWorker = async (): Promise<ChildProcess> => {
     const worker = spawn(process.execPath, [path.resolve('dist/src/main.js')], {
       env: {
         ...process.env,
+        ...(await eventStoreEnv(t.database)),
         DATABASE_URL: t.database.url!,
         DATA_DIR: dataDir,
         ADMIN_TOKEN,
@@ -53,9 +54,9 @@ import { eventually } from '../support/eventually';
   const accountVisible = async (slug: string) => (await t.admin('GET', `/admin/accounts/${slug}`)).status === 200;
 
   it('moves every consumer of a SIGKILLed leader to the other worker within seconds, losing nothing', async () => {
-    const first = startWorker();
+    const first = await startWorker();
     await eventually(async () => (await leaseOwners()).length >= 9, 30000, 'the first worker to lead every consumer');
-    const second = startWorker();
+    const second = await startWorker();
     await new Promise((r) => setTimeout(r, 1500));
     // Each consumer has exactly one leader, and it is the first worker.
     const owners = await leaseOwners();

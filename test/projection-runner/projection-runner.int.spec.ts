@@ -237,6 +237,35 @@ describe('ProjectionRunner', () => {
     expect((await database.db.query(`SELECT id, state FROM projection_builds`)).rows).toEqual([{ id: 'stream_counts:v2', state: 'live' }]);
   });
 
+  it('does not hold writes on a live build of another version that nobody here runs (a rolling deploy)', async () => {
+    const v1 = runner(counting({ version: 1 }));
+    await v1.prepare();
+    await v1.start();
+    const first = await store.append('a-1', [{ type: 'Counted', data: {} }], 'no_stream');
+    expect(await v1.waitFor(first.position)).toBe(true);
+    await v1.stop();
+
+    // v2 cannot catch up yet (its apply fails until `closed` is lifted), and no instance runs v1 any more.
+    let closed = true;
+    const gated = counting({ version: 2, whenFailing: 'stop' });
+    const v2 = runner({
+      ...gated,
+      apply: async (tx, event) => {
+        if (closed) throw new Error('not yet');
+        await gated.apply(tx, event);
+      },
+    });
+    await v2.prepare();
+    await v2.start();
+    const second = await store.append('a-1', [{ type: 'Counted', data: {} }], 'any');
+    // The write is stored; its read model is v1's until v2 takes over: a stale read, not a 5 s wait.
+    expect(await v2.waitFor(second.position, { timeoutMs: 3000 })).toBe(true);
+    expect((await v2.status()).items[0]).toEqual(expect.objectContaining({ version: 1 }));
+    closed = false;
+    await eventually(async () => (await v2.status()).items[0].version === 2, 20000);
+    expect(await counts()).toEqual({ 'a-1': 2 });
+  });
+
   it('takes over the tables the read model had before builds existed, once caught up', async () => {
     await database.db.exec('CREATE TABLE stream_counts (stream_id text PRIMARY KEY, n integer NOT NULL)');
     await database.db.query(`INSERT INTO stream_counts VALUES ('legacy', 7)`);

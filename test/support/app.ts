@@ -1,11 +1,13 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import * as fs from 'node:fs';
+import type { DestinationStream } from 'pino';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { createApp } from '../../src/app';
 import { loadSettings } from '../../src/config/settings';
 import { Database } from '../../src/database/database';
 import { createTestDatabase, TestDatabase } from './database';
+import { EsdbStandIn } from './esdb-standin';
 
 export const ADMIN_TOKEN = 'test-admin-token';
 
@@ -31,12 +33,39 @@ export interface TestApp {
 
 let counter = 0;
 
+/**
+ * TEST_EVENTSTORE=standin runs the service's events through the real EventStoreDB client
+ * to an in-process stand-in: one per test database, so instances sharing a database share
+ * the log too, as they would share a server. Suites that start the service in a child
+ * process pass it on with eventStoreEnv(database).
+ */
+const standIns = new WeakMap<TestDatabase, EsdbStandIn>();
+export async function eventStoreEnv(database: TestDatabase): Promise<Record<string, string>> {
+  if (process.env.TEST_EVENTSTORE !== 'standin') return {};
+  let standIn = standIns.get(database);
+  if (!standIn) {
+    const started = await new EsdbStandIn().start();
+    standIns.set(database, started);
+    // The log lives as long as the database, however a suite ends it.
+    const drop = database.drop.bind(database);
+    database.drop = async () => {
+      await drop();
+      await started.stop();
+    };
+    standIn = started;
+  }
+  return { EVENTSTORE_URL: standIn.url };
+}
+
 /** Starts the service on a fresh database (or on `shared`, as a second instance would). */
-export async function startTestApp(options: { shared?: TestDatabase; env?: Record<string, string> } = {}): Promise<TestApp & { database: TestDatabase }> {
+export async function startTestApp(
+  options: { shared?: TestDatabase; env?: Record<string, string>; logDestination?: DestinationStream } = {},
+): Promise<TestApp & { database: TestDatabase }> {
   const database = options.shared ?? (await createTestDatabase());
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-test-'));
-  const settings = loadSettings({ DATA_DIR: dataDir, ADMIN_TOKEN, ...options.env });
-  const app = await createApp(settings, { database: database.db, logger: ['error'] });
+  const settings = loadSettings({ DATA_DIR: dataDir, ADMIN_TOKEN, ...(await eventStoreEnv(database)), ...options.env });
+  // The service's pino logger only where a test reads the log; elsewhere errors only, on the console.
+  const app = await createApp(settings, options.logDestination ? { database: database.db, logDestination: options.logDestination } : { database: database.db, logger: ['error'] });
   const fastify = app.getHttpAdapter().getInstance();
 
   const request: TestApp['request'] = async (method, url, o = {}) => {

@@ -1,7 +1,10 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { Client } from 'pg';
 import { Database } from '../../src/database/database';
-import { migrate } from '../../src/database/migrate';
+import { migrate, migrationsDir } from '../../src/database/migrate';
 import { PgliteDatabase } from '../../src/database/pglite-database';
 import { PostgresDatabase } from '../../src/database/postgres-database';
 
@@ -22,8 +25,8 @@ export const onPostgresServer = Boolean(process.env.DATABASE_URL);
 export async function createTestDatabase(): Promise<TestDatabase> {
   const serverUrl = process.env.DATABASE_URL;
   if (!serverUrl) {
-    const db = await PgliteDatabase.open();
-    await migrate(db);
+    // Already migrated: the dump is named by a hash of the migration files.
+    const db = await PgliteDatabase.open(undefined, await migratedPglite());
     return { db, drop: () => db.close() };
   }
   const name = `t_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
@@ -46,4 +49,27 @@ export async function createTestDatabase(): Promise<TestDatabase> {
       await cleanup.end();
     },
   };
+}
+
+/**
+ * A freshly migrated PGlite cluster, dumped once per set of migrations and shared by every
+ * test file and jest worker through a file: a new cluster costs ~1.5 s of initdb, loading the
+ * dump ~0.4 s, and the suites open well over a hundred.
+ */
+async function migratedPglite(): Promise<Blob> {
+  const hash = createHash('sha256');
+  const dir = migrationsDir();
+  for (const file of fs.readdirSync(dir).sort()) hash.update(file).update(fs.readFileSync(path.join(dir, file)));
+  const template = path.join(os.tmpdir(), `svc-test-pglite-${hash.digest('hex').slice(0, 16)}.tar`);
+  if (!fs.existsSync(template)) {
+    const db = await PgliteDatabase.open();
+    await migrate(db);
+    const dump = Buffer.from(await (await db.dump()).arrayBuffer());
+    await db.close();
+    // Written aside and renamed, so a worker never reads half a file another one is writing.
+    const partial = `${template}.${process.pid}.${randomBytes(4).toString('hex')}`;
+    fs.writeFileSync(partial, dump);
+    fs.renameSync(partial, template);
+  }
+  return new Blob([fs.readFileSync(template)]);
 }

@@ -14,8 +14,10 @@ export const ENCRYPTION_KEY = randomBytes(32).toString('base64');
 export async function emit(t: TestApp, type: string, data: Record<string, unknown>): Promise<{ id: string; position: string }> {
   const id = randomUUID();
   // PayoutPaid belongs on its ledger stream: the ledger projection orders rows by stream revision.
+  // Others on a stream of their own, in a category the service reads (EventStoreDB's adapter
+  // reads only those); projections go by event type, never by stream category.
   const stream =
-    type === 'PayoutPaid' ? Streams.ledger(data.mode as Mode, data.account_id as string) : `webhooktest-${randomUUID()}`;
+    type === 'PayoutPaid' ? Streams.ledger(data.mode as Mode, data.account_id as string) : Streams.webhookEndpoint('test', `webhooktest-${randomUUID()}`);
   const result = await t.app.get<EventStore>(EVENT_STORE).append(stream, [{ id, type, data }], 'any');
   return { id, position: result.position };
 }

@@ -2,7 +2,8 @@ import { Streams } from '../../src/platform/streams';
 import * as fs from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { PostgresEventStore } from '../../src/event-store/postgres/postgres-event-store';
-import { startTestApp } from '../support/app';
+import { eventStoreEnv, startTestApp } from '../support/app';
+import { EventStoreDbEventStore } from '../../src/event-store/eventstoredb/eventstoredb-event-store';
 import { createEndpoint, deliveries, emit, ENCRYPTION_KEY, evtId, payoutPaid } from './helpers';
 import { eventually } from '../support/eventually';
 import { startReceiver } from './receiver';
@@ -25,12 +26,15 @@ describe('webhook delivery across a service stop', () => {
       await first.app.close();
 
       // Events recorded by other instances while this one is down.
-      const store = new PostgresEventStore(first.db);
+      // Through a store of its own on the same log (Postgres, or the EventStoreDB stand-in).
+      const url = (await eventStoreEnv(first.database)).EVENTSTORE_URL;
+      const store = url ? new EventStoreDbEventStore({ url }) : new PostgresEventStore(first.db);
       for (let i = 0; i < 2; i++) {
         const id = randomUUID();
         await store.append(Streams.ledger('test', accountId), [{ id, type: 'PayoutPaid', data: payoutPaid(accountId, 'test') }], 'any');
         ids.push(id);
       }
+      await store.close();
 
       up = true;
       second = await startTestApp({ shared: first.database, env });

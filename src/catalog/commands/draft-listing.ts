@@ -13,13 +13,19 @@ import { ListingStore } from '../listing-store';
 import { assertFileReference, preparePublication } from '../publish-validation';
 import { publishedEvent } from './publish-listing';
 
-/** A new listing as a draft, or (POST /v1/models) drafted and published in one append. */
+/**
+ * A new listing as a draft, or (POST /v1/models) drafted and published in one append.
+ * `listingId` is for a caller that must make at most one listing of something of its own
+ * (a generation job): the listing's first append is no_stream, so a second attempt with the
+ * same id fails as a conflict instead of creating a second listing.
+ */
 export class DraftListingCommand extends Command<ListingState> {
   constructor(
     readonly auth: AuthContext,
     readonly kind: ListingKind,
     readonly details: ListingDetails,
     readonly publish: boolean,
+    readonly listingId?: string,
   ) {
     super();
   }
@@ -34,12 +40,12 @@ export class DraftListingHandler implements ICommandHandler<DraftListingCommand>
     private readonly listings: ListingStore,
   ) {}
 
-  async execute({ auth, kind, details, publish }: DraftListingCommand): Promise<ListingState> {
+  async execute({ auth, kind, details, publish, listingId: chosenId }: DraftListingCommand): Promise<ListingState> {
     assertValidPrice(details.price.amount);
     // A draft may precede its upload, but never point outside the seller's prefix.
     if (details.file) assertFileReference(auth.accountId, details.file);
     const account = await this.accounts.getById(auth.accountId);
-    const listingId = newId('lst');
+    const listingId = chosenId ?? newId('lst');
     const now = new Date().toISOString();
     const drafted: ListingDrafted = {
       listing_id: listingId,

@@ -1,8 +1,10 @@
-import { Inject } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
+import { EVENT_STORE, EventStore } from '../../event-store/event-store';
 import { PAYMENT_PROCESSOR, PaymentProcessor } from '../../payments/payment-processor';
 import { ApiError, Errors } from '../../platform/errors';
 import type { Mode } from '../../platform/mode';
+import { ProjectionRunner } from '../../projection-runner/projection-runner';
 import { CheckoutErrors, completedPurchaseOf, purchaseOf } from '../checkout';
 import { CheckoutStreams } from '../checkout-streams';
 import type { Purchase } from '../events';
@@ -26,11 +28,42 @@ async function recordRefund(streams: CheckoutStreams, fulfilment: Fulfilment, pu
 }
 
 /**
+ * The purchases read model only locates a session (a fixed fact), but a purchase completed a
+ * moment ago may not be in it yet: before answering "no such purchase", wait until it has
+ * seen the whole log. Still late (a held horizon, a stalled projection): 503, so Stripe
+ * delivers its webhook again and an operator retries, instead of a refund being dropped.
+ */
+@Injectable()
+export class PurchaseLocator {
+  constructor(
+    private readonly purchases: PurchaseQueries,
+    private readonly runner: ProjectionRunner,
+    @Inject(EVENT_STORE) private readonly store: EventStore,
+  ) {}
+
+  byId(purchaseId: string): Promise<PurchaseLocation | undefined> {
+    return this.fresh(() => this.purchases.locate(purchaseId));
+  }
+
+  byPayment(mode: Mode, paymentReference: string): Promise<PurchaseLocation | undefined> {
+    return this.fresh(() => this.purchases.locateByPayment(mode, paymentReference));
+  }
+
+  private async fresh(locate: () => Promise<PurchaseLocation | undefined>): Promise<PurchaseLocation | undefined> {
+    const found = await locate();
+    if (found) return found;
+    if (!(await this.runner.waitFor(await this.store.headPosition(), { projections: ['purchases'] }))) {
+      throw Errors.serviceUnavailable('Purchases are still being indexed; try again in a moment.');
+    }
+    return locate();
+  }
+}
+
+/**
  * `svc purchases refund PURCHASE_ID`: asks the processor for the money back. The purchase
  * turns `refunded` once the processor confirms: at once in the sandbox, and for Stripe
- * when the refund succeeds at once or when its charge.refunded webhook arrives. The
- * purchases read model only locates the purchase's session (a fixed fact); whether it is
- * paid, refunded and by which payment is the session stream's say.
+ * when the refund succeeds at once or when its charge.refunded webhook arrives. Whether it
+ * is paid, refunded and by which payment is the session stream's say (PurchaseLocator).
  */
 export class RefundPurchaseCommand extends Command<Purchase> {
   constructor(readonly purchaseId: string) {
@@ -42,13 +75,13 @@ export class RefundPurchaseCommand extends Command<Purchase> {
 export class RefundPurchaseHandler implements ICommandHandler<RefundPurchaseCommand> {
   constructor(
     private readonly streams: CheckoutStreams,
-    private readonly purchases: PurchaseQueries,
+    private readonly locator: PurchaseLocator,
     private readonly fulfilment: Fulfilment,
     @Inject(PAYMENT_PROCESSOR) private readonly processor: PaymentProcessor,
   ) {}
 
   async execute({ purchaseId }: RefundPurchaseCommand): Promise<Purchase> {
-    const located = await this.purchases.locate(purchaseId);
+    const located = await this.locator.byId(purchaseId);
     if (!located) throw Errors.notFound('purchase');
     const session = await this.streams.load(located.mode, located.session_id);
     const completed = session && completedPurchaseOf(session);
@@ -76,13 +109,13 @@ export class RecordProcessorRefundCommand extends Command<Purchase | undefined> 
 export class RecordProcessorRefundHandler implements ICommandHandler<RecordProcessorRefundCommand> {
   constructor(
     private readonly streams: CheckoutStreams,
-    private readonly purchases: PurchaseQueries,
+    private readonly locator: PurchaseLocator,
     private readonly fulfilment: Fulfilment,
   ) {}
 
   /** undefined when the payment is none of our purchases (another use of the same Stripe account, or a duplicate payment). */
   async execute({ mode, paymentReference, refundId }: RecordProcessorRefundCommand): Promise<Purchase | undefined> {
-    const located = await this.purchases.locateByPayment(mode, paymentReference);
+    const located = await this.locator.byPayment(mode, paymentReference);
     if (!located) return undefined;
     try {
       return await recordRefund(this.streams, this.fulfilment, located, refundId);

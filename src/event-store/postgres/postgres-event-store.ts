@@ -91,6 +91,7 @@ export class PostgresEventStore implements EventStore {
   /** The last read of the tail: the append wake-ups it had seen when it began, and whether it ended. */
   private extending: { seq: number; settled: boolean; done: Promise<boolean> } | null = null;
   private readonly wakers = new Set<() => void>();
+  private readonly appendListeners = new Set<(streamId: string, events: readonly NewEvent[]) => void>();
   /** Bumped on every wake-up, so a reader can tell an append raced its empty read. */
   private appendSeq = 0;
   private unlisten?: () => Promise<void>;
@@ -112,6 +113,11 @@ export class PostgresEventStore implements EventStore {
     }
   }
 
+  onAppended(listener: (streamId: string, events: readonly NewEvent[]) => void): () => void {
+    this.appendListeners.add(listener);
+    return () => this.appendListeners.delete(listener);
+  }
+
   private wake(): void {
     this.appendSeq++;
     for (const waker of [...this.wakers]) waker();
@@ -126,6 +132,7 @@ export class PostgresEventStore implements EventStore {
       );
       this.wake();
       this.tellOtherInstances();
+      for (const listener of this.appendListeners) listener(streamId, events);
       return { nextRevision: Number(rows[0].next_revision), position: toPosition(rows[0].commit_id, rows[0].last_position) };
     } catch (error: any) {
       // EV409: the function's own revision check; 23505: a concurrent insert won the race.

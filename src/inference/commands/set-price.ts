@@ -3,7 +3,7 @@ import { Streams } from '../../platform/streams';
 import { EventWriter } from '../../projection-runner/event-writer';
 import { InferenceEvents, InferencePriceSet } from '../events';
 import { InferenceModel, Price } from '../model-catalog';
-import { InferencePrices, ModelListing } from '../prices';
+import { ModelListing, toModelListing } from '../prices';
 
 export class SetInferencePriceCommand extends Command<ModelListing> {
   constructor(readonly model: InferenceModel, readonly price: Price) {
@@ -17,15 +17,13 @@ export class SetInferencePriceCommand extends Command<ModelListing> {
  */
 @CommandHandler(SetInferencePriceCommand)
 export class SetInferencePriceHandler implements ICommandHandler<SetInferencePriceCommand> {
-  constructor(
-    private readonly writer: EventWriter,
-    private readonly prices: InferencePrices,
-  ) {}
+  constructor(private readonly writer: EventWriter) {}
 
   async execute({ model, price }: SetInferencePriceCommand): Promise<ModelListing> {
     const event: InferencePriceSet = { model: model.id, ...price, set_at: new Date().toISOString() };
     // A price history has no invariant between its entries: the last one set is in force.
     await this.writer.append(Streams.inferencePrice(model.id), [{ type: InferenceEvents.InferencePriceSet, data: { ...event } }], 'any');
-    return (await this.prices.list()).find((m) => m.id === model.id)!;
+    // Answered from the event: the price read model may still be catching up.
+    return toModelListing(model, price);
   }
 }

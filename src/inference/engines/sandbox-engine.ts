@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { seededRandom } from '../../platform/seeded-random';
 import type { ChatRequest } from '../chat-request';
 import { promptTokens, textTokens, tokenText } from '../tokens';
 import type { ChatEngine, EngineEvent, FinishReason } from './engine';
@@ -10,24 +11,12 @@ const WORDS = (
   'the a of to and with from for each then while after before along toward'
 ).split(' ');
 
-/** A small deterministic generator (mulberry32) seeded from the request. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** The full answer for a request: the same model, messages and sampling settings give the same text. */
 export function sandboxText(request: ChatRequest): string {
   const digest = createHash('sha256')
     .update(JSON.stringify([request.model.id, request.messages, request.temperature ?? 1, request.topP ?? 1]))
     .digest();
-  const next = random(digest.readUInt32BE(0));
+  const next = seededRandom(digest.readUInt32BE(0));
   const sentences: string[] = [];
   const count = 1 + Math.floor(next() * 4);
   for (let s = 0; s < count; s++) {

@@ -1,0 +1,125 @@
+/**
+ * What the HTTP benchmarks share: servers each in their own process, autocannon in its own
+ * process (so the load generator never shares an event loop with what it measures), medians.
+ */
+const { spawn, execFile } = require('node:child_process');
+const net = require('node:net');
+const path = require('node:path');
+
+const ADMIN = 'bench-admin-token';
+const MAIN = path.join(__dirname, '../dist/src/main.js');
+
+const freePort = () =>
+  new Promise((resolve) => {
+    const s = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+/** Starts `script` on a fresh PORT; resolves once `ready(base)` is true. */
+async function serve(script, env, ready) {
+  const port = await freePort();
+  const child = spawn(process.execPath, [script], { env: { ...process.env, ...env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'inherit'] });
+  const base = `http://127.0.0.1:${port}`;
+  for (let i = 0; ; i++) {
+    if (child.exitCode !== null) throw new Error(`${script} exited with ${child.exitCode}`);
+    try {
+      if (await ready(base)) break;
+    } catch {
+      // not listening yet
+    }
+    if (i > 3000) throw new Error(`${script} did not start`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const stop = () => new Promise((r) => (child.exitCode !== null ? r() : (child.once('exit', r), child.kill('SIGTERM'))));
+  return { base, stop };
+}
+
+/** The service (dist/src/main.js) on a database; `workers: false` runs no projections or subscribers. */
+function serveService(url, { workers }, ready = async (b) => (await fetch(`${b}/healthz`)).status > 0) {
+  return serve(MAIN, { DATABASE_URL: url, ADMIN_TOKEN: ADMIN, NODE_ENV: 'development', LOG_LEVEL: 'warn', WORKERS: String(workers) }, ready);
+}
+
+async function admin(base, method, route, body) {
+  const r = await fetch(`${base}${route}`, {
+    method,
+    headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
+    body: body && JSON.stringify(body),
+  });
+  if (r.status !== 200 && r.status !== 201) throw new Error(`${method} ${route}: ${r.status} ${await r.text()}`);
+  return r.json();
+}
+
+/** An account and a test-mode key, made with the workers on (the key's read model must have it), then stopped. */
+async function makeKey(url) {
+  const service = await serveService(url, { workers: true });
+  try {
+    const account = await admin(service.base, 'POST', '/admin/accounts', { name: 'Bench', email: 'bench@example.com' });
+    const { key } = await admin(service.base, 'POST', '/admin/keys', { account: account.id, mode: 'test' });
+    for (let i = 0; ; i++) {
+      const status = await admin(service.base, 'GET', '/admin/projections');
+      if (status.items.every((p) => p.lag === 0 && !p.rebuilding)) break;
+      if (i > 3000) throw new Error('the service did not catch up');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    return key;
+  } finally {
+    await service.stop();
+  }
+}
+
+/** autocannon in its own process; p50 and p99 in ms, req/s. Any non-2xx or error fails the run. */
+function load(url, { key, connections, seconds }) {
+  const args = [require.resolve('autocannon/autocannon.js'), '-c', String(connections), '-d', String(seconds), '-j'];
+  if (key) args.push('-H', `authorization=Bearer ${key}`);
+  return new Promise((resolve, reject) =>
+    execFile(process.execPath, [...args, url], { maxBuffer: 64 << 20 }, (error, stdout) => {
+      if (error) return reject(error);
+      const r = JSON.parse(stdout);
+      if (r.non2xx || r.errors) return reject(new Error(`${url}: ${r.non2xx} non-2xx and ${r.errors} errors`));
+      resolve({ p50: r.latency.p50, p99: r.latency.p99, rps: r.requests.average });
+    }),
+  );
+}
+
+/** Polls `url` until `ok(status)` holds. */
+async function waitFor(url, ok) {
+  for (let i = 0; i < 300; i++) {
+    try {
+      if (ok((await fetch(url)).status)) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${url} did not come up`);
+}
+
+/**
+ * The service with `env` (its own database settings) on a free port, resolved once it
+ * answers; its child process is the caller's to kill. BENCH_SERVICE_NODE_ARGS="--cpu-prof
+ * --cpu-prof-dir=/tmp/prof" profiles it under load.
+ */
+async function startService(env, adminToken = ADMIN) {
+  const port = await freePort();
+  const nodeArgs = (process.env.BENCH_SERVICE_NODE_ARGS || '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...nodeArgs, MAIN], {
+    env: { ...process.env, LOG_LEVEL: 'warn', ...env, PORT: String(port), ADMIN_TOKEN: adminToken, NODE_ENV: 'development' },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const base = `http://127.0.0.1:${port}`;
+  await waitFor(`${base}/v1/me`, (status) => status === 401);
+  return { base, child };
+}
+
+/** Database `name` on the server DATABASE_URL names. */
+function dbUrl(serverUrl, name) {
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+module.exports = { ADMIN, admin, dbUrl, freePort, load, makeKey, median, serve, serveService, startService, waitFor };

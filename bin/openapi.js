@@ -1,0 +1,53 @@
+#!/usr/bin/env node
+'use strict';
+/**
+ * The OpenAPI document the app generates, for tools that need it as a file. Builds dist/
+ * if stale, boots the app on a throwaway PGlite directory without listening
+ * (src/openapi/write-document.ts), writes the document to a temp file, then:
+ *   node bin/openapi.js lint        npm run lint:openapi: Redocly CLI against redocly.yaml,
+ *                                   and src/cli/api-types.ts must match the document
+ *   node bin/openapi.js gen-types   npm run gen:api-types: regenerates src/cli/api-types.ts
+ * Exits non-zero on any problem.
+ */
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { spawnSync } = require('node:child_process');
+
+const root = path.join(__dirname, '..');
+const API_TYPES = path.join('src', 'cli', 'api-types.ts');
+// No telemetry or update checks from CI runs.
+const QUIET = { REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' };
+
+/** Runs a step; a failed step ends the script (after the temp directory is removed). */
+function run(script, args, env = {}) {
+  const result = spawnSync(process.execPath, [script, ...args], { cwd: root, stdio: 'inherit', env: { ...process.env, ...env } });
+  if (result.status !== 0) throw Object.assign(new Error(`${path.basename(script)} failed`), { status: result.status ?? 1 });
+}
+
+const redocly = (...args) => run(require.resolve('@redocly/cli/bin/cli.js'), args, QUIET);
+const openapiTypescript = (...args) => run(path.join(root, 'node_modules', 'openapi-typescript', 'bin', 'cli.js'), args, QUIET);
+
+const command = process.argv[2];
+if (command !== 'lint' && command !== 'gen-types') {
+  console.error('usage: node bin/openapi.js lint|gen-types');
+  process.exit(2);
+}
+
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'openapi-'));
+const file = path.join(dir, 'openapi.json');
+try {
+  run(path.join(root, 'bin', 'build.js'), ['--stale']);
+  run(path.join(root, 'dist', 'src', 'openapi', 'write-document.js'), [file]);
+  if (command === 'lint') {
+    redocly('lint', '--config', path.join(root, 'redocly.yaml'), file);
+    openapiTypescript(file, '--output', API_TYPES, '--check');
+  } else {
+    openapiTypescript(file, '--output', API_TYPES);
+  }
+} catch (error) {
+  process.exitCode = error.status ?? 1;
+  if (!error.status) console.error(error);
+} finally {
+  fs.rmSync(dir, { recursive: true, force: true });
+}

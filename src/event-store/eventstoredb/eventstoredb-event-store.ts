@@ -1,0 +1,255 @@
+/**
+ * The EventStore port on EventStoreDB (KurrentDB), through the official client. The
+ * service's streams are the whole of $all that matters: every read of $all carries a
+ * server-side stream-name prefix filter (the service's stream categories), which leaves
+ * out system events ($-prefixed streams) and other applications' streams.
+ */
+import { randomUUID } from 'node:crypto';
+import {
+  BACKWARDS,
+  CancelledError,
+  DeadlineExceededError,
+  END,
+  FORWARDS,
+  KurrentDBClient,
+  START as CLIENT_START,
+  StreamNotFoundError,
+  UnavailableError,
+  WrongExpectedVersionError,
+  jsonEvent,
+  streamNameFilter,
+  type AllStreamResolvedEvent,
+  type AppendStreamState,
+  type Filter,
+  type ResolvedEvent,
+} from '@kurrent/kurrentdb-client';
+import {
+  AppendResult,
+  BatchHandler,
+  EventStore,
+  EventStoreUnavailableError,
+  ExpectedRevision,
+  NewEvent,
+  Position,
+  ReadAllOptions,
+  RecordedEvent,
+  START,
+  SubscribeOptions,
+  Subscription,
+  WrongExpectedRevisionError,
+  parsePosition,
+  toPosition,
+} from '../event-store';
+import { LiveWakeUp } from './live-wake-up';
+import { serviceStreamPrefixes } from './stream-prefixes';
+
+export interface EventStoreDbOptions {
+  /** esdb:// or kurrentdb:// connection string. */
+  url: string;
+  /** Stream-name prefixes of this application's streams; default: the service's stream categories. */
+  streamPrefixes?: readonly string[];
+}
+
+/** How long a caught-up subscriber waits when no wake-up arrives (a lost live subscription). */
+const POLL_FALLBACK_MS = 1000;
+/** Pause before a failed batch (or read) is tried again. */
+const RETRY_MS = 1000;
+/** Page size of countAfter's forward read. */
+const COUNT_PAGE = 5000;
+
+function toClientStreamState(expected: ExpectedRevision): AppendStreamState {
+  return typeof expected === 'number' ? BigInt(expected) : expected;
+}
+
+function toRecorded(resolved: ResolvedEvent | AllStreamResolvedEvent): RecordedEvent | null {
+  const e = resolved.event;
+  if (!e || !e.position) return null;
+  const metadata = e.metadata instanceof Uint8Array || !e.metadata ? {} : (e.metadata as Record<string, unknown>);
+  return {
+    id: e.id,
+    streamId: e.streamId,
+    revision: Number(e.revision),
+    type: e.type,
+    data: e.data,
+    metadata,
+    position: toPosition(e.position.commit, e.position.prepare),
+    createdAt: e.created instanceof Date ? e.created : new Date(e.created as any),
+  };
+}
+
+/** The client's "no answer" errors as the port's, so a command answers 503, not 500. */
+function asUnavailable(error: unknown, what: string): unknown {
+  if (error instanceof UnavailableError || error instanceof DeadlineExceededError || error instanceof CancelledError) {
+    return new EventStoreUnavailableError(`${what}: ${error.message}`);
+  }
+  return error;
+}
+
+export class EventStoreDbEventStore implements EventStore {
+  readonly client: KurrentDBClient;
+  private readonly filter: Filter;
+  private readonly wakeUp: LiveWakeUp;
+  private readonly appendListeners = new Set<(streamId: string, events: readonly NewEvent[]) => void>();
+
+  constructor(options: EventStoreDbOptions) {
+    // Same meaning; the client warns on every connect about the older scheme.
+    const url = options.url.replace(/^esdb(\+discover)?:\/\//, (_, discover) => `kurrentdb${discover ?? ''}://`);
+    this.client = KurrentDBClient.connectionString(url);
+    this.filter = streamNameFilter({ prefixes: [...(options.streamPrefixes ?? serviceStreamPrefixes())] });
+    this.wakeUp = new LiveWakeUp(this.client, this.filter);
+  }
+
+  /** Proves the server answers (a read of the head), so a wrong URL fails at start, not at the first request. */
+  async start(timeoutMs = 5000): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+    });
+    try {
+      await Promise.race([this.headPosition(), timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  onAppended(listener: (streamId: string, events: readonly NewEvent[]) => void): () => void {
+    this.appendListeners.add(listener);
+    return () => this.appendListeners.delete(listener);
+  }
+
+  async append(streamId: string, events: readonly NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
+    // Ids are fixed here, so a retried append carries the same ids and the server takes it once.
+    const proposed = events.map((e) => jsonEvent({ id: e.id ?? randomUUID(), type: e.type, data: e.data as any, metadata: (e.metadata ?? {}) as any }));
+    try {
+      const result = await this.client.appendToStream(streamId, proposed, { streamState: toClientStreamState(expected) });
+      if (!result.position) throw new Error(`append to ${streamId} returned no position`);
+      this.wakeUp.wake();
+      for (const listener of this.appendListeners) listener(streamId, events);
+      return { nextRevision: Number(result.nextExpectedRevision), position: toPosition(result.position.commit, result.position.prepare) };
+    } catch (error) {
+      if (error instanceof WrongExpectedVersionError) throw new WrongExpectedRevisionError(streamId, expected);
+      throw asUnavailable(error, `append to ${streamId}`);
+    }
+  }
+
+  async readStream(streamId: string): Promise<RecordedEvent[]> {
+    const events: RecordedEvent[] = [];
+    try {
+      for await (const resolved of this.client.readStream(streamId, { direction: FORWARDS, fromRevision: CLIENT_START })) {
+        const recorded = toRecorded(resolved);
+        if (recorded) events.push(recorded);
+      }
+    } catch (error) {
+      if (error instanceof StreamNotFoundError) return [];
+      throw asUnavailable(error, `read of ${streamId}`);
+    }
+    return events;
+  }
+
+  /** `within` (a Postgres transaction) has no meaning here and is ignored, as the port allows. */
+  async readAll(options: ReadAllOptions): Promise<RecordedEvent[]> {
+    return this.readAfter(options.after, options.limit);
+  }
+
+  /**
+   * The server reads $all from a position inclusively; the port reads strictly after it,
+   * so the event at `after` (when there is one) is dropped and one more is asked for.
+   */
+  private async readAfter(after: Position, limit: number, types?: readonly string[]): Promise<RecordedEvent[]> {
+    try {
+      return await this.readAfterOnce(after, limit, types);
+    } catch (error) {
+      throw asUnavailable(error, 'read of $all');
+    }
+  }
+
+  private async readAfterOnce(after: Position, limit: number, types?: readonly string[]): Promise<RecordedEvent[]> {
+    const { commit, prepare } = parsePosition(after);
+    const fromPosition = after === START ? CLIENT_START : { commit, prepare };
+    const events: RecordedEvent[] = [];
+    for await (const resolved of this.client.readAll({ direction: FORWARDS, fromPosition, maxCount: limit + 1, filter: this.filter })) {
+      const recorded = toRecorded(resolved);
+      if (!recorded || recorded.position <= after) continue;
+      if (types && !types.includes(recorded.type)) continue;
+      events.push(recorded);
+      if (events.length === limit) break;
+    }
+    return events;
+  }
+
+  async headPosition(): Promise<Position> {
+    for await (const resolved of this.client.readAll({ direction: BACKWARDS, fromPosition: END, maxCount: 1, filter: this.filter })) {
+      const recorded = toRecorded(resolved);
+      if (recorded) return recorded.position;
+    }
+    return START;
+  }
+
+  /**
+   * Reads forward from the position and counts: EventStoreDB has no count, and positions
+   * are byte offsets, not event numbers. Cheap for the small lags of a live projection;
+   * proportional to the lag for a build far behind.
+   */
+  async countAfter(position: Position, types?: readonly string[]): Promise<number> {
+    let count = 0;
+    let after = position;
+    for (;;) {
+      const page = await this.readAfter(after, COUNT_PAGE);
+      count += types ? page.filter((e) => types.includes(e.type)).length : page.length;
+      if (page.length < COUNT_PAGE) return count;
+      after = page[page.length - 1].position;
+    }
+  }
+
+  /**
+   * Catch-up reads of $all from the checkpoint, batch by batch; once caught up, waits for
+   * the live subscription (or this process's own append) to say something was written.
+   * The checkpoint moves only past batches the handler accepted, so a dropped connection
+   * (of the reads or of the live subscription, which resubscribes) skips and repeats nothing.
+   */
+  subscribeToAll(after: Position, onBatch: BatchHandler, options: SubscribeOptions = {}): Subscription {
+    let stopped = false;
+    let position = after;
+    const batchSize = options.batchSize ?? 500;
+    let release: (() => void) | null = null;
+    const loop = (async () => {
+      while (!stopped) {
+        try {
+          const seen = this.wakeUp.seq;
+          const batch = await this.readAfter(position, batchSize);
+          if (stopped) break;
+          if (batch.length > 0) {
+            const last = batch[batch.length - 1].position;
+            position = (await onBatch(batch)) ?? last;
+            if (position !== last || batch.length === batchSize) continue;
+          }
+          if (stopped) break;
+          await options.onCaughtUp?.();
+          if (this.wakeUp.seq === seen) {
+            const wait = this.wakeUp.next(POLL_FALLBACK_MS);
+            release = wait.cancel;
+            await wait.done;
+          }
+        } catch (error) {
+          if (stopped) break;
+          options.onError?.(error);
+          const wait = this.wakeUp.sleep(RETRY_MS);
+          release = wait.cancel;
+          await wait.done;
+        }
+      }
+    })();
+    return {
+      stop: async () => {
+        stopped = true;
+        release?.();
+        await loop;
+      },
+    };
+  }
+
+  async close(): Promise<void> {
+    await this.wakeUp.close();
+    await this.client.dispose();
+  }
+}

@@ -1,0 +1,64 @@
+import { Command, CommandBus, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
+import { DraftListingCommand } from '../../catalog/commands/draft-listing';
+import type { ListingDetails } from '../../catalog/events';
+import { CURRENCY, ListingState, toListingObject } from '../../catalog/listing';
+import { ListingStore } from '../../catalog/listing-store';
+import type { AuthContext } from '../../platform/auth/auth-context';
+import { FactoryEvents, GenerationJobPublished } from '../events';
+import { evolve, PublicJob, toPublicJob, wrongStage } from '../job';
+import { JobStreams } from '../job-streams';
+
+/** publish { price_cents }: the draft becomes a published model listing of the creator. */
+export class PublishGenerationJobCommand extends Command<PublicJob> {
+  constructor(readonly auth: AuthContext, readonly jobId: string, readonly priceCents: number) {
+    super();
+  }
+}
+
+@CommandHandler(PublishGenerationJobCommand)
+export class PublishGenerationJobHandler implements ICommandHandler<PublishGenerationJobCommand> {
+  constructor(
+    private readonly jobs: JobStreams,
+    private readonly commands: CommandBus,
+    private readonly listings: ListingStore,
+  ) {}
+
+  async execute({ auth, jobId, priceCents }: PublishGenerationJobCommand): Promise<PublicJob> {
+    const job = await this.jobs.loadOwn(auth, jobId);
+    const { state } = job;
+    if (state.stage !== 'review' || !state.draft || !state.artifact) wrongStage(state, 'publish', '"review"');
+    const { draft, artifact } = state;
+    const details: ListingDetails = {
+      title: draft.title,
+      description: draft.description,
+      type: draft.type,
+      category: draft.category,
+      license: draft.license,
+      version: '0.1.0',
+      price: { amount: priceCents, currency: CURRENCY },
+      tags: draft.tags,
+      frameworks: artifact.file_name.endsWith('.onnx') ? ['onnx'] : ['urdf', 'ros'],
+      hardware: [],
+      sensors: [],
+      ros_compatible: !artifact.file_name.endsWith('.onnx'),
+      jetson_compatible: false,
+      isaac_sim_compatible: false,
+      file: { name: artifact.file_name, size: artifact.size, extension: artifact.file_name.slice(artifact.file_name.lastIndexOf('.')), storage_path: artifact.storage_path },
+    };
+    // One listing per job, whatever happens between the two appends: its id follows from
+    // the job's, so a publish racing this one loses on the listing stream (409), and a
+    // publish retried after a crash that left the listing but not GenerationJobPublished
+    // finds that listing and finishes the move.
+    const listingId = `lst_${state.id.slice('job_'.length)}`;
+    const earlier = await this.listings.find(auth.mode, listingId);
+    let created: ListingState;
+    if (earlier && earlier.state.account_id === auth.accountId) created = earlier.state;
+    // The catalog's own command: its price rules (price_too_low), file checks and freezing
+    // apply as to any listing, and a failure there leaves the job in review untouched.
+    else created = await this.commands.execute(new DraftListingCommand(auth, 'model', details, true, listingId));
+    const listing = toListingObject(created);
+    const published: GenerationJobPublished = { job_id: state.id, account_id: state.account_id, mode: state.mode, listing, job: {}, at: new Date().toISOString() };
+    published.job = toPublicJob(evolve(state, { type: FactoryEvents.GenerationJobPublished, data: published })!);
+    return toPublicJob((await this.jobs.append(job, [{ type: FactoryEvents.GenerationJobPublished, data: { ...published } }])).state);
+  }
+}

@@ -1,0 +1,205 @@
+import { object, page, ref } from './schemas';
+
+/**
+ * What the controllers cannot say about themselves: a summary, the query parameters the
+ * handlers parse by hand, the success body's schema and any error status beyond the
+ * generic ones (document.ts derives 400/401/403/404 from the route itself). Keyed by
+ * "METHOD /path" as it appears in the document; a key that matches no route fails the
+ * document build, so this table cannot go stale silently.
+ */
+export interface OperationNotes {
+  summary: string;
+  description?: string;
+  query?: QueryParameter[];
+  /** The success body's schema. */
+  response?: Record<string, unknown>;
+  /** What the answer's server-sent events are, for operations that can stream. */
+  events?: string;
+  /** For handlers that check their scope themselves instead of with @RequireScope. */
+  scopes?: string[];
+  /** For handlers that set their status on the reply themselves. */
+  status?: string;
+  /** The body schema, for handlers that parse their body themselves. */
+  body?: Record<string, unknown>;
+  /** An example request body. */
+  example?: Record<string, unknown>;
+  /** Extra error statuses this operation answers, with why. */
+  errors?: Record<number, string>;
+}
+
+export interface QueryParameter {
+  name: string;
+  description: string;
+  schema: Record<string, unknown>;
+}
+
+const text = (name: string, description: string): QueryParameter => ({ name, description, schema: { type: 'string', maxLength: 200 } });
+const flag = (name: string, description: string): QueryParameter => ({ name, description, schema: { type: 'string', enum: ['true', 'false'] } });
+
+/** Spec part 8: limit 1-100 (default 20); the cursor is the last item's id of the previous page. */
+const PAGE: QueryParameter[] = [
+  { name: 'limit', description: 'Items per page, 1-100 (default 20).', schema: { type: 'integer', minimum: 1, maximum: 100, default: 20 } },
+  { name: 'cursor', description: 'next_cursor of the previous page.', schema: { type: 'string' } },
+];
+
+/** GET /v1/models and /v1/datasets (src/catalog/list-params.ts); facets are additive filters. */
+const SEARCH: QueryParameter[] = [
+  text('q', 'Full-text search over title, description and tags.'),
+  text('type', 'Asset type, e.g. onnx-model.'),
+  text('category', 'Category slug, e.g. manipulation.'),
+  text('framework', 'One framework the asset lists.'),
+  text('hardware', 'One hardware target the asset lists.'),
+  text('sensor', 'One sensor the asset lists.'),
+  flag('ros_compatible', 'Only ROS-compatible assets (or only others).'),
+  flag('jetson_compatible', 'Only Jetson-compatible assets (or only others).'),
+  flag('isaac_sim_compatible', 'Only Isaac Sim-compatible assets (or only others).'),
+  ...PAGE,
+];
+
+const BAD_FILE = 'validation_failed (names the field); invalid_storage_path: outside the caller’s own user/<account_id>/ prefix; file_not_found: not in storage yet.';
+const PRICE = 'validation_failed (names the field); price_too_low: a paid price under 100 cents.';
+const PURCHASE_REQUIRED = 'purchase_required: a paid asset the caller has not bought (the price is attached).';
+
+export const OPERATIONS: Record<string, OperationNotes> = {
+  'GET /v1/me': { summary: 'The account behind the key, and the key’s mode and scopes', response: ref('Account') },
+
+  'GET /v1/models': { summary: 'Search published models', query: SEARCH, response: page(ref('Asset')) },
+  'POST /v1/models': {
+    summary: 'Publish a model from an uploaded file',
+    example: {
+      title: 'Grasp Policy',
+      type: 'rl-policy',
+      license: 'MIT',
+      price_cents: 2500,
+      storage_path: 'user/acct_123/1767225600-policy.onnx',
+      file_name: 'policy.onnx',
+      file_size: 1048576,
+      file_extension: '.onnx',
+    },
+    description: 'The file must be in storage under the caller’s own prefix (see POST /v1/uploads).',
+    response: ref('Listing'),
+    errors: { 400: `${BAD_FILE} price_too_low: a paid price under 100 cents.` },
+  },
+  'GET /v1/models/{idOrSlug}': { summary: 'One published model', response: ref('Asset') },
+  'PATCH /v1/models/{idOrSlug}': { summary: 'Change an own model’s price, version or metadata', response: ref('Listing'), errors: { 400: PRICE } },
+  'DELETE /v1/models/{idOrSlug}': { summary: 'Unpublish an own model', response: ref('Listing') },
+  'POST /v1/models/{idOrSlug}/download': {
+    summary: 'A signed download URL for a model or dataset file',
+    response: ref('Download'),
+    errors: { 402: PURCHASE_REQUIRED },
+  },
+
+  'GET /v1/uploads': { summary: 'Upload limits: the largest file and the allowed extensions', response: ref('UploadLimits') },
+  'POST /v1/uploads': { summary: 'A signed URL to upload one file to', response: ref('UploadGrant'), example: { file_name: 'policy.onnx', file_size: 1048576 } },
+  'PUT /v1/uploads': { summary: 'Whether an upload landed, and its size', response: ref('UploadCheck'), errors: { 400: BAD_FILE } },
+
+  'GET /v1/datasets': { summary: 'Search published datasets', query: SEARCH, response: page(ref('Asset')) },
+  'POST /v1/datasets': { summary: 'Create a dataset draft (its data arrives as shards)', response: ref('Listing'), errors: { 400: PRICE } },
+  'GET /v1/datasets/{idOrSlug}': { summary: 'One published dataset', response: ref('Asset') },
+  'PATCH /v1/datasets/{idOrSlug}': { summary: 'Change an own dataset’s price, version or metadata', response: ref('Listing'), errors: { 400: PRICE } },
+  'DELETE /v1/datasets/{idOrSlug}': { summary: 'Unpublish an own dataset', response: ref('Listing') },
+  'POST /v1/datasets/{idOrSlug}/publish': {
+    summary: 'Publish an own dataset, fixing its shards',
+    response: ref('Listing'),
+    errors: { 400: `${BAD_FILE} (a dataset needs a shard first)`, 409: 'conflict: a shard changed while it was being published; retry.' },
+  },
+  'POST /v1/datasets/{idOrSlug}/shards': { summary: 'A signed URL to upload one shard to', response: ref('ShardGrant') },
+  'GET /v1/datasets/{idOrSlug}/shards': { summary: 'The shards that landed in storage', response: ref('ShardList') },
+  'GET /v1/datasets/{idOrSlug}/shards/{name}': {
+    summary: 'A signed download URL for one shard',
+    response: ref('ShardDownload'),
+    errors: { 402: PURCHASE_REQUIRED },
+  },
+
+  'GET /v1/listings': {
+    summary: 'The caller’s own models and datasets, in every state',
+    query: [{ name: 'status', description: 'Only listings in this state.', schema: { type: 'string', enum: ['draft', 'published', 'unpublished'] } }, ...PAGE],
+    response: page(ref('Listing')),
+  },
+  'POST /v1/listings': { summary: 'Create a listing draft', response: ref('Listing'), errors: { 400: PRICE } },
+  'GET /v1/listings/{idOrSlug}': { summary: 'One own listing', response: ref('Listing') },
+  'PATCH /v1/listings/{idOrSlug}': { summary: 'Change an own listing', response: ref('Listing'), errors: { 400: PRICE } },
+  'POST /v1/listings/{idOrSlug}/publish': {
+    summary: 'Validate and publish an own listing',
+    response: ref('Listing'),
+    errors: { 400: BAD_FILE, 409: 'conflict: the file changed while it was being published; retry.' },
+  },
+  'POST /v1/listings/{idOrSlug}/unpublish': { summary: 'Unpublish an own listing', response: ref('Listing') },
+
+  'POST /v1/purchases': {
+    summary: 'Open a checkout session for an asset',
+    example: { asset: 'grasp-policy' },
+    response: ref('CheckoutSession'),
+    errors: { 409: 'conflict: the caller already bought this asset.' },
+  },
+  'GET /v1/purchases': { summary: 'The caller’s completed purchases', query: PAGE, response: page(ref('Purchase')) },
+
+  'GET /v1/balance_transactions': {
+    summary: 'The creator’s ledger: sales, refunds and payouts',
+    query: [{ name: 'type', description: 'Only entries of this type.', schema: { type: 'string', enum: ['sale', 'refund', 'payout'] } }, ...PAGE],
+    response: page(ref('BalanceTransaction'), { summary: ref('BalanceSummary'), payouts_paused: { type: 'boolean' } }),
+  },
+  'GET /v1/payouts': {
+    summary: 'Transfers to the creator, and what is owed now',
+    query: PAGE,
+    response: page(ref('Payout'), { amount_owed_cents: { type: 'integer' }, currency: { type: 'string' }, payouts_paused: { type: 'boolean' } }),
+  },
+
+  'GET /v1/inference/models': { summary: 'Inference models and their prices', response: ref('InferenceModels') },
+  'POST /v1/chat/completions': {
+    summary: 'OpenAI-compatible chat completion',
+    // assertMayRunInference (src/inference/chat-completions.ts) checks the scope and the premium tier.
+    scopes: ['inference:run'],
+    status: '200',
+    description: 'Needs a premium key. The body and answer are OpenAI’s; `stream: true` answers server-sent events.',
+    // OpenAI's shapes, referenced rather than copied (decisions: OpenAPI).
+    body: ref('ChatCompletionRequest'),
+    response: ref('ChatCompletion'),
+    events: 'With `stream: true`: `data:` lines of chat.completion.chunk objects, then `data: [DONE]`.',
+    errors: {
+      402: 'payment_required: the premium key is not activated yet.',
+      404: 'model_not_found: no such inference model (GET /v1/inference/models lists them).',
+      503: 'service_unavailable: inference is temporarily unavailable; retry with backoff.',
+    },
+  },
+  'GET /v1/usage': {
+    summary: 'Inference usage of the caller’s account, in the key’s mode',
+    query: [{ name: 'days', description: 'Window in days, 1-365 (default 30).', schema: { type: 'integer', minimum: 1, maximum: 365, default: 30 } }],
+    response: ref('Usage'),
+  },
+
+  'POST /v1/factory/jobs': {
+    summary: 'Start a generation job from a prompt (spends one credit)',
+    example: { prompt: 'a 6-DoF arm with a parallel gripper, 0.9 m reach, 5 kg payload' },
+    response: ref('FactoryJob'),
+    errors: { 402: 'insufficient_credits: no generation credit left in the key’s mode.' },
+  },
+  'GET /v1/factory/jobs': { summary: 'The caller’s generation jobs, newest first', query: PAGE, response: page(ref('FactoryJob')) },
+  'GET /v1/factory/jobs/{id}': { summary: 'One generation job (poll it)', response: ref('FactoryJob') },
+  'POST /v1/factory/jobs/{id}/clarify': {
+    summary: 'Answer the job’s questions (in awaiting_clarification)',
+    example: { answers: [{ id: 'q_dof', answer: '6' }] },
+    response: ref('FactoryJob'),
+    errors: { 400: 'invalid_request naming the current stage; validation_failed: an unknown question id or a missing answer.' },
+  },
+  'POST /v1/factory/jobs/{id}/approve': { summary: 'Approve the plan and build the artifact', response: ref('FactoryJob'), errors: { 400: 'invalid_request naming the current stage.' } },
+  'POST /v1/factory/jobs/{id}/regenerate': {
+    summary: 'Plan again, or build again (spends one credit)',
+    query: [{ name: 'stage', description: 'plan or build.', schema: { type: 'string', enum: ['plan', 'build'] } }],
+    response: ref('FactoryJob'),
+    errors: { 400: 'invalid_request naming the current stage; validation_failed: stage missing or not plan/build.', 402: 'insufficient_credits: a rebuild needs a credit.' },
+  },
+  'POST /v1/factory/jobs/{id}/publish': {
+    summary: 'Publish the reviewed artifact as a listing',
+    example: { price_cents: 1500 },
+    response: ref('FactoryJob'),
+    errors: { 400: `invalid_request naming the current stage; ${PRICE}` },
+  },
+
+  'POST /v1/webhook_endpoints': { summary: 'Register a webhook endpoint (its secret is shown once)', response: ref('WebhookEndpoint') },
+  'GET /v1/webhook_endpoints': { summary: 'The caller’s webhook endpoints', query: PAGE, response: page(ref('WebhookEndpoint')) },
+  'GET /v1/webhook_endpoints/{id}': { summary: 'One webhook endpoint', response: ref('WebhookEndpoint') },
+  'PATCH /v1/webhook_endpoints/{id}': { summary: 'Change or pause a webhook endpoint', response: ref('WebhookEndpoint') },
+  'DELETE /v1/webhook_endpoints/{id}': { summary: 'Delete a webhook endpoint', response: object({ id: { type: 'string' }, deleted: { const: true } }) },
+  'GET /v1/webhook_endpoints/{id}/events': { summary: 'The delivery log of an endpoint, newest first', query: PAGE, response: page(ref('WebhookDelivery')) },
+};

@@ -1,0 +1,285 @@
+/**
+ * Response shapes of the public API, as JSON Schema (OpenAPI 3.1 is JSON Schema 2020-12).
+ * Handlers return plain objects, not classes, so these are declared here once and named
+ * per operation in operations.ts; the e2e test validates real responses against them.
+ * Objects allow unknown properties: adding a field is not a breaking change (spec part 9).
+ */
+type Schema = Record<string, unknown>;
+
+const str: Schema = { type: 'string' };
+const int: Schema = { type: 'integer' };
+const bool: Schema = { type: 'boolean' };
+const timestamp: Schema = { type: 'string', format: 'date-time', description: 'ISO 8601 UTC with milliseconds' };
+const strings: Schema = { type: 'array', items: str };
+const nullable = (s: Schema): Schema => ({ ...s, type: [s.type, 'null'] });
+
+/** An object whose listed properties are all present. */
+export const object = (properties: Record<string, Schema>, extra: Schema = {}): Schema => ({
+  type: 'object',
+  required: Object.keys(properties),
+  properties,
+  ...extra,
+});
+
+export const ref = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` });
+
+/** The list envelope of spec part 2; the cursor is the last item's id and is opaque. */
+export const page = (items: Schema, extra: Record<string, Schema> = {}): Schema =>
+  object({ items: { type: 'array', items }, next_cursor: nullable(str), has_more: bool, ...extra });
+
+/** Codes of spec part 7 plus the ones this service adds; `code` is what clients branch on. */
+export const ERROR_CODES = [
+  'invalid_request',
+  'validation_failed',
+  'invalid_storage_path',
+  'file_not_found',
+  'price_too_low',
+  'missing_credentials',
+  'invalid_key',
+  'payment_required',
+  'purchase_required',
+  'scope_required',
+  'forbidden',
+  'not_found',
+  'model_not_found',
+  'conflict',
+  'method_not_allowed',
+  'request_timeout',
+  'payload_too_large',
+  'uri_too_long',
+  'unsupported_media_type',
+  'headers_too_large',
+  'rate_limited',
+  'service_unavailable',
+  'internal_error',
+];
+
+const listingFile = nullable(
+  object({ name: str, size: int, extension: str, sha256: nullable(str) }, { description: 'The artifact of a model; null for datasets, whose data is in shards.' }),
+);
+
+const publicAsset = object({
+  id: str,
+  slug: str,
+  title: str,
+  description: str,
+  type: { type: 'string', examples: ['onnx-model', 'rl-policy', 'ros-package', 'dataset'] },
+  category: str,
+  license: str,
+  version: str,
+  price: object({ amount: { type: 'integer', minimum: 0, description: 'cents' }, currency: { type: 'string', examples: ['usd'] } }),
+  tags: strings,
+  frameworks: strings,
+  hardware: strings,
+  sensors: strings,
+  ros_compatible: bool,
+  jetson_compatible: bool,
+  isaac_sim_compatible: bool,
+  file: listingFile,
+  downloads: int,
+  featured: bool,
+  author: object({ slug: str, name: str }),
+  created_at: timestamp,
+  updated_at: timestamp,
+});
+
+export const SCHEMAS: Record<string, Schema> = {
+  ErrorEnvelope: object(
+    {
+      error: object(
+        {
+          code: { type: 'string', description: `Stable; one of ${ERROR_CODES.join(', ')}.`, examples: ERROR_CODES },
+          message: { type: 'string', description: 'For humans; may change.' },
+          request_id: { type: 'string', description: 'Also sent in the x-request-id header.' },
+        },
+        { description: 'Some codes attach more fields (scope_required: scope, scopes; purchase_required: the price).' },
+      ),
+    },
+    {
+      description: 'Every non-2xx response from the service (spec part 7).',
+      examples: [{ error: { code: 'not_found', message: 'No such listing.', request_id: 'req_5f0c2a9d8e7b6a5f4e3d2c1b' } }],
+    },
+  ),
+  Account: object(
+    {
+      id: str,
+      slug: str,
+      name: str,
+      email: str,
+      created_at: timestamp,
+      key: object({ mode: { type: 'string', enum: ['test', 'live'] }, scopes: { ...strings, description: 'Empty: the key is unrestricted.' } }),
+      credits: { ...int, description: 'Generation credits left in the key’s mode.' },
+    },
+    { description: 'The account behind the key, the key used, and the credits left in its mode.' },
+  ),
+  Asset: { ...publicAsset, description: 'A published model or dataset (spec part 2, model object).' },
+  Listing: {
+    allOf: [
+      ref('Asset'),
+      object({
+        object: { const: 'listing' },
+        kind: { type: 'string', enum: ['model', 'dataset'] },
+        status: { type: 'string', enum: ['draft', 'published', 'unpublished'] },
+        validation_status: { type: 'string', enum: ['pending', 'passed'] },
+        storage_path: nullable(str),
+        published_at: nullable(timestamp),
+      }),
+    ],
+    description: "The seller's view of one of their own models or datasets, in any state.",
+  },
+  UploadLimits: object({ max_bytes: int, extensions: strings }),
+  UploadGrant: object(
+    {
+      storage_path: { type: 'string', description: 'user/<account_id>/<unix_seconds>-<file_name>' },
+      upload_url: { type: 'string', description: 'PUT the bytes here, with no Authorization header.' },
+      token: str,
+      expires_in: { type: 'integer', description: 'seconds' },
+      file_name: str,
+      file_size: int,
+      file_extension: { type: 'string', examples: ['.onnx'] },
+    },
+    { description: 'A signed storage URL for one upload; the declared size is also the cap.' },
+  ),
+  UploadCheck: object({ exists: bool, size: int }),
+  ShardGrant: object({ name: str, size: int, storage_path: str, upload_url: str, token: str, expires_in: int }),
+  ShardList: object({ items: { type: 'array', items: object({ name: str, size: int, sha256: nullable(str) }) }, count: int, total_bytes: int }),
+  ShardDownload: object({ name: str, size: int, sha256: nullable(str), url: str, expires_in: int }),
+  Download: object(
+    { url: str, expires_in: { type: 'integer', description: 'seconds' }, file_name: str, file_size: int, file_sha256: nullable(str) },
+    { description: 'A signed download URL for the asset file.' },
+  ),
+  CheckoutSession: object({
+    object: { const: 'checkout_session' },
+    id: str,
+    status: { type: 'string', examples: ['requires_payment'] },
+    checkout_url: { type: 'string', description: 'The hosted payment page for the buyer.' },
+    expires_at: { type: 'integer', description: 'Unix seconds' },
+    amount_cents: int,
+    currency: str,
+    asset: object({ id: str, slug: str, title: str }),
+  }),
+  Purchase: object({
+    id: str,
+    object: { const: 'purchase' },
+    asset: object({ id: str, slug: str, title: str }),
+    amount_cents: int,
+    currency: str,
+    status: { type: 'string', enum: ['paid', 'refunded'] },
+    checkout_session_id: str,
+    created_at: timestamp,
+  }),
+  BalanceTransaction: object({
+    id: str,
+    type: { type: 'string', enum: ['sale', 'refund', 'payout'] },
+    amount_cents: int,
+    fee_cents: int,
+    net_cents: int,
+    currency: str,
+    status: str,
+    created_at: timestamp,
+    source: { type: 'object' },
+    description: str,
+  }),
+  BalanceSummary: object({
+    currency: str,
+    gross_cents: int,
+    platform_fee_cents: int,
+    earned_cents: int,
+    refunded_cents: int,
+    paid_out_cents: int,
+    balance_cents: int,
+    sale_count: int,
+    refund_count: int,
+  }),
+  Payout: object(
+    { id: str, object: { const: 'payout' }, amount_cents: int, currency: str, status: { const: 'paid' }, created_at: timestamp, arrival_date: nullable(timestamp) },
+    { description: 'A transfer to the creator.' },
+  ),
+  Usage: object({
+    window_days: int,
+    summary: object({ calls: int, total_tokens: int, cost_micros: int, cost_usd: { type: 'number' } }),
+    by_model: { type: 'array', items: object({ model: str, calls: int, total_tokens: int, cost_usd: { type: 'number' } }) },
+  }),
+  InferenceModels: object(
+    { object: { const: 'list' }, items: { type: 'array', items: { type: 'object', required: ['id'], properties: { id: str } } } },
+    { description: 'The inference models with the prices in force.' },
+  ),
+  WebhookEndpoint: {
+    type: 'object',
+    required: ['id', 'url', 'events', 'enabled'],
+    properties: {
+      id: str,
+      object: { const: 'webhook_endpoint' },
+      url: str,
+      events: strings,
+      description: str,
+      enabled: bool,
+      created_at: timestamp,
+      updated_at: timestamp,
+      secret: { type: 'string', description: 'whsec_…; only in the create response.' },
+    },
+  },
+  WebhookDelivery: object(
+    {
+      id: str,
+      object: { const: 'webhook_delivery' },
+      event_id: str,
+      event_type: str,
+      status: { type: 'string', enum: ['pending', 'succeeded', 'failed'] },
+      attempts: int,
+      response_status: nullable(int),
+      error: nullable(str),
+      next_attempt_at: nullable(timestamp),
+      created_at: timestamp,
+      updated_at: timestamp,
+    },
+    { description: 'One event sent to an endpoint.' },
+  ),
+  ChatCompletion: {
+    ...object({
+      id: str,
+      object: { const: 'chat.completion' },
+      created: { type: 'integer', description: 'Unix seconds' },
+      model: str,
+      choices: { type: 'array', items: object({ index: int, message: object({ role: { const: 'assistant' }, content: nullable(str) }), finish_reason: str }) },
+      usage: object({ prompt_tokens: int, completion_tokens: int, total_tokens: int }),
+    }),
+    description:
+      "OpenAI's chat completion object (https://platform.openai.com/docs/api-reference/chat/object); only the fields clients " +
+      'branch on are listed here.',
+    externalDocs: { url: 'https://platform.openai.com/docs/api-reference/chat/object' },
+  },
+  FactoryJob: object(
+    {
+      id: str,
+      object: { const: 'factory_job' },
+      stage: { type: 'string', enum: ['queued', 'analyzing', 'awaiting_clarification', 'planning', 'awaiting_approval', 'generating', 'review', 'published'] },
+      prompt: str,
+      questions: { type: 'array', items: object({ id: str, question: str }) },
+      answers: { type: 'array', items: object({ id: str, answer: str }) },
+      plan: nullable({ type: 'object', description: 'What the artifact will hold: spaces and layers, or links, joints and dimensions, with the defaults assumed.' }),
+      draft: nullable(object({ title: str, type: str, license: str, description: str, category: str, tags: strings })),
+      artifact: nullable(
+        object({
+          storage_path: str,
+          file_name: str,
+          size: int,
+          sha256: str,
+          companions: { type: 'array', items: object({ file_name: str, storage_path: str, size: int, sha256: str }) },
+        }),
+      ),
+      listing: nullable({ type: 'object', description: 'The listing publish created.' }),
+      credits_spent: int,
+      error: nullable(object({ code: str, message: str, stage: str })),
+      created_at: timestamp,
+      updated_at: timestamp,
+    },
+    { description: 'A generation job (decisions section 7).' },
+  ),
+  ChatCompletionRequest: {
+    type: 'object',
+    required: ['model', 'messages'],
+    properties: { model: str, messages: { type: 'array', items: { type: 'object' } }, stream: bool, max_tokens: int },
+    description: "OpenAI's chat completion request (https://platform.openai.com/docs/api-reference/chat/create); the `openai` client works unchanged.",
+  },
+};

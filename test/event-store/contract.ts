@@ -1,0 +1,203 @@
+import { randomUUID } from 'node:crypto';
+import { EventStore, RecordedEvent, WrongExpectedRevisionError } from '../../src/event-store/event-store';
+
+/**
+ * The behaviour every EventStore adapter shares, run by postgres.contract.spec.ts and
+ * eventstoredb.contract.spec.ts. Each test writes its own streams (under the harness's
+ * prefix, which an adapter that filters $all by stream name is configured to read) and
+ * reads from the head it found at its start, so one store serves the whole file.
+ */
+export interface ContractHarness {
+  store: EventStore;
+  /** Prefix of every stream a test writes. */
+  streamPrefix: string;
+  close(): Promise<void>;
+}
+
+const event = (type = 'Happened', data: Record<string, unknown> = {}) => ({ type, data });
+
+export function eventStoreContract(name: string, open: () => Promise<ContractHarness>): void {
+  describe(`EventStore contract: ${name}`, () => {
+    let harness: ContractHarness;
+    let store: EventStore;
+    let run = 0;
+    let s: (name: string) => string;
+    let head: string;
+    beforeAll(async () => {
+      harness = await open();
+      store = harness.store;
+    });
+    beforeEach(async () => {
+      const prefix = `${harness.streamPrefix}t${++run}`;
+      s = (name) => `${prefix}${name}`;
+      head = await store.headPosition();
+    });
+    afterAll(async () => {
+      await harness?.close();
+    });
+
+    describe('append and expected revisions', () => {
+      it('appends to a new stream with no_stream and reads it back in order', async () => {
+        const result = await store.append(s('order-1'), [event('A', { n: 1 }), event('B', { n: 2 })], 'no_stream');
+        expect(result.nextRevision).toBe(1);
+        const events = await store.readStream(s('order-1'));
+        expect(events.map((e) => [e.type, e.revision, e.data])).toEqual([['A', 0, { n: 1 }], ['B', 1, { n: 2 }]]);
+        expect(events[1].position).toBe(result.position);
+      });
+
+      it('rejects no_stream on an existing stream and leaves it unchanged', async () => {
+        await store.append(s('order-1'), [event()], 'no_stream');
+        await expect(store.append(s('order-1'), [event()], 'no_stream')).rejects.toBeInstanceOf(WrongExpectedRevisionError);
+        expect(await store.readStream(s('order-1'))).toHaveLength(1);
+      });
+
+      it('appends at the exact expected revision and rejects a stale one', async () => {
+        const first = await store.append(s('order-1'), [event()], 'no_stream');
+        await store.append(s('order-1'), [event()], first.nextRevision);
+        await expect(store.append(s('order-1'), [event('Stale')], first.nextRevision)).rejects.toBeInstanceOf(WrongExpectedRevisionError);
+        expect((await store.readStream(s('order-1'))).map((e) => e.type)).toEqual(['Happened', 'Happened']);
+      });
+
+      it('stream_exists needs the stream; any never conflicts', async () => {
+        await expect(store.append(s('order-1'), [event()], 'stream_exists')).rejects.toBeInstanceOf(WrongExpectedRevisionError);
+        await store.append(s('order-1'), [event()], 'any');
+        await store.append(s('order-1'), [event()], 'any');
+        const r = await store.append(s('order-1'), [event()], 'stream_exists');
+        expect(r.nextRevision).toBe(2);
+      });
+
+      it('lets exactly one of many concurrent appends at the same revision win', async () => {
+        await store.append(s('order-1'), [event()], 'no_stream');
+        const outcomes = await Promise.allSettled(Array.from({ length: 8 }, () => store.append(s('order-1'), [event('Racer')], 0)));
+        expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(1);
+        expect(outcomes.filter((o) => o.status === 'rejected').every((o) => (o as PromiseRejectedResult).reason instanceof WrongExpectedRevisionError)).toBe(true);
+        expect(await store.readStream(s('order-1'))).toHaveLength(2);
+      });
+
+      it('returns an empty list for a stream that does not exist', async () => {
+        expect(await store.readStream(s('nothing-here'))).toEqual([]);
+      });
+    });
+
+    describe('reading all', () => {
+      it('reads after a position in order, in batches, and counts what is left', async () => {
+        for (let i = 0; i < 5; i++) await store.append(s(`s-${i}`), [event('E', { i })], 'no_stream');
+        const firstTwo = await store.readAll({ after: head, limit: 2 });
+        expect(firstTwo.map((e) => e.data.i)).toEqual([0, 1]);
+        const rest = await store.readAll({ after: firstTwo[1].position, limit: 100 });
+        expect(rest.map((e) => e.data.i)).toEqual([2, 3, 4]);
+        expect(await store.countAfter(firstTwo[1].position)).toBe(3);
+        expect(await store.headPosition()).toBe(rest[2].position);
+      });
+
+      it('catches up and then follows live appends on a subscription', async () => {
+        await store.append(s('s-1'), [event('Before')], 'no_stream');
+        const seen: string[] = [];
+        let resolveDone!: () => void;
+        const done = new Promise<void>((r) => (resolveDone = r));
+        const subscription = store.subscribeToAll(head, async (batch) => {
+          for (const e of batch) seen.push(e.type);
+          if (seen.length === 3) resolveDone();
+        });
+        await store.append(s('s-2'), [event('Live1')], 'no_stream');
+        await store.append(s('s-3'), [event('Live2')], 'no_stream');
+        await done;
+        await subscription.stop();
+        expect(seen).toEqual(['Before', 'Live1', 'Live2']);
+      });
+
+      it('offers a batch again when the handler fails, so nothing is skipped', async () => {
+        await store.append(s('s-1'), [event('Only')], 'no_stream');
+        let calls = 0;
+        let resolveDone!: (e: RecordedEvent[]) => void;
+        const done = new Promise<RecordedEvent[]>((r) => (resolveDone = r));
+        const subscription = store.subscribeToAll(
+          head,
+          async (batch) => {
+            calls++;
+            if (calls === 1) throw new Error('handler crashed');
+            resolveDone(batch);
+          },
+          { onError: () => undefined },
+        );
+        const batch = await done;
+        await subscription.stop();
+        expect(batch.map((e) => e.type)).toEqual(['Only']);
+        expect(calls).toBe(2);
+      });
+    });
+
+    // Many writers commit in an order that differs from the order they took positions in;
+    // a reader running alongside must still see every event exactly once, in cursor order.
+    it('never skips or repeats an event with many concurrent appenders and a concurrent reader', async () => {
+      const writers = 8;
+      const perWriter = 40;
+      const expected = new Set<string>();
+      let writing = true;
+      const seen: RecordedEvent[] = [];
+
+      const reader = (async () => {
+        let after = head;
+        for (;;) {
+          const stillWriting = writing;
+          const batch = await store.readAll({ after, limit: 37 });
+          seen.push(...batch);
+          if (batch.length) after = batch[batch.length - 1].position;
+          else if (!stillWriting) return;
+        }
+      })();
+
+      await Promise.all(
+        Array.from({ length: writers }, async (_, w) => {
+          for (let i = 0; i < perWriter; i++) {
+            const id = randomUUID();
+            expected.add(id);
+            // Half the appends contend on one shared stream, half go to the writer's own.
+            const stream = s(i % 2 === 0 ? `writer-${w}` : 'shared-1');
+            await store.append(stream, [{ id, type: 'Written', data: { w, i } }], 'any');
+          }
+        }),
+      );
+      writing = false;
+      await reader;
+
+      const ids = seen.map((e) => e.id);
+      expect(new Set(ids).size).toBe(ids.length);
+      expect(new Set(ids)).toEqual(expected);
+      for (let i = 1; i < seen.length; i++) expect(seen[i].position > seen[i - 1].position).toBe(true);
+    });
+
+    it('gives every subscription every event once, in order, when several follow the log at once', async () => {
+      const expected: string[] = [];
+      const received = new Map<string, string[]>();
+      const follow = (name: string, batchSize: number, from = head) => {
+        received.set(name, []);
+        return store.subscribeToAll(from, async (batch) => {
+          // A slow consumer now and then: the others move on without it.
+          if (name === 'slow') await new Promise((r) => setTimeout(r, 5));
+          received.get(name)!.push(...batch.map((e) => e.id));
+          return batch[batch.length - 1].position;
+        }, { batchSize });
+      };
+      const subscriptions = [follow('projection-a', 100), follow('projection-b', 100), follow('fan-out', 500), follow('slow', 7)];
+      await Promise.all(
+        Array.from({ length: 6 }, async (_, w) => {
+          for (let i = 0; i < 40; i++) {
+            const id = randomUUID();
+            expected.push(id);
+            await store.append(s(i % 3 ? `follow-${w}` : 'follow-shared'), [{ id, type: 'Followed', data: { w, i } }], 'any');
+            if (i === 20 && w === 0) subscriptions.push(follow('late', 50));
+          }
+        }),
+      );
+      const everything = (await store.readAll({ after: head, limit: 1000 })).map((e) => e.id);
+      expect(new Set(everything)).toEqual(new Set(expected));
+      for (let i = 0; i < 500 && [...received.values()].some((ids) => ids.length < everything.length); i++) {
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      await Promise.all(subscriptions.map((sub) => sub.stop()));
+      for (const [name, ids] of received) expect([name, ids]).toEqual([name, everything]);
+    });
+
+  });
+}

@@ -1,0 +1,150 @@
+import { randomUUID } from 'node:crypto';
+import { KurrentDBClient, jsonEvent } from '@kurrent/kurrentdb-client';
+import { EventStoreUnavailableError, RecordedEvent, START, WrongExpectedRevisionError } from '../../src/event-store/event-store';
+import { EventStoreDbEventStore } from '../../src/event-store/eventstoredb/eventstoredb-event-store';
+import { serviceStreamPrefixes } from '../../src/event-store/eventstoredb/stream-prefixes';
+import { EsdbStandIn } from '../support/esdb-standin';
+
+/** What only the EventStoreDB adapter has to get right (the shared behaviour is in contract.ts), on the stand-in. */
+describe('EventStoreDbEventStore on the stand-in', () => {
+  let standIn: EsdbStandIn;
+  let store: EventStoreDbEventStore;
+  let raw: KurrentDBClient;
+  let run = 0;
+  let s: (name: string) => string;
+  beforeAll(async () => {
+    standIn = await new EsdbStandIn().start();
+    store = new EventStoreDbEventStore({ url: standIn.url, streamPrefixes: ['app-'] });
+    await store.start();
+    raw = KurrentDBClient.connectionString(standIn.url.replace('esdb://', 'kurrentdb://'));
+  });
+  beforeEach(() => {
+    const prefix = `app-t${++run}`;
+    s = (name) => `${prefix}${name}`;
+  });
+  afterAll(async () => {
+    await raw.dispose();
+    await store.close();
+    await standIn.stop();
+  });
+
+  it('filters on the service stream categories by default, none a prefix of another', () => {
+    const prefixes = serviceStreamPrefixes();
+    expect(prefixes).toEqual(expect.arrayContaining(['account-', 'accountslug-', 'ledger-', 'checkout-', 'inferenceusage-']));
+    for (const p of prefixes) expect(prefixes.filter((q) => q.startsWith(p))).toEqual([p]);
+  });
+
+  it("leaves system events and other applications' streams out of $all, its head and counts", async () => {
+    const head = await store.headPosition();
+    await raw.appendToStream('otherapp-1', jsonEvent({ type: 'Foreign', data: {} }));
+    await raw.appendToStream('$maintenance', jsonEvent({ type: '$scavengeStarted', data: {} }));
+    const mine = await store.append(s('order-1'), [{ type: 'Mine', data: {} }], 'no_stream');
+    await raw.appendToStream('otherapp-2', jsonEvent({ type: 'Foreign', data: {} }));
+    expect(standIn.events.some((e) => e.stream.startsWith('$'))).toBe(true);
+    expect((await store.readAll({ after: head, limit: 10 })).map((e) => e.type)).toEqual(['Mine']);
+    expect(await store.headPosition()).toBe(mine.position);
+    expect(await store.countAfter(head)).toBe(1);
+    expect(await store.countAfter(head, ['Other'])).toBe(0);
+  });
+
+  it('keeps event ids, so a retried append is taken once', async () => {
+    const events = [{ id: randomUUID(), type: 'Paid', data: { n: 1 } }, { id: randomUUID(), type: 'Paid', data: { n: 2 } }];
+    const first = await store.append(s('ledger-1'), events, 'no_stream');
+    // The answer was lost; the command retries with the same ids and expected revision.
+    const again = await store.append(s('ledger-1'), events, 'no_stream');
+    expect(again).toEqual(first);
+    const stored = await store.readStream(s('ledger-1'));
+    expect(stored.map((e) => e.id)).toEqual(events.map((e) => e.id));
+    expect(stored.map((e) => e.metadata)).toEqual([{}, {}]);
+    expect(stored[1].position).toBe(first.position);
+  });
+
+  it('names the stream and the expected revision in a lost race', async () => {
+    await store.append(s('order-1'), [{ type: 'A', data: {} }], 'no_stream');
+    const error = await store.append(s('order-1'), [{ type: 'B', data: {} }], 5).catch((e) => e);
+    expect(error).toBeInstanceOf(WrongExpectedRevisionError);
+    expect([error.streamId, error.expected]).toEqual([s('order-1'), 5]);
+  });
+
+  it('tells onAppended listeners of its own appends', async () => {
+    const heard: string[] = [];
+    const off = store.onAppended((streamId, events) => heard.push(`${streamId}:${events.length}`));
+    await store.append(s('order-1'), [{ type: 'A', data: {} }, { type: 'B', data: {} }], 'any');
+    off();
+    await store.append(s('order-2'), [{ type: 'A', data: {} }], 'any');
+    expect(heard).toEqual([`${s('order-1')}:2`]);
+  });
+
+  async function followThrough(disrupt: () => Promise<void>): Promise<void> {
+    const head = await store.headPosition();
+    const received: RecordedEvent[] = [];
+    const expected: string[] = [];
+    const sub = store.subscribeToAll(head, async (batch) => {
+      received.push(...batch);
+    }, { onError: () => undefined });
+    const appendSome = async (n: number) => {
+      for (let i = 0; i < n; i++) {
+        const id = randomUUID();
+        expected.push(id);
+        await store.append(s(`follow-${i % 3}`), [{ id, type: 'Followed', data: {} }], 'any');
+      }
+    };
+    const waitFor = async (count: number) => {
+      for (let i = 0; i < 500 && received.length < count; i++) await new Promise((r) => setTimeout(r, 10));
+    };
+    await appendSome(10);
+    await waitFor(10);
+    await disrupt();
+    // Appended by another process: only the live subscription (or the poll) can tell.
+    for (let i = 0; i < 5; i++) {
+      const id = randomUUID();
+      expected.push(id);
+      await raw.appendToStream(s('elsewhere-1'), jsonEvent({ id, type: 'Followed', data: {} }));
+    }
+    await waitFor(15);
+    await appendSome(5);
+    await waitFor(20);
+    await sub.stop();
+    expect(received.map((e) => e.id)).toEqual(expected);
+  }
+
+  it('follows through a dropped live subscription without skipping or repeating an event', async () => {
+    await followThrough(async () => standIn.dropSubscriptions());
+  });
+
+  it('follows through a server restart (every connection cut) without skipping or repeating an event', async () => {
+    await followThrough(() => standIn.restart(300));
+  });
+
+  it('says the store is unavailable when an append finds the server down, and takes the retry once after', async () => {
+    await store.append(s('order-1'), [{ type: 'A', data: {} }], 'no_stream');
+    await standIn.stop();
+    const events = [{ id: randomUUID(), type: 'B', data: {} }];
+    try {
+      await expect(store.append(s('order-1'), events, 0)).rejects.toBeInstanceOf(EventStoreUnavailableError);
+      await expect(store.readStream(s('order-1'))).rejects.toBeInstanceOf(EventStoreUnavailableError);
+      await expect(store.readAll({ after: START, limit: 1 })).rejects.toBeInstanceOf(EventStoreUnavailableError);
+    } finally {
+      await standIn.start(standIn.port);
+    }
+    let result;
+    for (let i = 0; i < 50 && !result; i++) {
+      result = await store.append(s('order-1'), events, 0).catch(async (e) => {
+        if (!(e instanceof EventStoreUnavailableError)) throw e;
+        await new Promise((r) => setTimeout(r, 100));
+      });
+    }
+    expect(result?.nextRevision).toBe(1);
+    expect((await store.readStream(s('order-1'))).map((e) => e.type)).toEqual(['A', 'B']);
+  });
+
+  it('fails to start, saying so, when nothing answers at the URL', async () => {
+    const nowhere = new EventStoreDbEventStore({ url: 'esdb://127.0.0.1:1?tls=false' });
+    await expect(nowhere.start(3000)).rejects.toThrow();
+    await nowhere.close();
+  });
+
+  it('refuses a malformed connection string', () => {
+    expect(() => new EventStoreDbEventStore({ url: 'http//nonsense' })).toThrow();
+  });
+});

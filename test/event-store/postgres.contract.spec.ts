@@ -1,0 +1,18 @@
+import { PostgresEventStore } from '../../src/event-store/postgres/postgres-event-store';
+import { createTestDatabase, onPostgresServer } from '../support/database';
+import { eventStoreContract } from './contract';
+
+// PGlite by default; the Postgres server when DATABASE_URL is set (a database of its own).
+eventStoreContract(onPostgresServer ? 'Postgres server' : 'PGlite', async () => {
+  const database = await createTestDatabase();
+  const store = new PostgresEventStore(database.db);
+  await store.start();
+  return {
+    store,
+    streamPrefix: '',
+    close: async () => {
+      await store.close();
+      await database.drop();
+    },
+  };
+});
