@@ -94,6 +94,33 @@ export interface Subscription {
   stop(): Promise<void>;
 }
 
+/**
+ * A competing-consumer subscription: a named group of consumers, in any number of
+ * processes, that share the events of some types. Each event goes to one consumer at a
+ * time; the group remembers which events were acknowledged, so a consumer that starts
+ * later (or again) goes on where the group stands. No order is promised between events.
+ */
+export interface PersistentSubscriptionOptions {
+  /** Event types the group receives, of this application's streams. */
+  types: readonly string[];
+  /** Where the group starts when it does not exist yet: after this position. Default START. */
+  startAfter?: Position;
+  /** Deliveries after the first before a failing event is parked. */
+  maxRetries: number;
+  /** An event neither acknowledged nor refused within this is handed out again (its consumer died); it counts as a retry. */
+  messageTimeoutMs: number;
+  /** Events one consumer holds, and handles concurrently, at once. */
+  bufferSize: number;
+  onError?: (error: unknown) => void;
+}
+
+/**
+ * Handles one event: resolving acknowledges it; throwing refuses it, and it is handed out
+ * again (to this or another consumer) until it has been retried maxRetries times, then
+ * parked with the error as the reason. retryCount is 0 on the first delivery.
+ */
+export type PersistentHandler = (event: RecordedEvent, retryCount: number) => Promise<void>;
+
 export interface EventStore {
   append(streamId: string, events: readonly NewEvent[], expected: ExpectedRevision): Promise<AppendResult>;
   /** Every event of one stream in revision order; [] when it does not exist. */
@@ -112,6 +139,13 @@ export interface EventStore {
    * time; if onBatch throws, the same batch is offered again after a pause.
    */
   subscribeToAll(after: Position, onBatch: BatchHandler, options?: SubscribeOptions): Subscription;
+  /**
+   * Joins the group (creating it when it does not exist) as one more consumer. stop() ends
+   * this consumer without waiting for handlers in flight; what they held is handed out again.
+   */
+  subscribePersistent(group: string, options: PersistentSubscriptionOptions, handler: PersistentHandler): Subscription;
+  /** Events the group parked, oldest first. */
+  parkedEvents(group: string): Promise<RecordedEvent[]>;
   /** Called after each append this process made succeeds (metrics); returns a function that removes it. */
   onAppended(listener: (streamId: string, events: readonly NewEvent[]) => void): () => void;
   close(): Promise<void>;

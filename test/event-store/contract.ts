@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { EventStore, RecordedEvent, WrongExpectedRevisionError } from '../../src/event-store/event-store';
+import { EventStore, PersistentHandler, PersistentSubscriptionOptions, RecordedEvent, WrongExpectedRevisionError } from '../../src/event-store/event-store';
 
 /**
  * The behaviour every EventStore adapter shares, run by postgres.contract.spec.ts and
@@ -199,5 +199,140 @@ export function eventStoreContract(name: string, open: () => Promise<ContractHar
       for (const [name, ids] of received) expect([name, ids]).toEqual([name, everything]);
     });
 
+    describe('persistent subscriptions (competing consumers)', () => {
+      // Each test has its own group and its own event type, so groups never see each other's events.
+      let group: string;
+      let type: string;
+      const subscriptions: { stop(): Promise<void> }[] = [];
+      beforeEach(() => {
+        group = `group-${randomUUID().slice(0, 8)}`;
+        type = `Job${run}`;
+      });
+      afterEach(async () => {
+        await Promise.all(subscriptions.splice(0).map((sub) => sub.stop()));
+      });
+      const options = (more: Partial<PersistentSubscriptionOptions> = {}): PersistentSubscriptionOptions => ({
+        types: [type],
+        startAfter: head,
+        maxRetries: 2,
+        messageTimeoutMs: 10_000,
+        bufferSize: 4,
+        onError: () => undefined,
+        ...more,
+      });
+      const join = (handler: PersistentHandler, more?: Partial<PersistentSubscriptionOptions>) => {
+        const sub = store.subscribePersistent(group, options(more), handler);
+        subscriptions.push(sub);
+        return sub;
+      };
+      const appendJobs = async (n: number, from = 0) => {
+        const ids: string[] = [];
+        for (let i = from; i < from + n; i++) {
+          const id = randomUUID();
+          ids.push(id);
+          await store.append(s(`job-${i}`), [{ id, type, data: { i } }], 'any');
+        }
+        return ids;
+      };
+      const until = async (what: string, done: () => boolean | Promise<boolean>, ms = 15_000) => {
+        for (const deadline = Date.now() + ms; !(await done()); ) {
+          if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+          await new Promise((r) => setTimeout(r, 20));
+        }
+      };
+      const settle = () => new Promise((r) => setTimeout(r, 300));
+
+      it('shares the events of its types between the consumers of a group, each event to one of them', async () => {
+        await store.append(s('other'), [event('NotForTheGroup')], 'no_stream');
+        const expected = await appendJobs(20);
+        const byConsumer = new Map<string, string[]>([['a', []], ['b', []]]);
+        for (const name of ['a', 'b']) {
+          join(async (e) => {
+            await new Promise((r) => setTimeout(r, 10));
+            byConsumer.get(name)!.push(e.id);
+          });
+        }
+        expected.push(...(await appendJobs(20, 20)));
+        const all = () => [...byConsumer.get('a')!, ...byConsumer.get('b')!];
+        await until('every event was handled', () => all().length >= expected.length);
+        await settle();
+        expect(all().sort()).toEqual([...expected].sort());
+        expect(byConsumer.get('a')!.length).toBeGreaterThan(0);
+        expect(byConsumer.get('b')!.length).toBeGreaterThan(0);
+      });
+
+      it('hands a refused event out again with its retry count, then parks it after the last retry; the others go on', async () => {
+        const [poison, ...good] = await appendJobs(4);
+        const attempts: number[] = [];
+        const handled: string[] = [];
+        join(async (e, retryCount) => {
+          if (e.id === poison) {
+            attempts.push(retryCount);
+            throw new Error('cannot handle this one');
+          }
+          handled.push(e.id);
+        });
+        let parked: RecordedEvent[] = [];
+        await until('the group parked the poison event', async () => (parked = await store.parkedEvents(group)).length > 0);
+        await settle();
+        expect(attempts).toEqual([0, 1, 2]);
+        expect(handled.sort()).toEqual([...good].sort());
+        expect(parked.map((e) => [e.id, e.type, e.data])).toEqual([[poison, type, { i: 0 }]]);
+      });
+
+      it('resumes where the group stands: a consumer that joins later gets only what was not acknowledged', async () => {
+        const first = await appendJobs(5);
+        const seenFirst: string[] = [];
+        const sub = join(async (e) => {
+          seenFirst.push(e.id);
+        });
+        await until('the first consumer handled everything', () => seenFirst.length === 5);
+        // Acknowledgements may travel in batches: give them time to reach the group.
+        await new Promise((r) => setTimeout(r, 1000));
+        await sub.stop();
+        const later = await appendJobs(3, 5);
+        const seenLater: string[] = [];
+        join(async (e) => {
+          seenLater.push(e.id);
+        });
+        await until('the next consumer handled the new events', () => seenLater.length >= 3);
+        await settle();
+        expect(seenFirst.sort()).toEqual([...first].sort());
+        expect(seenLater.sort()).toEqual([...later].sort());
+      });
+
+      it('hands an event whose consumer died mid-delivery to another consumer', async () => {
+        const [id] = await appendJobs(1);
+        let dyingGotIt = false;
+        const dying = join(
+          () => {
+            dyingGotIt = true;
+            return new Promise<void>(() => undefined); // hangs, never acknowledges, then its consumer dies
+          },
+          { messageTimeoutMs: 1000 },
+        );
+        await until('the first consumer holds the event', () => dyingGotIt);
+        await dying.stop();
+        const redelivered: [string, number][] = [];
+        join(async (e, retryCount) => {
+          redelivered.push([e.id, retryCount]);
+        }, { messageTimeoutMs: 1000 });
+        await until('another consumer got it', () => redelivered.length > 0);
+        expect(redelivered[0][0]).toBe(id);
+      });
+
+      it('starts a new group after its start position', async () => {
+        await appendJobs(2);
+        const start = await store.headPosition();
+        const after = await appendJobs(2, 2);
+        const seen: string[] = [];
+        join(async (e) => {
+          seen.push(e.id);
+        }, { startAfter: start });
+        await until('the group handled the events after its start', () => seen.length >= 2);
+        await settle();
+        expect(seen.sort()).toEqual([...after].sort());
+      });
+    });
   });
 }
