@@ -62,14 +62,14 @@ export class DeliveryWorker {
     this.abort = new AbortController();
     // Every in-flight request listens on the one signal.
     setMaxListeners(CONCURRENCY + 1, this.abort.signal);
-    this.fanOut.queued.on('queued', this.onQueued);
+    this.fanOut.events.on('queued', this.onQueued);
     this.loop = this.run();
   }
 
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
-    this.fanOut.queued.off('queued', this.onQueued);
+    this.fanOut.events.off('queued', this.onQueued);
     this.abort.abort();
     this.wake?.();
     await this.loop;

@@ -50,6 +50,9 @@ const MAPPING: Record<string, Mapper> = {
   GenerationJobPublished: (d) => ({ type: 'factory.job.published', accountId: d.account_id, data: { job: d.job } }),
 };
 
+/** The domain event types that can become public events. */
+export const DOMAIN_TYPES_WITH_PUBLIC_EVENTS: readonly string[] = Object.keys(MAPPING);
+
 /** The public event for a domain event, or undefined when it has none (or lacks an owner or mode). */
 export function toPublicEvent(event: RecordedEvent): PublicEvent | undefined {
   const map = MAPPING[event.type];

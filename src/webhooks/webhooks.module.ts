@@ -42,7 +42,7 @@ export class WebhooksModule implements OnApplicationBootstrap, BeforeApplication
 
   async onApplicationBootstrap(): Promise<void> {
     if (!this.settings.workers) return;
-    await this.fanOut.start();
+    this.fanOut.start();
     this.worker.start();
   }
 

@@ -156,7 +156,7 @@ describe('the svc operator CLI against a running service (decisions section 2)',
 
     const status = await svcJson('projections', 'status');
     expect(Object.keys(status)).toEqual(['items', 'subscribers']);
-    expect(status.subscribers.map((s: any) => s.name)).toEqual(['subscriber:factory_jobs', 'subscriber:fulfilment', 'subscriber:webhook_fan_out']);
+    expect(status.subscribers.map((s: any) => s.name)).toEqual(['subscriber:factory_jobs', 'subscriber:fulfilment']);
     expect(status.items.map((i: any) => i.name).sort()).toEqual(names);
     for (const item of status.items) expect(item).toEqual(statusItem);
 

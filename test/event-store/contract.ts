@@ -321,6 +321,25 @@ export function eventStoreContract(name: string, open: () => Promise<ContractHar
         expect(redelivered[0][0]).toBe(id);
       });
 
+      it('hands an event out again, as a retry, when its consumer holds it past the message timeout', async () => {
+        const [id] = await appendJobs(1);
+        const deliveries: [string, string, number][] = [];
+        // The first delivery hangs (a stuck process, not a closed one); the retry may go to either consumer.
+        for (const name of ['first', 'second']) {
+          join(
+            (e, retryCount) => {
+              deliveries.push([name, e.id, retryCount]);
+              return deliveries.length === 1 ? new Promise<void>(() => undefined) : Promise.resolve();
+            },
+            { messageTimeoutMs: 1000, bufferSize: 1 },
+          );
+        }
+        await until('the event was handed out again', () => deliveries.length >= 2);
+        await settle();
+        expect(deliveries).toHaveLength(2);
+        expect(deliveries.map(([, e, retry]) => [e, retry])).toEqual([[id, 0], [id, 1]]);
+      });
+
       it('starts a new group after its start position', async () => {
         await appendJobs(2);
         const start = await store.headPosition();

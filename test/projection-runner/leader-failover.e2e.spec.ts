@@ -60,7 +60,7 @@ import { eventually } from '../support/eventually';
     await new Promise((r) => setTimeout(r, 1500));
     // Each consumer has exactly one leader, and it is the first worker.
     const owners = await leaseOwners();
-    expect(owners.map((o) => o.name)).toEqual(expect.arrayContaining(['accounts:v1', 'subscriber:fulfilment', 'subscriber:webhook_fan_out']));
+    expect(owners.map((o) => o.name)).toEqual(expect.arrayContaining(['accounts:v1', 'subscriber:fulfilment']));
     expect(new Set(owners.map((o) => o.pid))).toEqual(new Set([first.pid]));
 
     expect((await t.admin('POST', '/admin/accounts', { name: 'Before Crash', email: 'before@example.com' })).status).toBe(201);

@@ -7,6 +7,8 @@ import {
   EventStore,
   ExpectedRevision,
   NewEvent,
+  PersistentHandler,
+  PersistentSubscriptionOptions,
   Position,
   RecordedEvent,
   START,
@@ -16,21 +18,8 @@ import {
   parsePosition,
   toPosition,
 } from '../event-store';
-
-interface EventRow {
-  commit_id: string;
-  global_position: string;
-  event_id: string;
-  stream_id: string;
-  stream_revision: string;
-  type: string;
-  data: any;
-  metadata: Record<string, unknown>;
-  created_at: Date | string;
-}
-
-const COLUMNS = `transaction_id::text AS commit_id, global_position, event_id::text, stream_id,
-  stream_revision, type, data, metadata, created_at`;
+import { COLUMNS, EventRow, LAST_OF_COMMIT, toRecorded } from './event-rows';
+import { PostgresPersistentSubscriptions } from './persistent-subscriptions';
 
 /** How long a subscriber sleeps when no notification arrives (lost LISTEN connection). */
 const POLL_FALLBACK_MS = 250;
@@ -47,8 +36,6 @@ const TAIL_EVENTS = 5000;
  * than asked means the read reached the end of the readable log.
  */
 const TAIL_READ = 2000;
-/** Larger than any global_position: (commit, this) sorts after every event of that commit. */
-const LAST_OF_COMMIT = 9223372036854775807n;
 
 /**
  * Rows below the horizon can no longer appear behind a position we hand out. The horizon
@@ -59,19 +46,6 @@ interface Horizon {
   horizon: string;
   /** An append was in flight: events above the horizon may be on their way. */
   appending: boolean;
-}
-
-function toRecorded(row: EventRow): RecordedEvent {
-  return {
-    id: row.event_id,
-    streamId: row.stream_id,
-    revision: Number(row.stream_revision),
-    type: row.type,
-    data: row.data,
-    metadata: row.metadata ?? {},
-    position: toPosition(row.commit_id, row.global_position),
-    createdAt: row.created_at instanceof Date ? row.created_at : new Date(row.created_at),
-  };
 }
 
 /**
@@ -100,7 +74,11 @@ export class PostgresEventStore implements EventStore {
   /** 'again': appends committed while a NOTIFY was on its way; one more follows it. */
   private notifying: 'no' | 'yes' | 'again' = 'no';
 
-  constructor(private readonly db: Database) {}
+  private readonly persistent: PostgresPersistentSubscriptions;
+
+  constructor(private readonly db: Database) {
+    this.persistent = new PostgresPersistentSubscriptions(db, (maxMs) => this.waitForAppend(maxMs));
+  }
 
   /** Starts the LISTEN wake-up from other instances' appends; without it subscribers fall back to polling. */
   async start(): Promise<void> {
@@ -342,6 +320,14 @@ export class PostgresEventStore implements EventStore {
         await loop;
       },
     };
+  }
+
+  subscribePersistent(group: string, options: PersistentSubscriptionOptions, handler: PersistentHandler): Subscription {
+    return this.persistent.subscribe(group, options, handler);
+  }
+
+  parkedEvents(group: string): Promise<RecordedEvent[]> {
+    return this.persistent.parkedEvents(group);
   }
 
   async close(): Promise<void> {
