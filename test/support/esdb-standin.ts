@@ -1,24 +1,47 @@
 /**
  * A wire-level stand-in for EventStoreDB (KurrentDB), for tests on machines where no
- * server can be installed: an in-process gRPC server on the Streams service definition the
- * client package itself ships, holding events in memory. The real client talks to it
+ * server can be installed: an in-process gRPC server on the service definitions the client
+ * package itself ships, holding everything in memory. The real client talks to it
  * unmodified (esdb://127.0.0.1:PORT?tls=false). It speaks only what the adapter uses:
- * Append, Read of a stream, Read of $all forward (backwards from its end) with a filter, and subscriptions to $all
- * (catch-up, then live). Every other service answers UNIMPLEMENTED, which the client
- * treats as "unknown server version" (ServerFeatures) and falls back to plain Append.
+ * Append, Read of a stream (resolving links when asked), Read of $all forward (backwards
+ * from its end) with a filter, subscriptions to $all (catch-up, then live), persistent
+ * subscriptions to $all (Create, Read, GetInfo) and ServerFeatures, which lists just those
+ * methods, as the server does, so the client enables persistent subscriptions to $all and
+ * still appends with plain Append (no BatchAppend listed). Every other method answers
+ * UNIMPLEMENTED.
  *
  * Semantics kept from the server: expected-version checks answered as WrongExpectedVersion
  * (not a gRPC error), an append of event ids already at the stream's head is idempotent,
  * $all is one total order of (commit, prepare) positions, a read of $all from a position
  * includes the event at it while a subscription from a position starts after it, and the
  * log holds system events ($-prefixed streams) that readers must filter out.
+ *
+ * Persistent subscriptions (KurrentDB's PersistentSubscription.cs, round robin): a group
+ * on $all keeps its filter and its start, which is inclusive (a group created from a
+ * position is handed the event at it too); each event goes to one consumer at a time,
+ * round robin among consumers with room, at most bufferSize unacknowledged per consumer;
+ * retries go out before new events; ack ends an event; nack retry hands it out again with
+ * retry_count + 1, unless its retry_count already reached maxRetryCount, then it is
+ * parked (so maxRetryCount 2 delivers with counts 0, 1, 2); nack park parks at once; nack
+ * skip drops it; a message timeout counts as a retry (same park rule); a consumer that goes
+ * away has its unacknowledged events retried (count + 1, no park check, as the server's
+ * unsubscribe path does). Parking writes a "$>" link event, data "<revision>@<stream>",
+ * to "$persistentsubscription-$all::<group>-parked". Not kept: checkpoints (a group's state
+ * lives in memory and survives restart()), the server's exact clock tick (timeouts are
+ * checked every 100 ms), other consumer strategies, stream-sourced groups, replay of
+ * parked events, the parked stream's ACL metadata.
  */
+import { randomUUID } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
 // The client ships its generated protobuf classes and service definitions (no "exports"
 // map, so deep paths resolve); the stand-in serves exactly what the client sends.
 import * as streamsGrpc from '@kurrent/kurrentdb-client/generated/kurrentdb/protocols/v1/streams_grpc_pb';
 import * as pb from '@kurrent/kurrentdb-client/generated/kurrentdb/protocols/v1/streams_pb';
 import * as shared from '@kurrent/kurrentdb-client/generated/kurrentdb/protocols/v1/shared_pb';
+import * as psGrpc from '@kurrent/kurrentdb-client/generated/kurrentdb/protocols/v1/persistentsubscriptions_grpc_pb';
+import * as ps from '@kurrent/kurrentdb-client/generated/kurrentdb/protocols/v1/persistentsubscriptions_pb';
+import * as featuresGrpc from '@kurrent/kurrentdb-client/generated/kurrentdb/protocols/v1/serverfeatures_grpc_pb';
+import * as features from '@kurrent/kurrentdb-client/generated/kurrentdb/protocols/v1/serverfeatures_pb';
 
 interface StoredEvent {
   id: string;
@@ -66,12 +89,61 @@ function streamName(identifier: shared.StreamIdentifier | undefined): string {
   return Buffer.from(identifier?.getStreamName_asU8() ?? new Uint8Array()).toString('utf8');
 }
 
+/** A gRPC error the client maps to its typed errors by the "exception" trailer, as the server sends them. */
+function rpcError(code: grpc.status, exception: string, details: string, group: string): grpc.ServiceError {
+  const metadata = new grpc.Metadata();
+  metadata.set('exception', exception);
+  metadata.set('stream-name', '$all');
+  metadata.set('group-name', group);
+  return Object.assign(new Error(details), { code, details, metadata });
+}
+
+interface FilterExpression {
+  getRegex(): string;
+  getPrefixList(): string[];
+}
+
+/** A $all filter (regex and/or prefixes) on stream names or event types. */
+function expressionFilter(onStream: boolean, expression: FilterExpression): (e: StoredEvent) => boolean {
+  const regex = expression.getRegex() ? new RegExp(expression.getRegex()) : null;
+  const prefixes = expression.getPrefixList();
+  return (e) => {
+    const subject = onStream ? e.stream : e.type;
+    if (regex && !regex.test(subject)) return false;
+    return prefixes.length === 0 || prefixes.some((p) => subject.startsWith(p));
+  };
+}
+
+/** Fills a RecordedEvent message of either service (Streams and PersistentSubscriptions have the same fields). */
+function fillRecord<R extends pb.ReadResp.ReadEvent.RecordedEvent | ps.ReadResp.ReadEvent.RecordedEvent>(r: R, e: StoredEvent, structuredIds: boolean): R {
+  const m = r as any;
+  m.setId(uuidMessage(e.id, structuredIds))
+    .setStreamIdentifier(new shared.StreamIdentifier().setStreamName(Buffer.from(e.stream, 'utf8')))
+    .setStreamRevision(String(e.revision))
+    .setPreparePosition(String(e.position))
+    .setCommitPosition(String(e.position))
+    .setData(e.data)
+    .setCustomMetadata(e.metadata);
+  m.getMetadataMap().set('type', e.type).set('content-type', e.contentType).set('created', String(e.created));
+  return r;
+}
+
+/** The methods the stand-in serves, with the features the server advertises for them (ServerFeatures.cs). */
+const SUPPORTED: [service: string, method: string, features: string[]][] = [
+  ['event_store.client.streams.Streams', 'Read', ['position', 'events']],
+  ['event_store.client.streams.Streams', 'Append', []],
+  ['event_store.client.persistent_subscriptions.PersistentSubscriptions', 'Create', ['stream', 'all']],
+  ['event_store.client.persistent_subscriptions.PersistentSubscriptions', 'Read', ['stream', 'all']],
+  ['event_store.client.persistent_subscriptions.PersistentSubscriptions', 'GetInfo', ['stream', 'all']],
+];
+
 export class EsdbStandIn {
   private server = new grpc.Server();
   private readonly log: StoredEvent[] = [];
   private readonly streams = new Map<string, StoredEvent[]>();
   private readonly live = new Set<Live>();
   private nextPosition = 0n;
+  readonly persistent = new PersistentGroups(this);
   port = 0;
 
   get url(): string {
@@ -93,18 +165,34 @@ export class EsdbStandIn {
       append: (call: any, callback: any) => this.append(call, callback),
       read: (call: any) => this.read(call),
     });
+    this.server.addService(psGrpc.PersistentSubscriptionsService as any, {
+      create: (call: any, callback: any) => this.persistent.create(call, callback),
+      read: (call: any) => this.persistent.read(call),
+      getInfo: (call: any, callback: any) => this.persistent.getInfo(call, callback),
+    });
+    this.server.addService(featuresGrpc.ServerFeaturesService as any, {
+      getSupportedMethods: (_call: any, callback: any) => callback(null, this.supportedMethods()),
+    });
     this.port = await new Promise<number>((resolve, reject) =>
       this.server.bindAsync(`127.0.0.1:${port}`, grpc.ServerCredentials.createInsecure(), (error, bound) => (error ? reject(error) : resolve(bound))),
     );
     return this;
   }
 
-  /** Ends every open subscription with UNAVAILABLE, as a lost connection or a restarting node would. */
+  /** Ends every open subscription (persistent ones too) with UNAVAILABLE, as a lost connection or a restarting node would. */
   dropSubscriptions(): void {
     for (const sub of [...this.live]) {
       this.live.delete(sub);
       sub.call.destroy(Object.assign(new Error('connection dropped by the stand-in'), { code: grpc.status.UNAVAILABLE }));
     }
+    this.persistent.dropConsumers();
+  }
+
+  private supportedMethods(): features.SupportedMethods {
+    const methods = SUPPORTED.map(([service, method, list]) =>
+      new features.SupportedMethod().setServiceName(service.toLowerCase()).setMethodName(method.toLowerCase()).setFeaturesList(list),
+    );
+    return new features.SupportedMethods().setEventStoreServerVersion('25.0.0').setMethodsList(methods);
   }
 
   /** A node restart: every connection is cut, the log is kept, the same port answers again. */
@@ -116,11 +204,17 @@ export class EsdbStandIn {
 
   async stop(): Promise<void> {
     this.dropSubscriptions();
+    this.persistent.stopClock();
     this.server.forceShutdown();
   }
 
-  /** Appends (the server's checks having passed) and wakes the live subscriptions. */
-  private write(stream: string, events: Omit<StoredEvent, 'stream' | 'revision' | 'created' | 'position'>[]): StoredEvent[] {
+  /** An event by stream and revision (a link's target), if it exists. */
+  eventAt(stream: string, revision: number): StoredEvent | undefined {
+    return this.streams.get(stream)?.[revision];
+  }
+
+  /** Appends (the server's checks having passed) and wakes the live and persistent subscriptions. */
+  write(stream: string, events: Omit<StoredEvent, 'stream' | 'revision' | 'created' | 'position'>[]): StoredEvent[] {
     const existing = this.streams.get(stream) ?? [];
     const written = events.map((e, i) => {
       this.nextPosition += 100n + BigInt(e.data.length);
@@ -129,6 +223,7 @@ export class EsdbStandIn {
     this.streams.set(stream, [...existing, ...written]);
     this.log.push(...written);
     for (const sub of this.live) this.deliver(sub);
+    this.persistent.pumpAll();
     return written;
   }
 
@@ -197,18 +292,23 @@ export class EsdbStandIn {
     return new pb.AppendResp.Success().setCurrentRevision(String(last.revision)).setPosition(position);
   }
 
-  private eventResponse(e: StoredEvent, structuredIds: boolean): pb.ReadResp {
-    const recorded = new pb.ReadResp.ReadEvent.RecordedEvent()
-      .setId(uuidMessage(e.id, structuredIds))
-      .setStreamIdentifier(new shared.StreamIdentifier().setStreamName(Buffer.from(e.stream, 'utf8')))
-      .setStreamRevision(String(e.revision))
-      .setPreparePosition(String(e.position))
-      .setCommitPosition(String(e.position))
-      .setData(e.data)
-      .setCustomMetadata(e.metadata);
-    recorded.getMetadataMap().set('type', e.type).set('content-type', e.contentType).set('created', String(e.created));
-    const read = new pb.ReadResp.ReadEvent().setEvent(recorded).setCommitPosition(String(e.position));
+  private eventResponse(e: StoredEvent, structuredIds: boolean, resolveLinks = false): pb.ReadResp {
+    const read = new pb.ReadResp.ReadEvent().setCommitPosition(String(e.position));
+    const record = (x: StoredEvent) => fillRecord(new pb.ReadResp.ReadEvent.RecordedEvent(), x, structuredIds);
+    if (resolveLinks && e.type === '$>') {
+      // A link resolves to its target ("<revision>@<stream>"); a dangling one comes as the link alone.
+      const target = this.linkTarget(e);
+      if (target) read.setEvent(record(target));
+      read.setLink(record(e));
+    } else {
+      read.setEvent(record(e));
+    }
     return new pb.ReadResp().setEvent(read);
+  }
+
+  private linkTarget(link: StoredEvent): StoredEvent | undefined {
+    const match = /^(\d+)@(.+)$/.exec(Buffer.from(link.data).toString('utf8'));
+    return match ? this.eventAt(match[2], Number(match[1])) : undefined;
   }
 
   private read(call: grpc.ServerWritableStream<pb.ReadReq, pb.ReadResp>): void {
@@ -236,7 +336,8 @@ export class EsdbStandIn {
         return void call.end();
       }
       const from = stream.hasRevision() ? Number(stream.getRevision()) : stream.hasEnd() ? events.length : 0;
-      for (const e of events.slice(from, from + Math.min(count, events.length))) call.write(this.eventResponse(e, structuredIds));
+      const resolveLinks = options.getResolveLinks();
+      for (const e of events.slice(from, from + Math.min(count, events.length))) call.write(this.eventResponse(e, structuredIds, resolveLinks));
       return void call.end();
     }
 
@@ -270,14 +371,259 @@ export class EsdbStandIn {
   private filterOf(options: pb.ReadReq.Options): (e: StoredEvent) => boolean {
     if (!options.hasFilter()) return () => true;
     const f = options.getFilter()!;
-    const onStream = f.hasStreamIdentifier();
-    const expression = onStream ? f.getStreamIdentifier()! : f.getEventType()!;
-    const regex = expression.getRegex() ? new RegExp(expression.getRegex()) : null;
-    const prefixes = expression.getPrefixList();
-    return (e) => {
-      const subject = onStream ? e.stream : e.type;
-      if (regex && !regex.test(subject)) return false;
-      return prefixes.length === 0 || prefixes.some((p) => subject.startsWith(p));
+    return expressionFilter(f.hasStreamIdentifier(), f.hasStreamIdentifier() ? f.getStreamIdentifier()! : f.getEventType()!);
+  }
+}
+
+interface Delivery {
+  event: StoredEvent;
+  retryCount: number;
+}
+
+interface Consumer {
+  call: grpc.ServerDuplexStream<ps.ReadReq, ps.ReadResp>;
+  bufferSize: number;
+  structuredIds: boolean;
+  /** Unacknowledged deliveries by event id, with the time their message timeout ends. */
+  inFlight: Map<string, { delivery: Delivery; deadline: number }>;
+}
+
+interface Group {
+  name: string;
+  filter: (e: StoredEvent) => boolean;
+  /** As GetInfo reports it: "C:<commit>/P:<prepare>", "C:0/P:0" (start) or "C:-1/P:-1" (end). */
+  startFrom: string;
+  maxRetryCount: number;
+  messageTimeoutMs: number;
+  /** Index in the log of the next event not yet considered. */
+  cursor: number;
+  retries: Delivery[];
+  consumers: Consumer[];
+  nextConsumer: number;
+  parked: number;
+}
+
+/** How often message timeouts are checked. */
+const CLOCK_MS = 100;
+const NAK = ps.ReadReq.Nack.Action;
+
+/** The PersistentSubscriptions service of the stand-in: groups on $all only (see the header for the semantics kept). */
+class PersistentGroups {
+  private readonly groups = new Map<string, Group>();
+  private clock: NodeJS.Timeout | null = null;
+
+  constructor(private readonly host: EsdbStandIn) {}
+
+  /** Parked events of a group so far (tests inspect it). */
+  parkedCount(group: string): number {
+    return this.groups.get(group)?.parked ?? 0;
+  }
+
+  create(call: grpc.ServerUnaryCall<ps.CreateReq, ps.CreateResp>, callback: grpc.sendUnaryData<ps.CreateResp>): void {
+    const options = call.request.getOptions();
+    if (!options?.hasAll()) return callback({ code: grpc.status.UNIMPLEMENTED, details: 'the stand-in has persistent subscriptions to $all only' });
+    const name = options.getGroupName();
+    if (this.groups.has(name)) return callback(rpcError(grpc.status.ALREADY_EXISTS, 'persistent-subscription-exists', `Subscription group ${name} on stream $all exists.`, name));
+    const all = options.getAll()!;
+    const settings = options.getSettings()!;
+    const log = this.host.events;
+    let cursor = 0;
+    let startFrom = 'C:0/P:0';
+    if (all.hasPosition()) {
+      // Inclusive, as the server's: the group is handed the event at its start position too.
+      const commit = BigInt(all.getPosition()!.getCommitPosition());
+      const found = log.findIndex((e) => e.position >= commit);
+      cursor = found < 0 ? log.length : found;
+      startFrom = `C:${commit}/P:${all.getPosition()!.getPreparePosition()}`;
+    } else if (all.hasEnd()) {
+      cursor = log.length;
+      startFrom = 'C:-1/P:-1';
+    }
+    const f = all.hasFilter() ? all.getFilter()! : null;
+    const filter = f ? expressionFilter(f.hasStreamIdentifier(), f.hasStreamIdentifier() ? f.getStreamIdentifier()! : f.getEventType()!) : () => true;
+    const messageTimeoutMs = settings.hasMessageTimeoutMs() ? settings.getMessageTimeoutMs() : Number(BigInt(settings.getMessageTimeoutTicks() || '0') / 10_000n);
+    this.groups.set(name, { name, filter, startFrom, maxRetryCount: settings.getMaxRetryCount(), messageTimeoutMs, cursor, retries: [], consumers: [], nextConsumer: 0, parked: 0 });
+    this.startClock();
+    callback(null, new ps.CreateResp());
+  }
+
+  getInfo(call: grpc.ServerUnaryCall<ps.GetInfoReq, ps.GetInfoResp>, callback: grpc.sendUnaryData<ps.GetInfoResp>): void {
+    const name = call.request.getOptions()?.getGroupName() ?? '';
+    const group = this.groups.get(name);
+    if (!group) return callback(rpcError(grpc.status.NOT_FOUND, 'persistent-subscription-does-not-exist', `Subscription group ${name} on stream $all does not exist.`, name));
+    const inFlight = group.consumers.reduce((n, c) => n + c.inFlight.size, 0);
+    const info = new ps.SubscriptionInfo()
+      .setEventSource('$all')
+      .setGroupName(name)
+      .setStatus('Live')
+      .setStartFrom(group.startFrom)
+      .setMessageTimeoutMilliseconds(group.messageTimeoutMs)
+      .setMaxRetryCount(group.maxRetryCount)
+      .setNamedConsumerStrategy('RoundRobin')
+      .setRetryBufferCount(group.retries.length)
+      .setTotalInFlightMessages(inFlight)
+      .setOutstandingMessagesCount(inFlight)
+      .setParkedMessageCount(String(group.parked))
+      .setConnectionsList(group.consumers.map((c) => new ps.SubscriptionInfo.ConnectionInfo().setFrom(c.call.getPeer()).setAvailableSlots(c.bufferSize - c.inFlight.size).setInFlightMessages(c.inFlight.size)));
+    callback(null, new ps.GetInfoResp().setSubscriptionInfo(info));
+  }
+
+  /** One consumer: options first, then acks and nacks; events go out as the group hands them to it. */
+  read(call: grpc.ServerDuplexStream<ps.ReadReq, ps.ReadResp>): void {
+    let consumer: Consumer | null = null;
+    let group: Group | undefined;
+    const leave = () => {
+      if (!consumer || !group) return;
+      const gone = consumer;
+      consumer = null;
+      this.removeConsumer(group, gone);
     };
+    call.on('data', (req: ps.ReadReq) => {
+      if (req.hasOptions()) {
+        const options = req.getOptions()!;
+        const name = options.getGroupName();
+        group = this.groups.get(name);
+        if (!options.hasAll()) return call.destroy(Object.assign(new Error('the stand-in has persistent subscriptions to $all only'), { code: grpc.status.UNIMPLEMENTED }));
+        if (!group) return call.destroy(rpcError(grpc.status.NOT_FOUND, 'persistent-subscription-does-not-exist', `Subscription group ${name} on stream $all does not exist.`, name));
+        call.write(new ps.ReadResp().setSubscriptionConfirmation(new ps.ReadResp.SubscriptionConfirmation().setSubscriptionId(`$all::${name}`)));
+        consumer = { call, bufferSize: Math.max(1, options.getBufferSize()), structuredIds: options.getUuidOption()?.hasStructured() ?? false, inFlight: new Map() };
+        group.consumers.push(consumer);
+        this.pump(group);
+      } else if (group && consumer && req.hasAck()) {
+        for (const id of req.getAck()!.getIdsList()) this.take(group, uuidString(id));
+        this.pump(group);
+      } else if (group && consumer && req.hasNack()) {
+        const nack = req.getNack()!;
+        for (const id of nack.getIdsList()) {
+          const delivery = this.take(group, uuidString(id));
+          if (!delivery) continue;
+          const action = nack.getAction();
+          if (action === NAK.PARK) this.park(group, delivery, `Client explicitly NAK'ed message.\n${nack.getReason()}`);
+          else if (action === NAK.RETRY || action === NAK.UNKNOWN) this.retryOrPark(group, delivery);
+          // skip and stop: the server drops the event from its outstanding messages.
+        }
+        this.pump(group);
+      }
+    });
+    call.on('error', leave);
+    call.on('cancelled', leave);
+    call.on('close', leave);
+    call.on('end', () => {
+      leave();
+      call.end();
+    });
+  }
+
+  /** Every consumer's connection is cut (dropSubscriptions, stop). */
+  dropConsumers(): void {
+    for (const group of this.groups.values()) {
+      for (const consumer of [...group.consumers]) {
+        this.removeConsumer(group, consumer);
+        consumer.call.destroy(Object.assign(new Error('connection dropped by the stand-in'), { code: grpc.status.UNAVAILABLE }));
+      }
+    }
+  }
+
+  /** New events in the log: hand them out. */
+  pumpAll(): void {
+    for (const group of this.groups.values()) this.pump(group);
+  }
+
+  stopClock(): void {
+    if (this.clock) clearInterval(this.clock);
+    this.clock = null;
+  }
+
+  private startClock(): void {
+    if (this.clock) return;
+    this.clock = setInterval(() => this.tick(), CLOCK_MS);
+    this.clock.unref();
+  }
+
+  /** Message timeouts: an event not answered in time is retried (or parked), as if nacked. */
+  private tick(): void {
+    const now = Date.now();
+    for (const group of this.groups.values()) {
+      for (const consumer of group.consumers) {
+        for (const [id, { delivery, deadline }] of [...consumer.inFlight]) {
+          if (deadline > now) continue;
+          consumer.inFlight.delete(id);
+          this.retryOrPark(group, delivery);
+        }
+      }
+      this.pump(group);
+    }
+  }
+
+  private removeConsumer(group: Group, consumer: Consumer): void {
+    const index = group.consumers.indexOf(consumer);
+    if (index < 0) return;
+    group.consumers.splice(index, 1);
+    // The server's unsubscribe path retries what the consumer held without the park check.
+    const lost = [...consumer.inFlight.values()].map((f) => f.delivery).sort((a, b) => (a.event.position < b.event.position ? -1 : 1));
+    consumer.inFlight.clear();
+    group.retries.push(...lost.map((d) => ({ event: d.event, retryCount: d.retryCount + 1 })));
+    this.pump(group);
+  }
+
+  /** Removes an outstanding event (from whichever consumer holds it). */
+  private take(group: Group, id: string): Delivery | undefined {
+    for (const consumer of group.consumers) {
+      const held = consumer.inFlight.get(id);
+      if (!held) continue;
+      consumer.inFlight.delete(id);
+      return held.delivery;
+    }
+    return undefined;
+  }
+
+  private retryOrPark(group: Group, delivery: Delivery): void {
+    if (delivery.retryCount >= group.maxRetryCount) this.park(group, delivery, `Reached retry count of ${group.maxRetryCount}`);
+    else group.retries.push({ event: delivery.event, retryCount: delivery.retryCount + 1 });
+  }
+
+  private park(group: Group, delivery: Delivery, reason: string): void {
+    group.parked++;
+    const e = delivery.event;
+    const metadata = { added: new Date().toISOString(), reason, subscriptionEventNumber: e.revision };
+    this.host.write(`$persistentsubscription-$all::${group.name}-parked`, [
+      { id: randomUUID(), type: '$>', contentType: 'application/octet-stream', data: Buffer.from(`${e.revision}@${e.stream}`), metadata: Buffer.from(JSON.stringify(metadata)) },
+    ]);
+  }
+
+  /** Hands out retries first, then new events, round robin to consumers with room. */
+  private pump(group: Group): void {
+    for (;;) {
+      const consumer = this.nextConsumerWithRoom(group);
+      if (!consumer) return;
+      const delivery = group.retries.shift() ?? this.nextNew(group);
+      if (!delivery) return;
+      consumer.inFlight.set(delivery.event.id, { delivery, deadline: Date.now() + group.messageTimeoutMs });
+      const read = new ps.ReadResp.ReadEvent()
+        .setEvent(fillRecord(new ps.ReadResp.ReadEvent.RecordedEvent(), delivery.event, consumer.structuredIds))
+        .setCommitPosition(String(delivery.event.position))
+        .setRetryCount(delivery.retryCount);
+      consumer.call.write(new ps.ReadResp().setEvent(read));
+    }
+  }
+
+  private nextConsumerWithRoom(group: Group): Consumer | undefined {
+    const n = group.consumers.length;
+    for (let i = 0; i < n; i++) {
+      const consumer = group.consumers[(group.nextConsumer + i) % n];
+      if (consumer.inFlight.size >= consumer.bufferSize) continue;
+      group.nextConsumer = (group.nextConsumer + i + 1) % n;
+      return consumer;
+    }
+    return undefined;
+  }
+
+  private nextNew(group: Group): Delivery | undefined {
+    const log = this.host.events;
+    while (group.cursor < log.length) {
+      const e = log[group.cursor++];
+      if (group.filter(e)) return { event: e, retryCount: 0 };
+    }
+    return undefined;
   }
 }

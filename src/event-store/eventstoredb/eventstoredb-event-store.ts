@@ -30,6 +30,8 @@ import {
   EventStoreUnavailableError,
   ExpectedRevision,
   NewEvent,
+  PersistentHandler,
+  PersistentSubscriptionOptions,
   Position,
   ReadAllOptions,
   RecordedEvent,
@@ -41,6 +43,8 @@ import {
   toPosition,
 } from '../event-store';
 import { LiveWakeUp } from './live-wake-up';
+import { joinPersistentGroup, parkedStreamOf } from './persistent-group';
+import { asUnavailable, toRecorded } from './recorded';
 import { serviceStreamPrefixes } from './stream-prefixes';
 
 export interface EventStoreDbOptions {
@@ -61,33 +65,10 @@ function toClientStreamState(expected: ExpectedRevision): AppendStreamState {
   return typeof expected === 'number' ? BigInt(expected) : expected;
 }
 
-function toRecorded(resolved: ResolvedEvent | AllStreamResolvedEvent): RecordedEvent | null {
-  const e = resolved.event;
-  if (!e || !e.position) return null;
-  const metadata = e.metadata instanceof Uint8Array || !e.metadata ? {} : (e.metadata as Record<string, unknown>);
-  return {
-    id: e.id,
-    streamId: e.streamId,
-    revision: Number(e.revision),
-    type: e.type,
-    data: e.data,
-    metadata,
-    position: toPosition(e.position.commit, e.position.prepare),
-    createdAt: e.created instanceof Date ? e.created : new Date(e.created as any),
-  };
-}
-
-/** The client's "no answer" errors as the port's, so a command answers 503, not 500. */
-function asUnavailable(error: unknown, what: string): unknown {
-  if (error instanceof UnavailableError || error instanceof DeadlineExceededError || error instanceof CancelledError) {
-    return new EventStoreUnavailableError(`${what}: ${error.message}`);
-  }
-  return error;
-}
-
 export class EventStoreDbEventStore implements EventStore {
   readonly client: KurrentDBClient;
   private readonly filter: Filter;
+  private readonly streamPrefixes: readonly string[];
   private readonly wakeUp: LiveWakeUp;
   private readonly appendListeners = new Set<(streamId: string, events: readonly NewEvent[]) => void>();
 
@@ -95,7 +76,8 @@ export class EventStoreDbEventStore implements EventStore {
     // Same meaning; the client warns on every connect about the older scheme.
     const url = options.url.replace(/^esdb(\+discover)?:\/\//, (_, discover) => `kurrentdb${discover ?? ''}://`);
     this.client = KurrentDBClient.connectionString(url);
-    this.filter = streamNameFilter({ prefixes: [...(options.streamPrefixes ?? serviceStreamPrefixes())] });
+    this.streamPrefixes = [...(options.streamPrefixes ?? serviceStreamPrefixes())];
+    this.filter = streamNameFilter({ prefixes: [...this.streamPrefixes] });
     this.wakeUp = new LiveWakeUp(this.client, this.filter);
   }
 
@@ -246,6 +228,29 @@ export class EventStoreDbEventStore implements EventStore {
         await loop;
       },
     };
+  }
+
+  /** A native persistent subscription to $all, filtered by event type on the server (see persistent-group.ts). */
+  subscribePersistent(group: string, options: PersistentSubscriptionOptions, handler: PersistentHandler): Subscription {
+    return joinPersistentGroup(this.client, this.streamPrefixes, group, options, handler);
+  }
+
+  /**
+   * Reads the group's parked stream, whose events are links ("$>") to the parked events,
+   * resolved by the server. A link whose event is gone (deleted, scavenged) is left out.
+   */
+  async parkedEvents(group: string): Promise<RecordedEvent[]> {
+    const events: RecordedEvent[] = [];
+    try {
+      for await (const resolved of this.client.readStream(parkedStreamOf(group), { direction: FORWARDS, fromRevision: CLIENT_START, resolveLinkTos: true })) {
+        const recorded = resolved.event && resolved.link ? toRecorded(resolved) : null;
+        if (recorded) events.push(recorded);
+      }
+    } catch (error) {
+      if (error instanceof StreamNotFoundError) return [];
+      throw asUnavailable(error, `read of the parked events of ${group}`);
+    }
+    return events;
   }
 
   async close(): Promise<void> {

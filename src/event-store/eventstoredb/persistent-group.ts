@@ -1,0 +1,169 @@
+/**
+ * One consumer of an EventStoreDB persistent subscription to $all (the port's
+ * subscribePersistent). The server does the competing-consumer work: it hands each event
+ * to one consumer at a time, remembers acknowledgements, retries nacked and timed-out
+ * events (a retry past maxRetryCount is parked by the server itself) and retries what a
+ * disconnected consumer held. This side creates the group, runs handlers and answers.
+ */
+import {
+  END,
+  KurrentDBClient,
+  PersistentSubscriptionExistsError,
+  START as CLIENT_START,
+  eventTypeFilter,
+  persistentSubscriptionToAllSettingsFromDefaults,
+  type PersistentSubscriptionToAll,
+  type PersistentSubscriptionToAllResolvedEvent,
+} from '@kurrent/kurrentdb-client';
+import { PersistentHandler, PersistentSubscriptionOptions, Position, START, Subscription, parsePosition, toPosition } from '../event-store';
+import { asUnavailable, toRecorded } from './recorded';
+
+/** Pause before a dropped consumer joins again; doubles per failure up to the max, reset once joined. */
+const REJOIN_MIN_MS = 250;
+const REJOIN_MAX_MS = 5000;
+
+/** Where the server parks a $all group's events (PersistentSubscriptionMessageParker: "$persistentsubscription-" + "$all::<group>" + "-parked"). */
+export function parkedStreamOf(group: string): string {
+  return `$persistentsubscription-$all::${group}-parked`;
+}
+
+/** Exactly these event types, as a server-side (.NET) regex. */
+function typesRegex(types: readonly string[]): string {
+  return `^(?:${types.map((t) => t.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|')})$`;
+}
+
+/**
+ * Creates the group when it does not exist, then returns its start position when that is
+ * a position. The server starts a group AT its start position (it reads $all from there,
+ * inclusively, and drops only live events before it: PersistentSubscription.cs); the port
+ * starts it AFTER, so consumers acknowledge the event at exactly that position unhandled.
+ * The start is read back from the server (GetInfo), not taken from the options, because
+ * the group may have been created by another consumer with another startAfter.
+ */
+async function prepareGroup(client: KurrentDBClient, group: string, options: PersistentSubscriptionOptions): Promise<Position | null> {
+  const startAfter = options.startAfter ?? START;
+  const settings = persistentSubscriptionToAllSettingsFromDefaults({
+    startFrom: startAfter === START ? CLIENT_START : parsePosition(startAfter),
+    maxRetryCount: options.maxRetries,
+    messageTimeout: options.messageTimeoutMs,
+  });
+  try {
+    await client.createPersistentSubscriptionToAll(group, settings, { filter: eventTypeFilter({ regex: typesRegex(options.types) }) });
+  } catch (error) {
+    if (!(error instanceof PersistentSubscriptionExistsError)) throw error;
+  }
+  const start = (await client.getPersistentSubscriptionToAllInfo(group)).settings.startFrom;
+  if (!start || start === CLIENT_START || start === END) return null;
+  return toPosition(start.commit, start.prepare);
+}
+
+export function joinPersistentGroup(
+  client: KurrentDBClient,
+  streamPrefixes: readonly string[],
+  group: string,
+  options: PersistentSubscriptionOptions,
+  handler: PersistentHandler,
+): Subscription {
+  let stopped = false;
+  let subscription: PersistentSubscriptionToAll | null = null;
+  let endSession: (() => void) | null = null;
+  let cancelPause: (() => void) | null = null;
+  // Handlers running, over every session: bufferSize at most. The server sends no more than
+  // bufferSize unanswered events, but handlers of a dropped session may still be running.
+  let running = 0;
+  const ours = (streamId: string) => streamPrefixes.some((prefix) => streamId.startsWith(prefix));
+
+  const answer = async (sub: PersistentSubscriptionToAll, resolved: PersistentSubscriptionToAllResolvedEvent, skipAt: Position | null) => {
+    const event = toRecorded(resolved);
+    // Other applications' events (the server filters on type only) and the event at the
+    // group's start (see prepareGroup) are acknowledged without the handler.
+    if (!event || !ours(event.streamId) || event.position === skipAt) return sub.ack(resolved);
+    try {
+      await handler(event, resolved.retryCount);
+    } catch (error) {
+      if (!stopped) options.onError?.(error);
+      const reason = error instanceof Error ? error.message : String(error);
+      // The server would park it too on the retry after maxRetries ("Reached retry count");
+      // parking here keeps the handler's error as the reason.
+      return sub.nack(resolved.retryCount >= options.maxRetries ? 'park' : 'retry', reason, resolved);
+    }
+    return sub.ack(resolved);
+  };
+
+  /** One connection: joins, handles until the stream ends (stop, drop, server error). */
+  const session = async (onJoined: () => void): Promise<void> => {
+    const skipAt = await prepareGroup(client, group, options);
+    if (stopped) return;
+    const sub = client.subscribeToPersistentSubscriptionToAll(group, { bufferSize: options.bufferSize });
+    subscription = sub;
+    const waiting: PersistentSubscriptionToAllResolvedEvent[] = [];
+    let ended = false;
+    const next = () => {
+      while (!ended && running < options.bufferSize && waiting.length > 0) {
+        const resolved = waiting.shift()!;
+        running++;
+        answer(sub, resolved, skipAt)
+          // An answer the closed stream cannot carry is moot: the server retries the event.
+          .catch(() => undefined)
+          .finally(() => {
+            running--;
+            next();
+          });
+      }
+    };
+    await new Promise<void>((resolve) => {
+      const end = (error?: unknown) => {
+        if (ended) return;
+        ended = true;
+        // What waited unhandled is the server's to hand out again once this connection is gone.
+        waiting.length = 0;
+        if (error && !stopped) options.onError?.(asUnavailable(error, `persistent subscription ${group}`));
+        resolve();
+      };
+      endSession = () => end();
+      sub.on('confirmation', onJoined);
+      sub.on('data', (resolved: PersistentSubscriptionToAllResolvedEvent) => {
+        waiting.push(resolved);
+        next();
+      });
+      sub.on('error', end);
+      sub.on('end', () => end());
+      sub.on('close', () => end());
+    });
+    subscription = null;
+    await sub.unsubscribe().catch(() => undefined);
+  };
+
+  const loop = (async () => {
+    let pauseMs = REJOIN_MIN_MS;
+    while (!stopped) {
+      try {
+        await session(() => (pauseMs = REJOIN_MIN_MS));
+      } catch (error) {
+        if (!stopped) options.onError?.(asUnavailable(error, `persistent subscription ${group}`));
+      }
+      if (stopped) break;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, pauseMs);
+        cancelPause = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      cancelPause = null;
+      pauseMs = Math.min(pauseMs * 2, REJOIN_MAX_MS);
+    }
+  })();
+
+  return {
+    // Handlers in flight are not awaited: closing the connection hands their events out again.
+    stop: async () => {
+      stopped = true;
+      cancelPause?.();
+      const sub = subscription;
+      endSession?.();
+      await sub?.unsubscribe().catch(() => undefined);
+      await loop;
+    },
+  };
+}
