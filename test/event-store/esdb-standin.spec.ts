@@ -1,4 +1,15 @@
-import { KurrentDBClient, jsonEvent, START, streamNameFilter, WrongExpectedVersionError } from '@kurrent/kurrentdb-client';
+import {
+  KurrentDBClient,
+  eventTypeFilter,
+  jsonEvent,
+  persistentSubscriptionToAllSettingsFromDefaults,
+  PersistentSubscriptionExistsError,
+  START,
+  streamNameFilter,
+  WrongExpectedVersionError,
+  type PersistentSubscriptionToAll,
+  type PersistentSubscriptionToAllResolvedEvent,
+} from '@kurrent/kurrentdb-client';
 import { EsdbStandIn } from '../support/esdb-standin';
 
 /** The real client against the stand-in: the wire subset the adapter relies on. */
@@ -27,5 +38,91 @@ describe('EventStoreDB stand-in, through the real client', () => {
     const seen: string[] = [];
     for await (const e of client.readAll({ fromPosition: START, filter: streamNameFilter({ prefixes: ['order-'] }), maxCount: 10 })) seen.push(e.event!.streamId);
     expect(seen).toEqual(['order-1', 'order-1']);
+  });
+
+  describe('persistent subscriptions to $all', () => {
+    let n = 0;
+    let type: string;
+    const consumers: PersistentSubscriptionToAll[] = [];
+    beforeEach(() => {
+      type = `Ps${++n}`;
+    });
+    afterEach(async () => {
+      await Promise.all(consumers.splice(0).map((c) => c.unsubscribe()));
+    });
+    const create = (group: string, settings: Parameters<typeof persistentSubscriptionToAllSettingsFromDefaults>[0]) =>
+      client.createPersistentSubscriptionToAll(group, persistentSubscriptionToAllSettingsFromDefaults({ startFrom: START, ...settings }), {
+        filter: eventTypeFilter({ regex: `^${type}$` }),
+      });
+    const consume = (group: string, bufferSize: number) => {
+      const received: PersistentSubscriptionToAllResolvedEvent[] = [];
+      const sub = client.subscribeToPersistentSubscriptionToAll(group, { bufferSize });
+      sub.on('data', (e: PersistentSubscriptionToAllResolvedEvent) => received.push(e));
+      sub.on('error', () => undefined);
+      consumers.push(sub);
+      return { sub, received };
+    };
+    const until = async (what: string, done: () => boolean | Promise<boolean>) => {
+      for (const deadline = Date.now() + 5000; !(await done()); await new Promise((r) => setTimeout(r, 10))) {
+        if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+      }
+    };
+    const append = async (stream: string, count: number) => {
+      for (let i = 0; i < count; i++) await client.appendToStream(stream, jsonEvent({ type, data: { i } }));
+    };
+
+    it('starts a group AT its start position, as the server does, and reports the start in GetInfo', async () => {
+      await append(`ps-${type}`, 2);
+      const first = [] as bigint[];
+      for await (const e of client.readAll({ fromPosition: START, filter: eventTypeFilter({ regex: `^${type}$` }) })) first.push(e.event!.position!.commit);
+      const position = { commit: first[0], prepare: first[0] };
+      await create('from-position', { startFrom: position });
+      await expect(create('from-position', {})).rejects.toBeInstanceOf(PersistentSubscriptionExistsError);
+      expect((await client.getPersistentSubscriptionToAllInfo('from-position')).settings.startFrom).toEqual(position);
+      const { received } = consume('from-position', 10);
+      await until('both events arrived', () => received.length === 2);
+      expect(received.map((e) => e.event!.position!.commit)).toEqual(first);
+    });
+
+    it('shares round robin with at most bufferSize in flight per consumer, and hands out more as acks come', async () => {
+      await create('round-robin', {});
+      const a = consume('round-robin', 2);
+      const b = consume('round-robin', 2);
+      await until('both joined', async () => (await client.getPersistentSubscriptionToAllInfo('round-robin')).connections.length === 2);
+      await append(`rr-${type}`, 6);
+      await until('both consumers are full', () => a.received.length + b.received.length === 4);
+      await new Promise((r) => setTimeout(r, 200));
+      expect([a.received.length, b.received.length]).toEqual([2, 2]);
+      await a.sub.ack(a.received[0]);
+      await until('a got one more', () => a.received.length === 3);
+      expect(new Set([...a.received, ...b.received].map((e) => e.event!.id)).size).toBe(5);
+    });
+
+    it('hands what a departed consumer held to another with its retry count raised', async () => {
+      await create('departed', {});
+      const dying = consume('departed', 1);
+      await append(`dep-${type}`, 1);
+      await until('the first consumer holds it', () => dying.received.length === 1);
+      await dying.sub.unsubscribe();
+      const next = consume('departed', 1);
+      await until('the next consumer got it', () => next.received.length === 1);
+      expect([next.received[0].event!.id, next.received[0].retryCount]).toEqual([dying.received[0].event!.id, 1]);
+    });
+
+    it('retries on message timeout, parks a retry past maxRetryCount as a link the parked stream resolves', async () => {
+      await create('parking', { maxRetryCount: 1, messageTimeout: 300 });
+      const { sub, received } = consume('parking', 1);
+      await append(`park-${type}`, 1);
+      await until('it came again after the timeout', () => received.length === 2);
+      expect(received.map((e) => e.retryCount)).toEqual([0, 1]);
+      await sub.nack('retry', 'still failing', received[1]);
+      const stream = '$persistentsubscription-$all::parking-parked';
+      await until('it was parked', () => standIn.events.some((e) => e.stream === stream));
+      const parked = [];
+      for await (const e of client.readStream(stream, { resolveLinkTos: true })) parked.push(e);
+      expect(parked.map((e) => [e.link?.type, e.event?.id, e.event?.streamId])).toEqual([['$>', received[0].event!.id, `park-${type}`]]);
+      await new Promise((r) => setTimeout(r, 500));
+      expect(received).toHaveLength(2);
+    });
   });
 });
