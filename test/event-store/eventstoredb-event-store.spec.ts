@@ -116,6 +116,90 @@ describe('EventStoreDbEventStore on the stand-in', () => {
     await followThrough(() => standIn.restart(300));
   });
 
+  describe('persistent subscriptions', () => {
+    const join = (types: string[], handler: (e: RecordedEvent, retryCount: number) => Promise<void>, maxRetries = 3) =>
+      store.subscribePersistent(`g-${randomUUID().slice(0, 8)}`, { types, maxRetries, messageTimeoutMs: 10_000, bufferSize: 4, onError: () => undefined }, handler);
+    const until = async (what: string, done: () => boolean) => {
+      for (const deadline = Date.now() + 15_000; !done(); await new Promise((r) => setTimeout(r, 20))) {
+        if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+      }
+    };
+
+    async function consumeThrough(disrupt: () => Promise<void>): Promise<void> {
+      const type = `Task${run}`;
+      const handled = new Set<string>();
+      const expected = new Set<string>();
+      const sub = join([type], async (e) => {
+        handled.add(e.id);
+      });
+      const appendSome = async (n: number) => {
+        for (let i = 0; i < n; i++) {
+          const id = randomUUID();
+          expected.add(id);
+          await store.append(s(`task-${i}`), [{ id, type, data: {} }], 'any');
+        }
+      };
+      try {
+        await appendSome(5);
+        await until('the first events were handled', () => handled.size === 5);
+        await disrupt();
+        await appendSome(5);
+        // At least once: an acknowledgement the cut lost brings an event again.
+        await until('the events after the cut were handled', () => handled.size === 10);
+        expect(handled).toEqual(expected);
+      } finally {
+        await sub.stop();
+      }
+    }
+
+    it('joins again after its connection dropped', async () => {
+      await consumeThrough(async () => standIn.dropSubscriptions());
+    });
+
+    it('joins again after a server restart', async () => {
+      await consumeThrough(() => standIn.restart(300));
+    });
+
+    it("acknowledges its types in other applications' streams without handling them", async () => {
+      const type = `Shared${run}`;
+      const handled: string[] = [];
+      const group = `g-${randomUUID().slice(0, 8)}`;
+      const sub = store.subscribePersistent(group, { types: [type], maxRetries: 0, messageTimeoutMs: 10_000, bufferSize: 4 }, async (e) => {
+        handled.push(e.streamId);
+      });
+      try {
+        await raw.appendToStream('otherapp-jobs', jsonEvent({ type, data: {} }));
+        await store.append(s('jobs'), [{ type, data: {} }], 'any');
+        await until('its own event was handled', () => handled.length === 1);
+        await new Promise((r) => setTimeout(r, 300));
+        expect(handled).toEqual([s('jobs')]);
+        const info = await raw.getPersistentSubscriptionToAllInfo(group);
+        expect([info.stats.totalInFlightMessages, info.stats.parkedMessageCount]).toEqual([0, 0n]);
+      } finally {
+        await sub.stop();
+      }
+    });
+
+    it("parks with the handler's error as the reason, and lists nothing for a group that parked nothing", async () => {
+      const type = `Poison${run}`;
+      const group = `g-${randomUUID().slice(0, 8)}`;
+      expect(await store.parkedEvents(group)).toEqual([]);
+      const sub = store.subscribePersistent(group, { types: [type], maxRetries: 0, messageTimeoutMs: 10_000, bufferSize: 4, onError: () => undefined }, async () => {
+        throw new Error('no handler for this one');
+      });
+      try {
+        await store.append(s('poison'), [{ type, data: {} }], 'any');
+        const stream = `$persistentsubscription-$all::${group}-parked`;
+        await until('it was parked', () => standIn.events.some((e) => e.stream === stream));
+        const link = standIn.events.find((e) => e.stream === stream)!;
+        expect(JSON.parse(Buffer.from(link.metadata).toString()).reason).toContain('no handler for this one');
+        expect((await store.parkedEvents(group)).map((e) => [e.streamId, e.type])).toEqual([[s('poison'), type]]);
+      } finally {
+        await sub.stop();
+      }
+    });
+  });
+
   it('says the store is unavailable when an append finds the server down, and takes the retry once after', async () => {
     await store.append(s('order-1'), [{ type: 'A', data: {} }], 'no_stream');
     await standIn.stop();

@@ -183,7 +183,7 @@ export class EsdbStandIn {
   dropSubscriptions(): void {
     for (const sub of [...this.live]) {
       this.live.delete(sub);
-      sub.call.destroy(Object.assign(new Error('connection dropped by the stand-in'), { code: grpc.status.UNAVAILABLE }));
+      sub.call.emit('error', Object.assign(new Error('connection dropped by the stand-in'), { code: grpc.status.UNAVAILABLE }));
     }
     this.persistent.dropConsumers();
   }
@@ -315,7 +315,7 @@ export class EsdbStandIn {
     try {
       this.readNow(call);
     } catch (error: any) {
-      call.destroy(Object.assign(new Error(error?.message ?? String(error)), { code: grpc.status.INVALID_ARGUMENT }));
+      call.emit('error', Object.assign(new Error(error?.message ?? String(error)), { code: grpc.status.INVALID_ARGUMENT }));
     }
   }
 
@@ -483,8 +483,8 @@ class PersistentGroups {
         const options = req.getOptions()!;
         const name = options.getGroupName();
         group = this.groups.get(name);
-        if (!options.hasAll()) return call.destroy(Object.assign(new Error('the stand-in has persistent subscriptions to $all only'), { code: grpc.status.UNIMPLEMENTED }));
-        if (!group) return call.destroy(rpcError(grpc.status.NOT_FOUND, 'persistent-subscription-does-not-exist', `Subscription group ${name} on stream $all does not exist.`, name));
+        if (!options.hasAll()) return call.emit('error', Object.assign(new Error('the stand-in has persistent subscriptions to $all only'), { code: grpc.status.UNIMPLEMENTED }));
+        if (!group) return call.emit('error', rpcError(grpc.status.NOT_FOUND, 'persistent-subscription-does-not-exist', `Subscription group ${name} on stream $all does not exist.`, name));
         call.write(new ps.ReadResp().setSubscriptionConfirmation(new ps.ReadResp.SubscriptionConfirmation().setSubscriptionId(`$all::${name}`)));
         consumer = { call, bufferSize: Math.max(1, options.getBufferSize()), structuredIds: options.getUuidOption()?.hasStructured() ?? false, inFlight: new Map() };
         group.consumers.push(consumer);
@@ -519,7 +519,7 @@ class PersistentGroups {
     for (const group of this.groups.values()) {
       for (const consumer of [...group.consumers]) {
         this.removeConsumer(group, consumer);
-        consumer.call.destroy(Object.assign(new Error('connection dropped by the stand-in'), { code: grpc.status.UNAVAILABLE }));
+        consumer.call.emit('error', Object.assign(new Error('connection dropped by the stand-in'), { code: grpc.status.UNAVAILABLE }));
       }
     }
   }

@@ -7,27 +7,21 @@
 import { randomUUID } from 'node:crypto';
 import {
   BACKWARDS,
-  CancelledError,
-  DeadlineExceededError,
   END,
   FORWARDS,
   KurrentDBClient,
   START as CLIENT_START,
   StreamNotFoundError,
-  UnavailableError,
   WrongExpectedVersionError,
   jsonEvent,
   streamNameFilter,
-  type AllStreamResolvedEvent,
   type AppendStreamState,
   type Filter,
-  type ResolvedEvent,
 } from '@kurrent/kurrentdb-client';
 import {
   AppendResult,
   BatchHandler,
   EventStore,
-  EventStoreUnavailableError,
   ExpectedRevision,
   NewEvent,
   PersistentHandler,
