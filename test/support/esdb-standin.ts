@@ -488,6 +488,7 @@ class PersistentGroups {
         call.write(new ps.ReadResp().setSubscriptionConfirmation(new ps.ReadResp.SubscriptionConfirmation().setSubscriptionId(`$all::${name}`)));
         consumer = { call, bufferSize: Math.max(1, options.getBufferSize()), structuredIds: options.getUuidOption()?.hasStructured() ?? false, inFlight: new Map() };
         group.consumers.push(consumer);
+        this.startClock(); // stopped by stop(), which a restart() keeps the groups through
         this.pump(group);
       } else if (group && consumer && req.hasAck()) {
         for (const id of req.getAck()!.getIdsList()) this.take(group, uuidString(id));

@@ -68,9 +68,6 @@ export function joinPersistentGroup(
   let subscription: PersistentSubscriptionToAll | null = null;
   let endSession: (() => void) | null = null;
   let cancelPause: (() => void) | null = null;
-  // Handlers running, over every session: bufferSize at most. The server sends no more than
-  // bufferSize unanswered events, but handlers of a dropped session may still be running.
-  let running = 0;
   const ours = (streamId: string) => streamPrefixes.some((prefix) => streamId.startsWith(prefix));
 
   const answer = async (sub: PersistentSubscriptionToAll, resolved: PersistentSubscriptionToAllResolvedEvent, skipAt: Position | null) => {
@@ -81,7 +78,7 @@ export function joinPersistentGroup(
     try {
       await handler(event, resolved.retryCount);
     } catch (error) {
-      if (!stopped) options.onError?.(error);
+      // The handler's failure is its own to report (onError is for the subscription's, as on Postgres).
       const reason = error instanceof Error ? error.message : String(error);
       // The server would park it too on the retry after maxRetries ("Reached retry count");
       // parking here keeps the handler's error as the reason.
@@ -96,35 +93,23 @@ export function joinPersistentGroup(
     if (stopped) return;
     const sub = client.subscribeToPersistentSubscriptionToAll(group, { bufferSize: options.bufferSize });
     subscription = sub;
-    const waiting: PersistentSubscriptionToAllResolvedEvent[] = [];
-    let ended = false;
-    const next = () => {
-      while (!ended && running < options.bufferSize && waiting.length > 0) {
-        const resolved = waiting.shift()!;
-        running++;
-        answer(sub, resolved, skipAt)
-          // An answer the closed stream cannot carry is moot: the server retries the event.
-          .catch(() => undefined)
-          .finally(() => {
-            running--;
-            next();
-          });
-      }
-    };
     await new Promise<void>((resolve) => {
+      let ended = false;
       const end = (error?: unknown) => {
         if (ended) return;
         ended = true;
-        // What waited unhandled is the server's to hand out again once this connection is gone.
-        waiting.length = 0;
         if (error && !stopped) options.onError?.(asUnavailable(error, `persistent subscription ${group}`));
         resolve();
       };
       endSession = () => end();
       sub.on('confirmation', onJoined);
+      // Each event is handled as it arrives: the server sends no more than bufferSize that
+      // this consumer holds. A handler still running for an event the server took back (its
+      // message timeout passed, or this connection dropped) no longer counts, as the server's
+      // count does not: that event is another consumer's (or this one's again) by now.
       sub.on('data', (resolved: PersistentSubscriptionToAllResolvedEvent) => {
-        waiting.push(resolved);
-        next();
+        // An answer the closed stream cannot carry is moot: the server retries the event.
+        answer(sub, resolved, skipAt).catch(() => undefined);
       });
       sub.on('error', end);
       sub.on('end', () => end());
