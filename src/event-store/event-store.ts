@@ -5,8 +5,6 @@
  * the transaction id and prepare the global sequence; EventStoreDB's $all positions have
  * the same two parts.
  */
-import type { Queryable } from '../database/database';
-
 export type Position = string;
 
 export const START: Position = `${'0'.repeat(20)}:${'0'.repeat(20)}`;
@@ -69,12 +67,6 @@ export interface ReadAllOptions {
   /** Read events strictly after this position. */
   after: Position;
   limit: number;
-  /**
-   * Postgres adapter only: read inside this (repeatable-read) transaction, so an audit
-   * compares the log and a read model in one snapshot. Only for reading up to a position
-   * a consumer has already passed. Other adapters ignore it.
-   */
-  within?: Queryable;
 }
 
 /**

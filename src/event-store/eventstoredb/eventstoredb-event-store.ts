@@ -146,7 +146,6 @@ export class EventStoreDbEventStore implements EventStore {
     return events;
   }
 
-  /** `within` (a Postgres transaction) has no meaning here and is ignored, as the port allows. */
   async readAll(options: ReadAllOptions): Promise<RecordedEvent[]> {
     return this.readAfter(options.after, options.limit);
   }

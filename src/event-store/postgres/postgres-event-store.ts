@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Database, Queryable } from '../../database/database';
+import { Database } from '../../database/database';
 import {
   AppendResult,
   BatchHandler,
@@ -171,24 +171,24 @@ export class PostgresEventStore implements EventStore {
     return rows.map(toRecorded);
   }
 
-  private async horizon(q: Queryable = this.db): Promise<Horizon> {
-    const { rows } = await q.query<{ horizon: string; appending: boolean }>('SELECT horizon::text, appending FROM events_horizon()');
+  private async horizon(): Promise<Horizon> {
+    const { rows } = await this.db.query<{ horizon: string; appending: boolean }>('SELECT horizon::text, appending FROM events_horizon()');
     return rows[0];
   }
 
   async readAll(options: ReadAllOptions): Promise<RecordedEvent[]> {
-    return (await this.readBatch(options.after, options.limit, options.within)).events;
+    return (await this.readBatch(options.after, options.limit)).events;
   }
 
-  private async readBatch(after: Position, limit: number, q: Queryable = this.db): Promise<{ events: RecordedEvent[]; appending: boolean }> {
-    const { events, appending } = await this.readBatchWithHorizon(after, limit, q);
+  private async readBatch(after: Position, limit: number): Promise<{ events: RecordedEvent[]; appending: boolean }> {
+    const { events, appending } = await this.readBatchWithHorizon(after, limit);
     return { events, appending };
   }
 
-  private async readBatchWithHorizon(after: Position, limit: number, q: Queryable = this.db): Promise<{ events: RecordedEvent[]; appending: boolean; horizon: string }> {
-    const { horizon, appending } = await this.horizon(q);
+  private async readBatchWithHorizon(after: Position, limit: number): Promise<{ events: RecordedEvent[]; appending: boolean; horizon: string }> {
+    const { horizon, appending } = await this.horizon();
     const { commit, prepare } = parsePosition(after);
-    const { rows } = await q.query<EventRow>(
+    const { rows } = await this.db.query<EventRow>(
       `SELECT ${COLUMNS} FROM events
         WHERE transaction_id < $1::text::xid8 AND (transaction_id, global_position) > ($2::text::xid8, $3::bigint)
         ORDER BY transaction_id, global_position
