@@ -271,18 +271,6 @@ export class PostgresEventStore implements EventStore {
     return rows.length ? toPosition(rows[0].commit_id, rows[0].global_position) : START;
   }
 
-  async countAfter(position: Position, types?: readonly string[]): Promise<number> {
-    const { horizon } = await this.horizon();
-    const { commit, prepare } = parsePosition(position);
-    const { rows } = await this.db.query<{ n: string }>(
-      `SELECT count(*) AS n FROM events
-        WHERE transaction_id < $1::text::xid8 AND (transaction_id, global_position) > ($2::text::xid8, $3::bigint)
-          AND ($4::text[] IS NULL OR type = ANY($4::text[]))`,
-      [horizon, commit.toString(), prepare.toString(), types ?? null],
-    );
-    return Number(rows[0].n);
-  }
-
   /** Resolves at the next append notification, or after the polling fallback. */
   waitForAppend(maxMs = POLL_FALLBACK_MS): Promise<void> {
     return new Promise((resolve) => {
