@@ -61,7 +61,7 @@ async function makeKey(url) {
     const { key } = await admin(service.base, 'POST', '/admin/keys', { account: account.id, mode: 'test' });
     for (let i = 0; ; i++) {
       const status = await admin(service.base, 'GET', '/admin/projections');
-      if (status.items.every((p) => p.lag === 0 && !p.rebuilding)) break;
+      if (status.items.every((p) => !p.behind && !p.rebuilding)) break;
       if (i > 3000) throw new Error('the service did not catch up');
       await new Promise((r) => setTimeout(r, 100));
     }

@@ -83,7 +83,7 @@ async function timeRebuild(url) {
     for (let i = 0; ; i++) {
       try {
         const status = await admin(base, 'GET', '/admin/projections');
-        if (status.items.every((p) => p.lag === 0 && !p.rebuilding)) break;
+        if (status.items.every((p) => !p.behind && !p.rebuilding)) break;
       } catch {
         // not listening yet
       }

@@ -101,8 +101,8 @@ async function project(url) {
       try {
         const res = await fetch(`http://127.0.0.1:${port}/admin/projections`, { headers: { authorization: `Bearer ${ADMIN}` } });
         const catalog = (await res.json()).items.find((p) => p.name === 'catalog_listings');
-        if (catalog && catalog.lag === 0 && !catalog.rebuilding) return;
-        if (i % 50 === 0 && catalog) process.stderr.write(`  catalog_listings lag ${catalog.lag}\n`);
+        if (catalog && !catalog.behind && !catalog.rebuilding) return;
+        if (i % 50 === 0 && catalog) process.stderr.write(`  catalog_listings lag ${catalog.lag_seconds} s\n`);
       } catch {
         // not listening yet
       }

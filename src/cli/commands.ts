@@ -53,21 +53,25 @@ const fields = (result: Record<string, unknown>) =>
 
 const CONSUMER_COLUMNS = ['name', 'build', 'lag', 'parked', 'state', 'leader', 'position', 'updated_at'];
 
+/** "-" when it has read every event, else the age of the oldest it has not: "0.042s". */
+const lagCell = (lag: { behind: boolean; lag_seconds: number }) => (lag.behind ? `${lag.lag_seconds}s` : '-');
+
 /** A projection or subscriber as one status line: STALLED or the failure it retries, else ok or rebuilding. */
 const consumerRow = (c: any) => ({
   ...c,
+  lag: lagCell(c),
   state: c.stalled_since
     ? `STALLED since ${c.stalled_since}: ${c.error?.message}`
     : c.error
       ? `failing (attempt ${c.error.attempts}): ${c.error.message}`
       : c.rebuilding
-        ? `rebuilding ${c.rebuilding.build} (lag ${c.rebuilding.lag})`
+        ? `rebuilding ${c.rebuilding.build} (lag ${lagCell(c.rebuilding)})`
         : 'ok',
 });
 
 /**
  * While a rebuild runs (the POST answers once every new build serves), a line on stderr
- * when it is a terminal: each build still catching up and how far it has to go.
+ * when it is a terminal: each build still catching up and the age of the events it is at.
  */
 async function withRebuildProgress<T>(client: AdminClient, rebuilding: Promise<T>): Promise<T> {
   if (!process.stderr.isTTY) return rebuilding;
@@ -76,9 +80,10 @@ async function withRebuildProgress<T>(client: AdminClient, rebuilding: Promise<T
   while (!done) {
     await Promise.race([finished.catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 500))]);
     if (done) break;
-    const status = await client.request<{ items: { name: string; rebuilding: { lag: number } | null }[] }>('GET', '/admin/projections').catch(() => undefined);
+    const status = await client.request<{ items: { name: string; rebuilding: { lag_seconds: number } | null }[] }>('GET', '/admin/projections').catch(() => undefined);
     const open = status?.items.filter((p) => p.rebuilding) ?? [];
-    if (open.length) process.stderr.write(`\rrebuilding ${open.map((p) => `${p.name} (${p.rebuilding!.lag} events to go)`).join(', ')}\x1b[K`);
+    // A rebuild reads from the start of the log: its lag is the age of the events it is at.
+    if (open.length) process.stderr.write(`\rrebuilding ${open.map((p) => `${p.name} (at events ${Math.floor(p.rebuilding!.lag_seconds)} s old)`).join(', ')}\x1b[K`);
   }
   process.stderr.write('\r\x1b[K');
   return finished;

@@ -5,8 +5,6 @@
  * the transaction id and prepare the global sequence; EventStoreDB's $all positions have
  * the same two parts.
  */
-import type { Queryable } from '../database/database';
-
 export type Position = string;
 
 export const START: Position = `${'0'.repeat(20)}:${'0'.repeat(20)}`;
@@ -69,12 +67,6 @@ export interface ReadAllOptions {
   /** Read events strictly after this position. */
   after: Position;
   limit: number;
-  /**
-   * Postgres adapter only: read inside this (repeatable-read) transaction, so an audit
-   * compares the log and a read model in one snapshot. Only for reading up to a position
-   * a consumer has already passed. Other adapters ignore it.
-   */
-  within?: Queryable;
 }
 
 /**
@@ -127,13 +119,12 @@ export interface EventStore {
   readStream(streamId: string): Promise<RecordedEvent[]>;
   /**
    * Events after a position in global order, only up to the point every reader can see
-   * (no event may later appear before a position already returned).
+   * (no event may later appear before a position already returned). With limit 1 it gives
+   * the oldest event a consumer at `after` has not read, whose age is that consumer's lag.
    */
   readAll(options: ReadAllOptions): Promise<RecordedEvent[]>;
   /** Position of the newest event readAll can return, or START. */
   headPosition(): Promise<Position>;
-  /** How many events readAll would return after a position (projection lag), only of these types when given. */
-  countAfter(position: Position, types?: readonly string[]): Promise<number>;
   /**
    * Catch up from `after`, then follow live appends. Batches are handed over one at a
    * time; if onBatch throws, the same batch is offered again after a pause.

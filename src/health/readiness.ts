@@ -1,12 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { HealthIndicatorResult, HealthIndicatorService } from '@nestjs/terminus';
+import { SETTINGS, Settings } from '../config/settings';
 import { DATABASE, Database } from '../database/database';
 import { pendingMigrations } from '../database/migrate';
 import { EVENT_STORE, EventStore } from '../event-store/event-store';
 import { ProjectionRunner } from '../projection-runner/projection-runner';
-
-/** A read model further behind the log than this many events is not ready to serve. */
-export const READY_MAX_LAG = 1000;
 
 /** The checks behind GET /readyz, one terminus indicator each. */
 @Injectable()
@@ -16,6 +14,7 @@ export class Readiness {
     @Inject(DATABASE) private readonly db: Database,
     @Inject(EVENT_STORE) private readonly store: EventStore,
     private readonly projections: ProjectionRunner,
+    @Inject(SETTINGS) private readonly settings: Settings,
   ) {}
 
   async database(): Promise<HealthIndicatorResult> {
@@ -39,8 +38,8 @@ export class Readiness {
   }
 
   /**
-   * Every read model is served by a build of this code's version within READY_MAX_LAG
-   * events of the log, and not stalled. While a new version is still far behind, the live
+   * Every read model is served by a build of this code's version that has read every event
+   * older than READY_MAX_LAG_SECONDS, and not stalled. While a new version is still far behind, the live
    * build is another version's (its meaning may differ): this instance is not ready, so a
    * rolling deploy keeps the old instances serving until the new build has caught up. A
    * rebuild of the same version beside a serving build (`svc projections rebuild`) is
@@ -49,21 +48,27 @@ export class Readiness {
   async projectionsServing(): Promise<HealthIndicatorResult> {
     const check = this.indicators.check('projections');
     const { items } = await this.projections.status();
+    const bound = this.settings.readyMaxLagSeconds;
     const problems = items
       .map((p) =>
         !p.build
           ? `${p.name} has no serving build`
           : p.stalled_since
             ? `${p.name} is stalled since ${p.stalled_since}: ${p.error?.message}`
-            : p.lag > READY_MAX_LAG
-              ? `${p.name} is ${p.lag} events behind`
-              : p.version !== this.projections.versionOf(p.name) && (!p.rebuilding || p.rebuilding.lag > READY_MAX_LAG)
-                ? `${p.name} serves version ${p.version}; version ${this.projections.versionOf(p.name)} is ${p.rebuilding ? `${p.rebuilding.lag} events behind` : 'not built yet'}`
+            : p.lag_seconds > bound
+              ? `${p.name} is ${behind(p.lag_seconds)}`
+              : p.version !== this.projections.versionOf(p.name) && (!p.rebuilding || p.rebuilding.lag_seconds > bound)
+                ? `${p.name} serves version ${p.version}; version ${this.projections.versionOf(p.name)} is ${p.rebuilding ? behind(p.rebuilding.lag_seconds) : 'not built yet'}`
                 : null,
       )
       .filter((problem): problem is string => problem !== null);
     if (problems.length) return check.down({ message: problems.join('; ') });
-    const rebuilding = items.filter((p) => p.rebuilding).map((p) => `${p.name} (${p.rebuilding!.lag} behind)`);
+    const rebuilding = items.filter((p) => p.rebuilding).map((p) => `${p.name} (${behind(p.rebuilding!.lag_seconds)})`);
     return rebuilding.length ? check.up({ rebuilding }) : check.up();
   }
+}
+
+/** "12 s behind": whole seconds are what an operator reads; status has the exact figure. */
+function behind(lagSeconds: number): string {
+  return `${Math.floor(lagSeconds)} s behind`;
 }

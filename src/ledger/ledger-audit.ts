@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { DATABASE, Database, Queryable } from '../database/database';
+import { DATABASE, Database } from '../database/database';
 import { EVENT_STORE, EventStore, Position, START } from '../event-store/event-store';
 import type { Mode } from '../platform/mode';
 import { balanceTransactionsProjection } from '../../projections/balance-transactions.projection';
@@ -57,8 +57,10 @@ function firstFieldDifference(expected: unknown, actual: unknown): { field: stri
 /**
  * `svc ledger verify`: replays the ledger events from the start through the pure decider's
  * evolve (never the projection code) and compares every ledger's balance transactions,
- * summary and payouts_paused with the read model, field by field. Both sides are read in
- * one repeatable-read snapshot, at the projection's checkpoint, so writes running
+ * summary and payouts_paused with the read model, field by field. The read model and the
+ * checkpoint of the build serving it are read in one repeatable-read snapshot; the events
+ * are then read up to that checkpoint through the port, outside any transaction (issue
+ * 13): events at or before a position a consumer passed never change, so writes running
  * meanwhile cannot show up as differences.
  */
 @Injectable()
@@ -69,55 +71,58 @@ export class LedgerAudit {
     private readonly queries: LedgerQueries,
   ) {}
 
-  verify(filter: { accountId?: string; mode?: Mode }): Promise<VerifyReport> {
-    return this.db.transaction(async (tx) => {
+  async verify(filter: { accountId?: string; mode?: Mode }): Promise<VerifyReport> {
+    const { position, stored, transactions } = await this.db.transaction(async (tx) => {
       await tx.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ');
       // One build, read directly: a rebuild switching the views meanwhile changes nothing here.
       const build = await liveBuild(tx, balanceTransactionsProjection.name);
       if (build) await readFromSchema(tx, build.schema);
-      const position = build?.position ?? START;
-      const replayed = await this.replay(tx, position, filter);
-      const stored = new Map((await this.queries.ledgers(filter, tx)).map((l) => [`${l.account_id}:${l.mode}`, l]));
-      const keys = new Set([...replayed.keys(), ...stored.keys()]);
-      let transactionsChecked = 0;
-      for (const key of [...keys].sort()) {
-        const [accountId, mode] = key.split(':') as [string, Mode];
-        const state = replayed.get(key) ?? initialState();
-        // Compared as the API reads it: no row is the empty ledger (a destination alone makes none).
-        const ledger = stored.get(key) ?? emptyLedger(accountId, mode);
-        const where = { account_id: accountId, mode };
-        const report = (difference: Omit<LedgerDifference, 'account_id' | 'mode'>): VerifyReport => ({
-          ok: false,
-          position,
-          ledgers_checked: keys.size,
-          transactions_checked: transactionsChecked,
-          first_difference: { ...where, ...difference },
-        });
-
-        const head = firstFieldDifference(
-          { summary: summaryOf(state), payouts_paused: state.paused },
-          { summary: ledger.summary, payouts_paused: ledger.payouts_paused },
-        );
-        if (head) return report({ transaction_id: null, ...head });
-
-        const expected = transactionsOf(state);
-        const actual = await this.queries.all(accountId, mode, tx);
-        for (let i = 0; i < Math.max(expected.length, actual.length); i++) {
-          transactionsChecked++;
-          const diff = firstFieldDifference(expected[i] ?? {}, actual[i] ?? {});
-          if (diff) return report({ transaction_id: (expected[i] ?? actual[i]).id, ...diff });
-        }
-      }
-      return { ok: true, position, ledgers_checked: keys.size, transactions_checked: transactionsChecked, first_difference: null };
+      return {
+        position: build?.position ?? START,
+        stored: new Map((await this.queries.ledgers(filter, tx)).map((l) => [`${l.account_id}:${l.mode}`, l])),
+        transactions: await this.queries.transactionsByLedger(filter, tx),
+      };
     });
+    const replayed = await this.replay(position, filter);
+    const keys = new Set([...replayed.keys(), ...stored.keys()]);
+    let transactionsChecked = 0;
+    for (const key of [...keys].sort()) {
+      const [accountId, mode] = key.split(':') as [string, Mode];
+      const state = replayed.get(key) ?? initialState();
+      // Compared as the API reads it: no row is the empty ledger (a destination alone makes none).
+      const ledger = stored.get(key) ?? emptyLedger(accountId, mode);
+      const where = { account_id: accountId, mode };
+      const report = (difference: Omit<LedgerDifference, 'account_id' | 'mode'>): VerifyReport => ({
+        ok: false,
+        position,
+        ledgers_checked: keys.size,
+        transactions_checked: transactionsChecked,
+        first_difference: { ...where, ...difference },
+      });
+
+      const head = firstFieldDifference(
+        { summary: summaryOf(state), payouts_paused: state.paused },
+        { summary: ledger.summary, payouts_paused: ledger.payouts_paused },
+      );
+      if (head) return report({ transaction_id: null, ...head });
+
+      const expected = transactionsOf(state);
+      const actual = transactions.get(key) ?? [];
+      for (let i = 0; i < Math.max(expected.length, actual.length); i++) {
+        transactionsChecked++;
+        const diff = firstFieldDifference(expected[i] ?? {}, actual[i] ?? {});
+        if (diff) return report({ transaction_id: (expected[i] ?? actual[i]).id, ...diff });
+      }
+    }
+    return { ok: true, position, ledgers_checked: keys.size, transactions_checked: transactionsChecked, first_difference: null };
   }
 
   /** Ledger states by "account:mode", folded from every ledger event up to `until`. */
-  private async replay(tx: Queryable, until: Position, filter: { accountId?: string; mode?: Mode }): Promise<Map<string, LedgerState>> {
+  private async replay(until: Position, filter: { accountId?: string; mode?: Mode }): Promise<Map<string, LedgerState>> {
     const states = new Map<string, LedgerState>();
     let after = START;
     while (after < until) {
-      const events = await this.store.readAll({ after, limit: BATCH, within: tx });
+      const events = await this.store.readAll({ after, limit: BATCH });
       if (!events.length) break;
       for (const recorded of events) {
         if (recorded.position > until) return states;

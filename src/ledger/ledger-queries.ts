@@ -130,6 +130,22 @@ export class LedgerQueries {
     return rows.map(toBalanceTransactionView);
   }
 
+  /** Every balance transaction of every ledger, optionally of one account and/or mode, by "account:mode", oldest first (verify). */
+  async transactionsByLedger(filter: { accountId?: string; mode?: Mode }, q: Queryable = this.db): Promise<Map<string, BalanceTransaction[]>> {
+    const { rows } = await q.query(
+      `SELECT * FROM balance_transactions WHERE ($1::text IS NULL OR account_id = $1) AND ($2::text IS NULL OR mode = $2)
+       ORDER BY account_id, mode, seq`,
+      [filter.accountId ?? null, filter.mode ?? null],
+    );
+    const ledgers = new Map<string, BalanceTransaction[]>();
+    for (const row of rows) {
+      const key = `${row.account_id}:${row.mode}`;
+      if (!ledgers.has(key)) ledgers.set(key, []);
+      ledgers.get(key)!.push(toBalanceTransactionView(row));
+    }
+    return ledgers;
+  }
+
   /** Every ledger, optionally of one account and/or mode. */
   async ledgers(filter: { accountId?: string; mode?: Mode }, q: Queryable = this.db): Promise<LedgerAccountView[]> {
     const { rows } = await q.query(

@@ -117,7 +117,7 @@ export class Metrics {
         },
       });
     byProjection('svc_projection_position', 'Global position of the last event a read model applied (the sequence part).', (p) => Number(parsePosition(p.position).prepare));
-    byProjection('svc_projection_lag_events', 'Events of its types a read model has yet to apply.', (p) => p.lag);
+    byProjection('svc_projection_lag_seconds', 'Age in seconds of the oldest event a read model has not read yet; 0 when it has read them all.', (p) => p.lag_seconds);
     byProjection('svc_projection_parked_events', 'Events a read model set aside (svc projections parked).', (p) => p.parked);
     byProjection('svc_projection_stalled', '1 while a read model that never skips is stopped on an event.', (p) => (p.stalled_since ? 1 : 0));
     new Gauge({

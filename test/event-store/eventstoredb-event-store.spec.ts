@@ -34,7 +34,7 @@ describe('EventStoreDbEventStore on the stand-in', () => {
     for (const p of prefixes) expect(prefixes.filter((q) => q.startsWith(p))).toEqual([p]);
   });
 
-  it("leaves system events and other applications' streams out of $all, its head and counts", async () => {
+  it("leaves system events and other applications' streams out of $all and its head", async () => {
     const head = await store.headPosition();
     await raw.appendToStream('otherapp-1', jsonEvent({ type: 'Foreign', data: {} }));
     await raw.appendToStream('$maintenance', jsonEvent({ type: '$scavengeStarted', data: {} }));
@@ -43,8 +43,8 @@ describe('EventStoreDbEventStore on the stand-in', () => {
     expect(standIn.events.some((e) => e.stream.startsWith('$'))).toBe(true);
     expect((await store.readAll({ after: head, limit: 10 })).map((e) => e.type)).toEqual(['Mine']);
     expect(await store.headPosition()).toBe(mine.position);
-    expect(await store.countAfter(head)).toBe(1);
-    expect(await store.countAfter(head, ['Other'])).toBe(0);
+    // So a consumer at its own newest event is not behind because of a foreign one (lag).
+    expect(await store.readAll({ after: mine.position, limit: 1 })).toEqual([]);
   });
 
   it('keeps event ids, so a retried append is taken once', async () => {

@@ -1,5 +1,6 @@
 import { ProjectionRunner } from '../../src/projection-runner/projection-runner';
 import { startTestApp, TestApp } from '../support/app';
+import { stallProjections } from '../support/stalled-projections';
 import { ledgerDriver } from './support';
 
 describe('ledger operator API: payouts run/pause/resume, ledger verify and export', () => {
@@ -137,6 +138,20 @@ describe('ledger operator API: payouts run/pause/resume, ledger verify and expor
 
       await t.db.query('DELETE FROM balance_transactions WHERE id = $1', [saleId]);
       expect((await verify(`?account=${target.accountId}`)).first_difference).toMatchObject({ transaction_id: saleId, field: 'id' });
+    });
+
+    it('compares at the read model\'s checkpoint: a sale the projection has not applied yet is no difference', async () => {
+      const stalled = await stallProjections(t);
+      try {
+        const before = await verify(`?account=${target.accountId}&mode=test`);
+        await ledger.sale(target.accountId, 'test', { purchase_id: 'pur_v3', amount_cents: 500 });
+        // The events are read outside the read model's snapshot, up to its checkpoint only.
+        expect(await verify(`?account=${target.accountId}&mode=test`)).toEqual(before);
+        expect(before).toMatchObject({ ok: true, transactions_checked: 4 });
+      } finally {
+        await stalled.resume();
+      }
+      expect(await verify(`?account=${target.accountId}&mode=test`)).toMatchObject({ ok: true, transactions_checked: 5 });
     });
   });
 });

@@ -1,6 +1,10 @@
+import { randomUUID } from 'node:crypto';
+import { EVENT_STORE, EventStore } from '../../src/event-store/event-store';
+import { ProjectionRunner } from '../../src/projection-runner/projection-runner';
 import { publishModel } from '../catalog/catalog-client';
 import { buy, eventsOfType } from '../commerce/commerce-client';
 import { ADMIN_TOKEN, startTestApp, TestApp } from '../support/app';
+import { stallProjections } from '../support/stalled-projections';
 
 describe('GET /metrics (Prometheus)', () => {
   let t: TestApp;
@@ -36,8 +40,10 @@ describe('GET /metrics (Prometheus)', () => {
     const { key } = await t.accountWithKey({ tier: 'premium' });
     const call = await t.request('POST', '/v1/chat/completions', { key, body: { model: 'svc-fast-8b', messages: [{ role: 'user', content: 'hi' }] } });
     expect(call.status).toBe(200);
+    expect(await t.app.get(ProjectionRunner).waitFor(await t.app.get<EventStore>(EVENT_STORE).headPosition(), { timeoutMs: 10_000 })).toBe(true);
     const text = await scrape();
-    expect(text).toMatch(/svc_projection_lag_events\{projection="accounts"\} 0/);
+    // Caught up: no event left unread, so no age at all.
+    expect(text).toMatch(/^svc_projection_lag_seconds\{projection="accounts"\} 0$/m);
     expect(text).toMatch(/svc_projection_parked_events\{projection="catalog_listings"\} 0/);
     expect(text).toContain('# TYPE svc_purchases gauge');
     expect(text).toContain('svc_inference_calls_total{mode="test",model="svc-fast-8b",finish="stop"} 1');
@@ -66,5 +72,18 @@ describe('GET /metrics (Prometheus)', () => {
     expect(delta('svc_events_appended_total{type="SaleRecorded"}')).toBe(1);
     expect(value(after, 'svc_projection_position{projection="purchases"}')).toBeGreaterThan(value(before, 'svc_projection_position{projection="purchases"}'));
   });
-});
 
+  it('reports the age of the oldest event a stopped read model has not read', async () => {
+    const stalled = await stallProjections(t);
+    try {
+      // An event of a service stream category (EventStoreDB reads only those) that no read model handles: every one of them still has to read past it.
+      await t.app.get<EventStore>(EVENT_STORE).append(`account-${randomUUID()}`, [{ type: 'MetricsLagProbe', data: {} }], 'no_stream');
+      await new Promise((resolve) => setTimeout(resolve, 1100));
+      const lag = Number(/^svc_projection_lag_seconds\{projection="accounts"\} (\S+)$/m.exec(await scrape())?.[1]);
+      expect(lag).toBeGreaterThanOrEqual(1.1);
+      expect(lag).toBeLessThan(60);
+    } finally {
+      await stalled.resume();
+    }
+  });
+});

@@ -78,11 +78,11 @@ import { eventually } from '../support/eventually';
     await eventually(async () => (await leaseOwners()).every((o) => o.pid === second.pid) && (await leaseOwners()).length >= 9, 10000, 'every lease on the second worker');
     const caughtUp = async () => {
       const body = (await t.admin('GET', '/admin/projections')).body;
-      return [...body.items, ...body.subscribers].every((item: any) => item.lag === 0) && body;
+      return [...body.items, ...body.subscribers].every((item: any) => !item.behind) && body;
     };
     const status = await eventually(caughtUp, 10000, 'every consumer to catch up');
     for (const item of [...status.items, ...status.subscribers]) {
-      expect(item).toMatchObject({ lag: 0, parked: 0, stalled_since: null });
+      expect(item).toMatchObject({ behind: false, lag_seconds: 0, parked: 0, stalled_since: null });
       expect(Number(item.leader.split(':')[1])).toBe(second.pid);
     }
   });

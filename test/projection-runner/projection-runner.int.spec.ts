@@ -62,7 +62,7 @@ describe('ProjectionRunner', () => {
     expect(await counts()).toEqual({ 'a-1': 1, 'b-1': 1 });
     const { items } = await r.status();
     expect(items).toEqual([
-      expect.objectContaining({ name: 'stream_counts', version: 1, build: 'stream_counts:v1', position: last.position, lag: 0, parked: 0, error: null, stalled_since: null, rebuilding: null }),
+      expect.objectContaining({ name: 'stream_counts', version: 1, build: 'stream_counts:v1', position: last.position, behind: false, lag_seconds: 0, parked: 0, error: null, stalled_since: null, rebuilding: null }),
     ]);
     expect(items[0].leader).toMatch(/:/);
   });
@@ -87,12 +87,19 @@ describe('ProjectionRunner', () => {
     expect(rows[0].n).toBeLessThan(15);
   });
 
-  it('reports lag and times out waiting while it is not running', async () => {
+  it('reports lag as the age of the oldest event it has not read, and times out waiting while it is not running', async () => {
     const r = runner();
     await r.prepare();
-    const last = await store.append('a-1', [{ type: 'Counted', data: {} }, { type: 'Counted', data: {} }], 'no_stream');
+    const before = Date.now();
+    await store.append('a-1', [{ type: 'Counted', data: {} }], 'no_stream');
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    const last = await store.append('a-1', [{ type: 'Counted', data: {} }], 0);
     expect(await r.waitFor(last.position, { timeoutMs: 100 })).toBe(false);
-    expect((await r.status()).items[0]).toMatchObject({ lag: 2, leader: null });
+    const { items } = await r.status();
+    // The first event's age (over 0.4 s), not the newest one's.
+    expect(items[0]).toMatchObject({ behind: true, leader: null });
+    expect(items[0].lag_seconds).toBeGreaterThanOrEqual(0.4);
+    expect(items[0].lag_seconds).toBeLessThanOrEqual((Date.now() - before) / 1000);
   });
 
   it('parks an event it keeps failing on, goes on with the rest, and applies it again on retry', async () => {
@@ -109,7 +116,7 @@ describe('ProjectionRunner', () => {
     expect(parked).toEqual([
       expect.objectContaining({ consumer: 'stream_counts:v1', position: poison.position, type: 'Poison', error: 'cannot project this event', attempts: 2 }),
     ]);
-    expect((await r.status()).items[0]).toMatchObject({ parked: 1, error: null, lag: 0 });
+    expect((await r.status()).items[0]).toMatchObject({ parked: 1, error: null, behind: false, lag_seconds: 0 });
 
     expect(await r.retryParked('stream_counts')).toEqual({ retried: 0, still_parked: 1 });
     poisoned = false;
@@ -122,6 +129,7 @@ describe('ProjectionRunner', () => {
     const r = runner(counting({ whenFailing: 'stop' }));
     await r.prepare();
     await store.append('a-1', [{ type: 'Counted', data: {} }], 'no_stream');
+    const poisonedAt = Date.now();
     const poison = await store.append('p-1', [{ type: 'Poison', data: {} }], 'no_stream');
     const after = await store.append('b-1', [{ type: 'Counted', data: {} }], 'no_stream');
     await r.start();
@@ -130,7 +138,12 @@ describe('ProjectionRunner', () => {
       return item.stalled_since !== null && item;
     });
     expect(stalled.error).toMatchObject({ message: 'cannot project this event', event_id: expect.any(String) });
-    expect(stalled.lag).toBe(2);
+    // Its lag is the stalled event's age, and grows while it stays there.
+    expect(stalled.behind).toBe(true);
+    expect(stalled.lag_seconds).toBeGreaterThan(0);
+    expect(stalled.lag_seconds).toBeLessThanOrEqual((Date.now() - poisonedAt) / 1000);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect((await r.status()).items[0].lag_seconds).toBeGreaterThanOrEqual(stalled.lag_seconds + 0.19);
     // A writer waiting on a stalled read model hears so at once instead of its whole timeout.
     const started = Date.now();
     expect(await r.waitFor(after.position, { timeoutMs: 10000 })).toBe(false);

@@ -52,8 +52,6 @@ export interface EventStoreDbOptions {
 const POLL_FALLBACK_MS = 1000;
 /** Pause before a failed batch (or read) is tried again. */
 const RETRY_MS = 1000;
-/** Page size of countAfter's forward read. */
-const COUNT_PAGE = 5000;
 
 function toClientStreamState(expected: ExpectedRevision): AppendStreamState {
   return typeof expected === 'number' ? BigInt(expected) : expected;
@@ -122,7 +120,6 @@ export class EventStoreDbEventStore implements EventStore {
     return events;
   }
 
-  /** `within` (a Postgres transaction) has no meaning here and is ignored, as the port allows. */
   async readAll(options: ReadAllOptions): Promise<RecordedEvent[]> {
     return this.readAfter(options.after, options.limit);
   }
@@ -159,22 +156,6 @@ export class EventStoreDbEventStore implements EventStore {
       if (recorded) return recorded.position;
     }
     return START;
-  }
-
-  /**
-   * Reads forward from the position and counts: EventStoreDB has no count, and positions
-   * are byte offsets, not event numbers. Cheap for the small lags of a live projection;
-   * proportional to the lag for a build far behind.
-   */
-  async countAfter(position: Position, types?: readonly string[]): Promise<number> {
-    let count = 0;
-    let after = position;
-    for (;;) {
-      const page = await this.readAfter(after, COUNT_PAGE);
-      count += types ? page.filter((e) => types.includes(e.type)).length : page.length;
-      if (page.length < COUNT_PAGE) return count;
-      after = page[page.length - 1].position;
-    }
   }
 
   /**

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Database, Queryable } from '../../database/database';
+import { Database } from '../../database/database';
 import {
   AppendResult,
   BatchHandler,
@@ -149,24 +149,24 @@ export class PostgresEventStore implements EventStore {
     return rows.map(toRecorded);
   }
 
-  private async horizon(q: Queryable = this.db): Promise<Horizon> {
-    const { rows } = await q.query<{ horizon: string; appending: boolean }>('SELECT horizon::text, appending FROM events_horizon()');
+  private async horizon(): Promise<Horizon> {
+    const { rows } = await this.db.query<{ horizon: string; appending: boolean }>('SELECT horizon::text, appending FROM events_horizon()');
     return rows[0];
   }
 
   async readAll(options: ReadAllOptions): Promise<RecordedEvent[]> {
-    return (await this.readBatch(options.after, options.limit, options.within)).events;
+    return (await this.readBatch(options.after, options.limit)).events;
   }
 
-  private async readBatch(after: Position, limit: number, q: Queryable = this.db): Promise<{ events: RecordedEvent[]; appending: boolean }> {
-    const { events, appending } = await this.readBatchWithHorizon(after, limit, q);
+  private async readBatch(after: Position, limit: number): Promise<{ events: RecordedEvent[]; appending: boolean }> {
+    const { events, appending } = await this.readBatchWithHorizon(after, limit);
     return { events, appending };
   }
 
-  private async readBatchWithHorizon(after: Position, limit: number, q: Queryable = this.db): Promise<{ events: RecordedEvent[]; appending: boolean; horizon: string }> {
-    const { horizon, appending } = await this.horizon(q);
+  private async readBatchWithHorizon(after: Position, limit: number): Promise<{ events: RecordedEvent[]; appending: boolean; horizon: string }> {
+    const { horizon, appending } = await this.horizon();
     const { commit, prepare } = parsePosition(after);
-    const { rows } = await q.query<EventRow>(
+    const { rows } = await this.db.query<EventRow>(
       `SELECT ${COLUMNS} FROM events
         WHERE transaction_id < $1::text::xid8 AND (transaction_id, global_position) > ($2::text::xid8, $3::bigint)
         ORDER BY transaction_id, global_position
@@ -247,18 +247,6 @@ export class PostgresEventStore implements EventStore {
       [horizon],
     );
     return rows.length ? toPosition(rows[0].commit_id, rows[0].global_position) : START;
-  }
-
-  async countAfter(position: Position, types?: readonly string[]): Promise<number> {
-    const { horizon } = await this.horizon();
-    const { commit, prepare } = parsePosition(position);
-    const { rows } = await this.db.query<{ n: string }>(
-      `SELECT count(*) AS n FROM events
-        WHERE transaction_id < $1::text::xid8 AND (transaction_id, global_position) > ($2::text::xid8, $3::bigint)
-          AND ($4::text[] IS NULL OR type = ANY($4::text[]))`,
-      [horizon, commit.toString(), prepare.toString(), types ?? null],
-    );
-    return Number(rows[0].n);
   }
 
   /** Resolves at the next append notification, or after the polling fallback. */
