@@ -128,22 +128,21 @@ export class EventStoreDbEventStore implements EventStore {
    * The server reads $all from a position inclusively; the port reads strictly after it,
    * so the event at `after` (when there is one) is dropped and one more is asked for.
    */
-  private async readAfter(after: Position, limit: number, types?: readonly string[]): Promise<RecordedEvent[]> {
+  private async readAfter(after: Position, limit: number): Promise<RecordedEvent[]> {
     try {
-      return await this.readAfterOnce(after, limit, types);
+      return await this.readAfterOnce(after, limit);
     } catch (error) {
       throw asUnavailable(error, 'read of $all');
     }
   }
 
-  private async readAfterOnce(after: Position, limit: number, types?: readonly string[]): Promise<RecordedEvent[]> {
+  private async readAfterOnce(after: Position, limit: number): Promise<RecordedEvent[]> {
     const { commit, prepare } = parsePosition(after);
     const fromPosition = after === START ? CLIENT_START : { commit, prepare };
     const events: RecordedEvent[] = [];
     for await (const resolved of this.client.readAll({ direction: FORWARDS, fromPosition, maxCount: limit + 1, filter: this.filter })) {
       const recorded = toRecorded(resolved);
       if (!recorded || recorded.position <= after) continue;
-      if (types && !types.includes(recorded.type)) continue;
       events.push(recorded);
       if (events.length === limit) break;
     }
