@@ -44,6 +44,7 @@ const path = require('node:path');
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS || 3);
 const SECONDS = Number(process.env.BENCH_SECONDS || 3);
+const WARM_UP_SECONDS = 1;
 const EVENTS = Number(process.env.BENCH_EVENTS || 50_000);
 const APPENDERS = 8;
 const PER_STREAM = 100;
@@ -65,7 +66,9 @@ const payload = (i) => ({
 /** What a catch-up must add up to: the sum of amount_cents over the seeded log. */
 const checksum = (events) => Array.from({ length: events }, (_, i) => payload(i).amount_cents).reduce((a, b) => a + b, 0);
 
-const streamOf = (worker) => `ledger-test-acct_bench_${worker}`;
+/** Each append measurement's own streams (the stand-in serves several measurements). */
+let tag = 'x';
+const streamOf = (worker) => `ledger-test-acct_bench_${tag}_${worker}`;
 const seedStream = (s) => `ledger-test-acct_seed_${s}`;
 
 const began = performance.now();
@@ -103,6 +106,18 @@ async function dumpPglite(db, file) {
 }
 
 // ---------------------------------------------------------------- appends (child)
+
+/** APPENDERS loops appending one event at a time, each to its own stream, for `seconds`. */
+async function appendFor(seconds, append) {
+  let next = 0;
+  const until = Date.now() + seconds * 1000;
+  await Promise.all(
+    Array.from({ length: APPENDERS }, async (_, worker) => {
+      let expected = 'no_stream';
+      while (Date.now() < until) expected = await append(worker, next++, expected);
+    }),
+  );
+}
 
 /** { append(stream, i, expected) -> next revision, verify(counts), close } for one subject. */
 async function appenders(backend, subject, target) {
@@ -146,7 +161,8 @@ async function appenders(backend, subject, target) {
     const { rows } = await db.query(
       `SELECT stream_id, count(*)::int AS n, min(stream_revision)::int AS lo, max(stream_revision)::int AS hi,
               count(DISTINCT stream_revision)::int AS distinct_revisions
-         FROM events WHERE stream_id LIKE 'ledger-test-acct_bench_%' GROUP BY stream_id`,
+         FROM events WHERE stream_id LIKE $1 GROUP BY stream_id`,
+      [`ledger-test-acct_bench_${tag}_%`],
     );
     const byStream = new Map(rows.map((r) => [r.stream_id, r]));
     counts.forEach((n, worker) => {
@@ -193,15 +209,11 @@ async function verifyStandIn(client, counts) {
   }
 }
 
-async function appendsChild(backend, subject, target) {
+async function appendsChild(backend, subject, target, measurement) {
+  tag = measurement;
   const subjectOps = await appenders(backend, subject, target);
   // Warm-up on streams of their own: connections open, plans cached, JIT warm.
-  await Promise.all(
-    Array.from({ length: APPENDERS }, async (_, w) => {
-      let expected = 'no_stream';
-      for (let i = 0; i < 20; i++) expected = await subjectOps.append(`ledger-test-acct_warm_${w}`, i, expected);
-    }),
-  );
+  await appendFor(WARM_UP_SECONDS, (w, i, expected) => subjectOps.append(`ledger-test-acct_warm_${tag}_${w}`, i, expected));
   const counts = Array(APPENDERS).fill(0);
   let next = 0;
   const until = Date.now() + SECONDS * 1000;
@@ -438,29 +450,43 @@ async function createDatabase(prefix) {
   };
 }
 
-function runChild(figure, backend, subject, target) {
+function runChild(figure, backend, subject, target, measurement = '') {
   return new Promise((resolve, reject) =>
-    execFile(process.execPath, [__filename, '--child', figure, backend, subject, target], { maxBuffer: 1 << 20, env: process.env }, (error, stdout, stderr) => {
+    execFile(process.execPath, [__filename, '--child', figure, backend, subject, target, measurement], { maxBuffer: 1 << 20, env: process.env }, (error, stdout, stderr) => {
       if (error) return reject(new Error(`${figure} ${backend} ${subject} failed: ${stderr || error.message}`));
       resolve(JSON.parse(stdout));
     }),
   );
 }
 
-/** One append measurement on a fresh server (stand-in process or database). */
-async function measureAppends(backend, subject) {
-  if (backend === 'standin') {
-    const standIn = await startStandIn();
-    try {
-      return await runChild('appends', backend, subject, standIn.url);
-    } finally {
-      await standIn.stop();
-    }
-  }
-  if (backend === 'pglite') return runChild('appends', backend, subject, await pgliteTemplate());
+/**
+ * The stand-in for the append rounds: one process, warmed up here first (a fresh one runs
+ * its first seconds several times slower, JIT and all); each measurement appends to
+ * streams of its own.
+ */
+async function appendsStandIn() {
+  const standIn = await startStandIn();
+  const { KurrentDBClient, jsonEvent } = kurrent();
+  const client = KurrentDBClient.connectionString(standIn.url);
+  await appendFor(3, async (worker, i, expected) => {
+    const event = jsonEvent({ id: randomUUID(), type: 'SaleRecorded', data: payload(i), metadata: {} });
+    const result = await client.appendToStream(`ledger-test-acct_warm_parent_${worker}`, event, { streamState: typeof expected === 'number' ? BigInt(expected) : expected });
+    return Number(result.nextExpectedRevision);
+  });
+  await client.dispose();
+  return standIn;
+}
+
+let measurements = 0;
+
+/** One append measurement: on the stand-in's own streams, a fresh database, or a fresh PGlite. */
+async function measureAppends(backend, subject, standIn) {
+  const measurement = `m${measurements++}`;
+  if (backend === 'standin') return runChild('appends', backend, subject, standIn.url, measurement);
+  if (backend === 'pglite') return runChild('appends', backend, subject, await pgliteTemplate(), measurement);
   const database = await createDatabase('bench_es_appends');
   try {
-    return await runChild('appends', backend, subject, database.url);
+    return await runChild('appends', backend, subject, database.url, measurement);
   } finally {
     await database.drop();
   }
@@ -520,6 +546,21 @@ async function seedSql(db) {
   );
   // Both readers find the pages as settled (hint bits set, visibility map, statistics).
   await db.exec('VACUUM ANALYZE events');
+}
+
+/** Both read paths of a fresh stand-in, a few thousand events each, untimed. */
+async function warmStandInReads(url) {
+  const { KurrentDBClient, START, FORWARDS } = kurrent();
+  const client = KurrentDBClient.connectionString(url);
+  const filter = serviceFilter();
+  for (let round = 0; round < 3; round++) {
+    for await (const _ of client.readAll({ direction: FORWARDS, fromPosition: START, maxCount: BATCH, filter }));
+  }
+  const subscription = client.subscribeToAll({ fromPosition: START, filter });
+  let n = 0;
+  for await (const _ of subscription) if (++n === Math.min(EVENTS, 3 * BATCH)) break;
+  await subscription.unsubscribe().catch(() => undefined);
+  await client.dispose();
 }
 
 /** Seeds once per backend; returns { target, cleanup } for the catch-up children. */
@@ -583,12 +624,18 @@ async function main() {
     results.push({ figure, backend, ours_per_s: Math.round(ours.median), raw_per_s: Math.round(raw.median), ratio: +(ours.median / raw.median).toFixed(2), raw: rawName, rounds: { ours: ours.all, raw: raw.all } });
 
   for (const backend of backends) {
-    const r = await rounds(['ours', 'raw'], (subject) => measureAppends(backend, subject));
-    add('appends/s', backend, r.ours, r.raw, RAW.appends[backend]);
+    const standIn = backend === 'standin' ? await appendsStandIn() : null;
+    try {
+      const r = await rounds(['ours', 'raw'], (subject) => measureAppends(backend, subject, standIn));
+      add('appends/s', backend, r.ours, r.raw, RAW.appends[backend]);
+    } finally {
+      await standIn?.stop();
+    }
   }
   for (const backend of backends) {
     note(`seeding ${EVENTS} events on ${backend}`);
     const log = await prepareLog(backend);
+    if (backend === 'standin') await warmStandInReads(log.target);
     note('seeded');
     try {
       const subjects = backend === 'standin' ? ['ours', 'raw', 'raw-paged'] : ['ours', 'raw'];
@@ -611,8 +658,8 @@ async function main() {
 }
 
 if (process.argv[2] === '--child') {
-  const [figure, backend, subject, target] = process.argv.slice(3);
-  (figure === 'appends' ? appendsChild(backend, subject, target) : catchUpChild(backend, subject, target))
+  const [figure, backend, subject, target, measurement] = process.argv.slice(3);
+  (figure === 'appends' ? appendsChild(backend, subject, target, measurement) : catchUpChild(backend, subject, target))
     .then((result) => {
       process.stdout.write(JSON.stringify(result));
       // gRPC channels and pools may hold the loop open a moment longer: the figure is out.
