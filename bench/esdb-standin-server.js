@@ -3,8 +3,8 @@
  * The tests' EventStoreDB stand-in (test/support/esdb-standin.ts) as a server process of its
  * own, for benchmarks: transpiled in memory with the project's own TypeScript (a dev
  * dependency, as for the tests), loaded as if it were the .ts file, so its imports resolve
- * from the project's node_modules. Prints {"port": N} on stdout once it listens; SIGTERM
- * stops it.
+ * from the project's node_modules. Prints {"port": N} on stdout once it listens; SIGTERM,
+ * or the end of its stdin (its parent exiting), stops it.
  *   node bench/esdb-standin-server.js [port]
  */
 const fs = require('node:fs');
@@ -35,6 +35,12 @@ async function main() {
   };
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
+  // Started with a pipe on stdin (as bench/eventstore.js does): its end, the parent gone
+  // however it went, stops the stand-in too.
+  if (!process.stdin.isTTY) {
+    process.stdin.on('end', stop);
+    process.stdin.resume();
+  }
 }
 
 main().catch((error) => {

@@ -75,6 +75,20 @@ const began = performance.now();
 /** Progress on stderr (BENCH_VERBOSE=1), with the seconds since the run began. */
 const note = (what) => process.env.BENCH_VERBOSE && process.stderr.write(`[${((performance.now() - began) / 1000).toFixed(1)} s] ${what}\n`);
 
+/**
+ * Starts timing; the returned function gives the wall time since, and this process's CPU
+ * time since (user + system: the load generator's own cost, the server's not included,
+ * except PGlite's, which runs in this process).
+ */
+function clock() {
+  const t = performance.now();
+  const c = process.cpuUsage();
+  return () => {
+    const used = process.cpuUsage(c);
+    return { ms: performance.now() - t, cpuUs: used.user + used.system };
+  };
+}
+
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 // ---------------------------------------------------------------- the stand-in's client
@@ -217,7 +231,7 @@ async function appendsChild(backend, subject, target, measurement) {
   const counts = Array(APPENDERS).fill(0);
   let next = 0;
   const until = Date.now() + SECONDS * 1000;
-  const started = performance.now();
+  const stop = clock();
   await Promise.all(
     Array.from({ length: APPENDERS }, async (_, worker) => {
       let expected = 'no_stream';
@@ -231,12 +245,12 @@ async function appendsChild(backend, subject, target, measurement) {
       }
     }),
   );
-  const seconds = (performance.now() - started) / 1000;
+  const { ms, cpuUs } = stop();
   const total = counts.reduce((a, b) => a + b, 0);
   if (backend === 'standin') await verifyStandIn(subjectOps.client, counts);
   else await subjectOps.verify(counts);
   await subjectOps.close();
-  return { rate: total / seconds, events: total };
+  return { rate: total / (ms / 1000), cpuUsPerEvent: cpuUs / total, events: total };
 }
 
 // ---------------------------------------------------------------- catch-up (child)
@@ -269,19 +283,19 @@ async function catchUpOurs(store) {
   const seen = tally();
   let caughtUp;
   const done = new Promise((resolve) => (caughtUp = resolve));
-  const started = performance.now();
+  const stop = clock();
   const subscription = store.subscribeToAll(
     START,
     async (events) => {
       for (const e of events) seen.see(e.position, e.data);
     },
-    { batchSize: BATCH, onCaughtUp: async () => caughtUp(performance.now()), onError: (error) => caughtUp(error) },
+    { batchSize: BATCH, onCaughtUp: async () => caughtUp(stop()), onError: (error) => caughtUp(error) },
   );
   const ended = await done;
   await subscription.stop();
-  if (typeof ended !== 'number') throw ended;
+  if (ended instanceof Error || !('ms' in Object(ended))) throw ended;
   seen.check();
-  return ended - started;
+  return ended;
 }
 
 const pad = (n) => String(n).padStart(20, '0');
@@ -291,16 +305,16 @@ async function catchUpStandIn(subject, target) {
     const { EventStoreDbEventStore } = require(dist('event-store/eventstoredb/eventstoredb-event-store'));
     const store = new EventStoreDbEventStore({ url: target });
     await store.start(); // connected: one read of the head
-    const ms = await catchUpOurs(store);
+    const measured = await catchUpOurs(store);
     await store.close();
-    return ms;
+    return measured;
   }
   const { KurrentDBClient, START, END, BACKWARDS, FORWARDS } = kurrent();
   const client = KurrentDBClient.connectionString(target);
   const filter = serviceFilter();
   for await (const _ of client.readAll({ direction: BACKWARDS, fromPosition: END, maxCount: 1, filter })); // connected
   const seen = tally();
-  const started = performance.now();
+  const stop = clock();
   if (subject === 'raw') {
     const subscription = client.subscribeToAll({ fromPosition: START, filter });
     await new Promise((resolve, reject) => {
@@ -320,11 +334,11 @@ async function catchUpStandIn(subject, target) {
       });
       subscription.once('error', reject);
     });
-    const ms = performance.now() - started;
+    const measured = stop();
     await subscription.unsubscribe();
     seen.check();
     await client.dispose();
-    return ms;
+    return measured;
   }
   // raw-paged: the adapter's reads without the adapter. A read from a position includes
   // the event at it: skip that one, ask for one more.
@@ -342,10 +356,10 @@ async function catchUpStandIn(subject, target) {
     if (n < BATCH) break;
     from = after;
   }
-  const ms = performance.now() - started;
+  const measured = stop();
   seen.check();
   await client.dispose();
-  return ms;
+  return measured;
 }
 
 const COLUMNS = `transaction_id::text AS commit_id, global_position, event_id::text, stream_id,
@@ -360,10 +374,10 @@ async function catchUpPostgres(backend, subject, target) {
     const store = new PostgresEventStore(db);
     await store.start();
     await store.headPosition(); // connected
-    const ms = await catchUpOurs(store);
+    const measured = await catchUpOurs(store);
     await store.close();
     await db.close();
-    return ms;
+    return measured;
   }
   let raw;
   if (backend === 'pglite') raw = db.db;
@@ -373,7 +387,7 @@ async function catchUpPostgres(backend, subject, target) {
   }
   await raw.query('SELECT 1');
   const seen = tally();
-  const started = performance.now();
+  const stop = clock();
   let commit = '0';
   let prepare = '0';
   for (;;) {
@@ -386,16 +400,16 @@ async function catchUpPostgres(backend, subject, target) {
     if (rows.length < BATCH) break;
     ({ commit_id: commit, global_position: prepare } = rows[rows.length - 1]);
   }
-  const ms = performance.now() - started;
+  const measured = stop();
   seen.check();
   if (backend !== 'pglite') await raw.end();
   await db.close();
-  return ms;
+  return measured;
 }
 
 async function catchUpChild(backend, subject, target) {
-  const ms = backend === 'standin' ? await catchUpStandIn(subject, target) : await catchUpPostgres(backend, subject, target);
-  return { rate: EVENTS / (ms / 1000), events: EVENTS };
+  const { ms, cpuUs } = backend === 'standin' ? await catchUpStandIn(subject, target) : await catchUpPostgres(backend, subject, target);
+  return { rate: EVENTS / (ms / 1000), cpuUsPerEvent: cpuUs / EVENTS, events: EVENTS };
 }
 
 // ---------------------------------------------------------------- orchestration (parent)
@@ -403,7 +417,7 @@ async function catchUpChild(backend, subject, target) {
 /** The stand-in as its own server process; resolves { url, stop }. */
 function startStandIn() {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(__dirname, 'esdb-standin-server.js')], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [path.join(__dirname, 'esdb-standin-server.js')], { stdio: ['pipe', 'pipe', 'inherit'] });
     let out = '';
     child.once('exit', (code) => reject(new Error(`the stand-in exited with ${code}`)));
     child.stdout.on('data', (chunk) => {
@@ -589,15 +603,18 @@ async function prepareLog(backend) {
 /** Rounds with the subjects' order rotated by one each round; medians. */
 async function rounds(subjects, measure) {
   const rates = Object.fromEntries(subjects.map((s) => [s, []]));
+  const cpu = Object.fromEntries(subjects.map((s) => [s, []]));
   for (let round = 0; round < ROUNDS; round++) {
     const order = subjects.map((_, i) => subjects[(i + round) % subjects.length]);
     if (subjects.length === 2 && round % 2 === 1) order.reverse(); // two subjects: plain alternation
     for (const subject of order) {
-      rates[subject].push((await measure(subject)).rate);
-      note(`${subject}: ${Math.round(rates[subject][round])}/s`);
+      const result = await measure(subject);
+      rates[subject].push(result.rate);
+      cpu[subject].push(result.cpuUsPerEvent);
+      note(`${subject}: ${Math.round(result.rate)}/s, ${result.cpuUsPerEvent.toFixed(1)} µs CPU an event`);
     }
   }
-  return Object.fromEntries(subjects.map((s) => [s, { median: median(rates[s]), all: rates[s].map(Math.round) }]));
+  return Object.fromEntries(subjects.map((s) => [s, { median: median(rates[s]), all: rates[s].map(Math.round), cpu: median(cpu[s]) }]));
 }
 
 const RAW = {
@@ -621,7 +638,18 @@ async function main() {
   for (const b of backends) if (!['standin', 'postgres', 'pglite'].includes(b)) throw new Error(`unknown backend ${b}`);
   const results = [];
   const add = (figure, backend, ours, raw, rawName) =>
-    results.push({ figure, backend, ours_per_s: Math.round(ours.median), raw_per_s: Math.round(raw.median), ratio: +(ours.median / raw.median).toFixed(2), raw: rawName, rounds: { ours: ours.all, raw: raw.all } });
+    results.push({
+      figure,
+      backend,
+      ours_per_s: Math.round(ours.median),
+      raw_per_s: Math.round(raw.median),
+      ratio: +(ours.median / raw.median).toFixed(2),
+      ours_cpu_us: +ours.cpu.toFixed(1),
+      raw_cpu_us: +raw.cpu.toFixed(1),
+      cpu_ratio: +(ours.cpu / raw.cpu).toFixed(2),
+      raw: rawName,
+      rounds: { ours: ours.all, raw: raw.all },
+    });
 
   for (const backend of backends) {
     const standIn = backend === 'standin' ? await appendsStandIn() : null;
@@ -650,10 +678,12 @@ async function main() {
   if (process.argv.includes('--json')) return console.log(JSON.stringify(results, null, 2));
   console.log(`event store adapters against their raw client: ${APPENDERS} appenders x ${SECONDS} s; catch-up over ${EVENTS} events, batches of ${BATCH}; median of ${ROUNDS} rounds, order alternated`);
   const names = { standin: 'stand-in', postgres: 'postgres', pglite: 'pglite' };
-  console.log(`  ${'figure'.padEnd(18)} ${'backend'.padEnd(9)} ${'ours'.padStart(9)} ${'raw'.padStart(9)} ${'ratio'.padStart(6)}  raw is`);
+  console.log(`  ${'figure'.padEnd(18)} ${'backend'.padEnd(9)} ${'ours'.padStart(9)} ${'raw'.padStart(9)} ${'ratio'.padStart(6)}   ${'CPU µs/event ours / raw (ratio)'.padEnd(32)} raw is`);
   for (const r of results) {
-    console.log(`  ${r.figure.padEnd(18)} ${names[r.backend].padEnd(9)} ${String(r.ours_per_s).padStart(9)} ${String(r.raw_per_s).padStart(9)} ${r.ratio.toFixed(2).padStart(6)}  ${r.raw}`);
+    const cpu = `${r.ours_cpu_us} / ${r.raw_cpu_us} (${r.cpu_ratio.toFixed(2)})`;
+    console.log(`  ${r.figure.padEnd(18)} ${names[r.backend].padEnd(9)} ${String(r.ours_per_s).padStart(9)} ${String(r.raw_per_s).padStart(9)} ${r.ratio.toFixed(2).padStart(6)}   ${cpu.padEnd(32)} ${r.raw}`);
   }
+  console.log('  CPU: of the load generator\'s process while timed (PGlite\'s includes the database, in that process)');
   console.log('  (the stand-in is an in-memory test server: its figures are our adapter against the raw client on it, not a real EventStoreDB\'s speed)');
 }
 
