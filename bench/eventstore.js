@@ -474,15 +474,15 @@ function runChild(figure, backend, subject, target, measurement = '') {
 }
 
 /**
- * The stand-in for the append rounds: one process, warmed up here first (a fresh one runs
- * its first seconds several times slower, JIT and all); each measurement appends to
- * streams of its own.
+ * The stand-in for the append rounds: one process, warmed up here first for 8 s (a fresh
+ * one ran its first half-minute of appends at half the speed of later, JIT and all); each
+ * measurement appends to streams of its own.
  */
 async function appendsStandIn() {
   const standIn = await startStandIn();
   const { KurrentDBClient, jsonEvent } = kurrent();
   const client = KurrentDBClient.connectionString(standIn.url);
-  await appendFor(3, async (worker, i, expected) => {
+  await appendFor(8, async (worker, i, expected) => {
     const event = jsonEvent({ id: randomUUID(), type: 'SaleRecorded', data: payload(i), metadata: {} });
     const result = await client.appendToStream(`ledger-test-acct_warm_parent_${worker}`, event, { streamState: typeof expected === 'number' ? BigInt(expected) : expected });
     return Number(result.nextExpectedRevision);
