@@ -21,17 +21,20 @@
  *   of 2000, no horizon.
  *
  * Every measurement runs in a child process of its own (the load generator); the stand-in
- * is a server process of its own too (bench/esdb-standin-server.js), fresh for each append
- * measurement, and each Postgres append measurement gets a fresh database. The subjects'
- * order rotates by round; figures are medians of BENCH_ROUNDS (3). Each run checks its data:
- * every stream holds exactly the appends counted, revisions 0..n-1; a catch-up saw every
- * event once, in position order, with the seeded checksum.
+ * is a server process of its own too (bench/esdb-standin-server.js): one for the append
+ * rounds, warmed up first, each measurement on streams of its own, and one holding the
+ * catch-up log. Each Postgres append measurement gets a fresh database; PGlite ones a fresh
+ * in-memory cluster loaded from a dump. The subjects' order rotates by round; figures are
+ * medians of BENCH_ROUNDS (3). Beside each rate, the child's own CPU time per event while
+ * timed. Each run checks its data: every stream holds exactly the appends counted,
+ * revisions 0..n-1; a catch-up saw every event once, in position order, with the seeded
+ * checksum.
  *
  * The stand-in is an in-memory gRPC server written for tests: its figures measure our
  * adapter's overhead against the raw client on the same server, nothing about the speed of
  * a real EventStoreDB.
  *   node bench/eventstore.js [--json] [--only standin,postgres,pglite]    (npm run build first)
- * By default the stand-in and Postgres (about 3 minutes on a loaded 2-core machine); PGlite
+ * By default the stand-in and Postgres (2.5–3.5 minutes on a loaded 2-core machine); PGlite
  * with BENCH_PGLITE=1 or --only (about 2 minutes more: each of its children loads a dump).
  * DATABASE_URL names the Postgres server (default postgres://postgres@127.0.0.1:5432/postgres);
  * the bench creates its own databases there and drops them.
