@@ -4,7 +4,8 @@
  * a file and own it, with the same temp-file-then-rename step as the service (so a broken
  * upload leaves no half file), and nothing else: no routing framework, no signature, no
  * size cap. PUT /<name> lands in UPLOAD_DIR/<name>; any other request answers 200 (the
- * readiness probe). PORT and UPLOAD_DIR come from the environment.
+ * readiness probe). PORT and UPLOAD_DIR come from the environment; UPLOAD_HWM, when set, is
+ * the write stream's highWaterMark (unset: Node's default, what a plain server uses).
  */
 const fs = require('node:fs');
 const http = require('node:http');
@@ -12,6 +13,7 @@ const path = require('node:path');
 const { pipeline } = require('node:stream/promises');
 
 const dir = process.env.UPLOAD_DIR;
+const options = process.env.UPLOAD_HWM ? { flags: 'wx', highWaterMark: Number(process.env.UPLOAD_HWM) } : { flags: 'wx' };
 let next = 0;
 
 http
@@ -20,7 +22,7 @@ http
     const target = path.join(dir, path.basename(req.url));
     const temp = path.join(dir, `.${process.pid}-${next++}.part`);
     try {
-      await pipeline(req, fs.createWriteStream(temp, { flags: 'wx' }));
+      await pipeline(req, fs.createWriteStream(temp, options));
       await fs.promises.rename(temp, target);
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ size: (await fs.promises.stat(target)).size }));
     } catch (error) {
