@@ -69,7 +69,7 @@ function streamUpload(url, size) {
   });
 }
 
-/** Both targets as `upload(mib) -> seconds`, each leaving no file behind. */
+/** The three targets as `upload(mib) -> seconds`, each leaving no file behind. */
 async function startTargets(dataDir, baselineDir) {
   const service = await startService({ DATA_DIR: dataDir, DATABASE_URL: '' }, ADMIN);
   const account = await api(service.base, 'POST', '/admin/accounts', ADMIN, { name: 'Bench', email: 'bench@example.com' });
