@@ -18,6 +18,7 @@ const benches = [
   ['node', [path.join(__dirname, 'inference.js')]],
   ['node', [path.join(__dirname, 'factory.js')]],
   ['node', ['--expose-gc', path.join(__dirname, 'upload-rss.js')]],
+  ['node', [path.join(__dirname, 'upload.js')]],
 ];
 
 let failed = 0;

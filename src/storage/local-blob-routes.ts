@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { PassThrough } from 'node:stream';
+import { finished, PassThrough } from 'node:stream';
 import { sendError } from '../platform/error-filter';
 import { ApiError, Errors } from '../platform/errors';
 import { contentDisposition, isSafeObjectPath } from './blob-store';
@@ -64,6 +64,9 @@ async function put(store: LocalBlobStore, request: FastifyRequest, reply: Fastif
   // destroying the socket: the client still receives the 413.
   const body = new PassThrough();
   request.raw.pipe(body);
+  // pipe() does not pass on a client that goes away mid-body: the PassThrough would never
+  // end, and the write would hold its temp file and descriptor open for good.
+  finished(request.raw, (error) => error && body.destroy(error));
   try {
     const stored = await store.write(fields.path, body, fields.maxBytes);
     return reply.status(200).send({ storage_path: stored.path, size: stored.size });

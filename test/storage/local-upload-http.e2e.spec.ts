@@ -1,4 +1,6 @@
+import * as fs from 'node:fs';
 import * as http from 'node:http';
+import * as path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import { startTestApp, TestApp } from '../support/app';
@@ -49,6 +51,21 @@ describe('local signed PUT over HTTP', () => {
     const res = await put(grant.body.upload_url, 8 * 1024 * 1024);
     expect(res.status).toBe(413);
     expect(JSON.parse(res.body).error.code).toBe('payload_too_large');
+    const check = await t.request('PUT', '/v1/uploads', { key, body: { storage_path: grant.body.storage_path } });
+    expect(check.body).toEqual({ exists: false, size: 0 });
+  });
+
+  it('removes the temp file when the client goes away mid-body', async () => {
+    const grant = await t.request('POST', '/v1/uploads', { key, body: { file_name: 'cut.bag', file_size: 4 * 1024 * 1024 } });
+    const u = new URL(grant.body.upload_url);
+    const req = http.request(`${origin}${u.pathname}${u.search}`, { method: 'PUT', headers: { 'content-length': 4 * 1024 * 1024 } });
+    req.on('error', () => undefined);
+    const incoming = path.join(t.dataDir, 'blobs', '.incoming');
+    req.write(Buffer.alloc(256 * 1024, 7));
+    // Cut the connection once the server has started the temp file.
+    while (fs.readdirSync(incoming).length === 0) await new Promise((r) => setImmediate(r));
+    req.destroy();
+    while (fs.readdirSync(incoming).length > 0) await new Promise((r) => setImmediate(r));
     const check = await t.request('PUT', '/v1/uploads', { key, body: { storage_path: grant.body.storage_path } });
     expect(check.body).toEqual({ exists: false, size: 0 });
   });
