@@ -10,8 +10,12 @@ import { HttpSender, SendOutcome } from './http-sender';
 import { SecretBox } from './secret-box';
 import { signatureHeader } from './signature';
 
-const CONCURRENCY = 16;
+/** Sends in flight per worker. */
+export const DELIVERY_CONCURRENCY = 64;
+const CONCURRENCY = DELIVERY_CONCURRENCY;
 const IDLE_POLL_MS = 500;
+/** Outcomes recorded by one statement at most. */
+const RECORD_BATCH = 128;
 const ERROR_PAUSE_MS = 1000;
 
 interface Claimed {
@@ -24,13 +28,26 @@ interface Claimed {
   secret_sealed: string;
 }
 
+interface Outcome {
+  id: string;
+  attempt: number;
+  status: 'succeeded' | 'failed' | 'pending';
+  responseStatus: number | null;
+  error: string | null;
+  delaySeconds: number | null;
+  body: string | null;
+  resolve: () => void;
+  reject: (error: unknown) => void;
+}
+
 /**
  * Sends due deliveries. A claim takes rows with FOR UPDATE SKIP LOCKED and leases them
  * (leased_until), so several workers, in one process or many, never take the same
  * delivery while its lease runs. A worker that dies mid-attempt leaves its lease to
  * expire; the delivery is then claimed again: at-least-once. Stopping behaves the same
  * way on purpose (in-flight requests are aborted, not recorded), so the crash path is the
- * one every restart exercises.
+ * one every restart exercises. Results are recorded in batches (flushOutcomes); a slot is
+ * free again once its result is written.
  */
 @Injectable()
 export class DeliveryWorker {
@@ -42,6 +59,9 @@ export class DeliveryWorker {
   private stopped = true;
   private wake?: () => void;
   private readonly onQueued = () => this.wake?.();
+  /** Outcomes waiting for the next batched statement; one is in flight at most. */
+  private outcomes: Outcome[] = [];
+  private recording = false;
 
   constructor(
     @Inject(DATABASE) private readonly db: Database,
@@ -177,7 +197,7 @@ export class DeliveryWorker {
     await this.record(delivery, outcome);
   }
 
-  private async record(delivery: Claimed, outcome: SendOutcome): Promise<void> {
+  private record(delivery: Claimed, outcome: SendOutcome): Promise<void> {
     const succeeded = outcome.status !== undefined && outcome.status >= 200 && outcome.status < 300;
     const error = succeeded ? null : outcome.error ?? `receiver answered ${outcome.status}`;
     const schedule = this.settings.webhookRetrySchedule;
@@ -185,18 +205,56 @@ export class DeliveryWorker {
     const status = succeeded ? 'succeeded' : last ? 'failed' : 'pending';
     this.metrics.webhookAttempts.inc({ outcome: status === 'pending' ? 'retrying' : status });
     const delaySeconds = succeeded || last ? null : schedule[delivery.attempts];
-    // One statement, so the attempt row and the delivery change together. Guarded on the
-    // attempt number: a worker whose lease ran out must not overwrite a newer attempt.
-    await this.db.query(
-      `WITH attempt AS (
-         UPDATE webhook_delivery_attempts SET response_status = $4, error = $5, response_body = $7, finished_at = now()
-          WHERE delivery_id = $1 AND attempt = $2
-       )
-       UPDATE webhook_deliveries
-          SET status = $3, response_status = $4, error = $5, leased_until = NULL, updated_at = now(),
-              next_attempt_at = CASE WHEN $6::integer IS NULL THEN NULL ELSE now() + $6::integer * interval '1 second' END
-        WHERE id = $1 AND attempts = $2 AND status = 'pending'`,
-      [delivery.id, delivery.attempts, status, outcome.status ?? null, error, delaySeconds, outcome.body ?? null],
-    );
+    return new Promise<void>((resolve, reject) => {
+      this.outcomes.push({ id: delivery.id, attempt: delivery.attempts, status, responseStatus: outcome.status ?? null, error, delaySeconds, body: outcome.body ?? null, resolve, reject });
+      if (!this.recording) {
+        this.recording = true;
+        // Outcomes that arrive in the same turn share the statement.
+        setImmediate(() => void this.flushOutcomes());
+      }
+    });
+  }
+
+  /**
+   * Records outcomes in batches: one statement at a time, each taking what arrived while
+   * the previous one ran (up to RECORD_BATCH), so results are written as soon as the
+   * database is free and never one round trip per delivery under load.
+   */
+  private async flushOutcomes(): Promise<void> {
+    while (this.outcomes.length) {
+      const batch = this.outcomes.splice(0, RECORD_BATCH);
+      try {
+        // One statement, so each attempt row and its delivery change together. Guarded on the
+        // attempt number: a worker whose lease ran out must not overwrite a newer attempt.
+        await this.db.query(
+          `WITH r AS (
+             SELECT * FROM unnest($1::text[], $2::integer[], $3::text[], $4::integer[], $5::text[], $6::integer[], $7::text[])
+               AS r (id, attempt, status, response_status, error, delay_seconds, body)
+           ), attempt AS (
+             UPDATE webhook_delivery_attempts a
+                SET response_status = r.response_status, error = r.error, response_body = r.body, finished_at = now()
+               FROM r WHERE a.delivery_id = r.id AND a.attempt = r.attempt
+           )
+           UPDATE webhook_deliveries d
+              SET status = r.status, response_status = r.response_status, error = r.error, leased_until = NULL, updated_at = now(),
+                  next_attempt_at = CASE WHEN r.delay_seconds IS NULL THEN NULL ELSE now() + r.delay_seconds * interval '1 second' END
+             FROM r
+            WHERE d.id = r.id AND d.attempts = r.attempt AND d.status = 'pending'`,
+          [
+            batch.map((o) => o.id),
+            batch.map((o) => o.attempt),
+            batch.map((o) => o.status),
+            batch.map((o) => o.responseStatus),
+            batch.map((o) => o.error),
+            batch.map((o) => o.delaySeconds),
+            batch.map((o) => o.body),
+          ],
+        );
+        for (const o of batch) o.resolve();
+      } catch (error) {
+        for (const o of batch) o.reject(error);
+      }
+    }
+    this.recording = false;
   }
 }
