@@ -19,7 +19,9 @@
  * each round's ratio is its own service rate over its own baseline; medians are reported.
  *
  * Runs on the built code (npm run build): node bench/webhooks.js [--json]
- * BENCH_WEBHOOK_EVENTS (default 1000), BENCH_WEBHOOK_RATE (default 200), BENCH_WEBHOOK_ROUNDS;
+ * BENCH_WEBHOOK_EVENTS (default 1000), BENCH_WEBHOOK_RATE (default 200), BENCH_WEBHOOK_ROUNDS,
+ * BENCH_WEBHOOK_CONCURRENCY (the baseline's requests in flight; default the worker's),
+ * BENCH_WEBHOOK_PROFILE=dir (a CPU profile of each backlog phase);
  * DATABASE_URL to run on a Postgres server (use a scratch database: the run leaves its
  * tables and events there).
  */
@@ -43,7 +45,8 @@ const N = Number(process.env.BENCH_WEBHOOK_EVENTS || 1000);
 const RATE = Number(process.env.BENCH_WEBHOOK_RATE || 200);
 const ROUNDS = Number(process.env.BENCH_WEBHOOK_ROUNDS || 3);
 const PACED = Math.min(N, RATE * 5);
-const CONCURRENCY = DELIVERY_CONCURRENCY; // the delivery worker's sends in flight
+// The baseline sends as many at a time as the delivery worker (16 before it said so), unless told.
+const CONCURRENCY = Number(process.env.BENCH_WEBHOOK_CONCURRENCY || DELIVERY_CONCURRENCY || 16);
 const APPENDERS = 8;
 const json = process.argv.includes('--json');
 
@@ -94,6 +97,29 @@ async function startReceiver() {
     });
   });
   return { url: `http://127.0.0.1:${port}/hooks`, track, stop: () => child.kill() };
+}
+
+/**
+ * BENCH_WEBHOOK_PROFILE=dir: a CPU profile of this process (the service) over each backlog
+ * phase only, written to dir as .cpuprofile.
+ */
+async function profiler() {
+  const dir = process.env.BENCH_WEBHOOK_PROFILE;
+  if (!dir) return { stop: async () => undefined };
+  const inspector = require('node:inspector');
+  const session = new inspector.Session();
+  session.connect();
+  const post = (method, params) => new Promise((resolve, reject) => session.post(method, params, (e, r) => (e ? reject(e) : resolve(r))));
+  await post('Profiler.enable');
+  await post('Profiler.start');
+  return {
+    async stop(name) {
+      const { profile } = await post('Profiler.stop');
+      fs.mkdirSync(dir, { recursive: true });
+      fs.writeFileSync(path.join(dir, `${name}.cpuprofile`), JSON.stringify(profile));
+      session.disconnect();
+    },
+  };
 }
 
 async function service(receiverUrl, track, round) {
@@ -149,11 +175,15 @@ async function service(receiverUrl, track, round) {
     // The read models (ledger, webhook endpoints) catch up before the clock starts.
     if (!(await app.get(ProjectionRunner).waitFor(await store.headPosition(), { timeoutMs: 120_000 }))) throw new Error('the projections did not catch up');
 
+    const profile = await profiler();
     const start = now();
+    const cpu = process.cpuUsage();
     fanOut.start();
     worker.start();
     const arrivals = await Promise.all(backlog);
     const elapsed = Math.max(...arrivals) - start;
+    const used = process.cpuUsage(cpu);
+    await profile.stop(`webhooks-backlog-${round}`);
     const { rows } = await db.query(
       `SELECT extract(epoch FROM max(created_at)) * 1000 AS queued FROM webhook_deliveries WHERE account_id = $1`,
       [account.id],
@@ -166,19 +196,22 @@ async function service(receiverUrl, track, round) {
         // When the fan-out had queued the last delivery (database clock, same machine).
         fanned_out_ms: Math.round(Number(rows[0].queued) - start),
         append_per_second: appendPerSecond,
+        // CPU time of this process (the service, and the bench's bookkeeping) per delivery.
+        cpu_us_per_delivery: Math.round((used.user + used.system) / N),
       },
     };
 
     // Paced: one event every 1/RATE s, the workers running.
     const pacedStart = now();
     const paced = [];
+    // Each append starts on schedule whether or not the previous one has returned (an
+    // offered load, as independent clients make it); its time counts in its latency.
     for (let i = 0; i < PACED; i++) {
-      const { arrival, sent } = await emit(N + i);
-      paced.push(arrival.then((t) => t - sent));
+      paced.push(emit(N + i).then(({ arrival, sent }) => arrival.then((t) => t - sent)));
       await sleep(Math.max(0, pacedStart + ((i + 1) * 1000) / RATE - now()));
     }
     const pacedMs = now() - pacedStart;
-    result.paced = { ...percentiles(await Promise.all(paced)), rate: RATE, achieved_rate: Math.round((PACED / pacedMs) * 1000) };
+    result.paced = { ...percentiles(await Promise.all(paced)), rate: RATE, offered_rate: Math.round((PACED / pacedMs) * 1000) };
     return result;
   } finally {
     await app.close();
@@ -193,6 +226,7 @@ async function baseline(receiverUrl, track, round) {
   const arrivals = [];
   let next = 0;
   const start = now();
+  const cpu = process.cpuUsage();
   const worker = async () => {
     while (next < N) {
       const i = next++;
@@ -213,14 +247,18 @@ async function baseline(receiverUrl, track, round) {
   };
   await Promise.all(Array.from({ length: CONCURRENCY }, worker));
   const last = Math.max(...(await Promise.all(arrivals)));
+  const used = process.cpuUsage(cpu);
   await pool.close();
-  return { count: N, per_second: Math.round((N / (last - start)) * 1000), concurrency: CONCURRENCY };
+  return { count: N, per_second: Math.round((N / (last - start)) * 1000), concurrency: CONCURRENCY, cpu_us_per_post: Math.round((used.user + used.system) / N) };
 }
 
 async function main() {
   const receiver = await startReceiver();
   const rounds = [];
   try {
+    // Warm-up, not counted: the receiver's first requests (JIT, connections) would weigh on
+    // whichever phase comes first.
+    await baseline(receiver.url, receiver.track, 'warmup');
     for (let r = 0; r < ROUNDS; r++) {
       const order = r % 2 === 0 ? ['baseline', 'service'] : ['service', 'baseline'];
       const round = { order: order.join(' then '), load_average: os.loadavg().map((l) => Number(l.toFixed(2))) };
@@ -233,8 +271,9 @@ async function main() {
       if (!json) {
         process.stdout.write(
           `round ${r + 1} (${round.order}; load ${round.load_average.join(' ')}): backlog ${round.backlog.per_second}/s ` +
-            `(fanned out after ${round.backlog.fanned_out_ms} ms, appends ${round.backlog.append_per_second}/s), baseline ${round.baseline.per_second}/s, ` +
-            `ratio ${round.ratio}; paced ${round.paced.achieved_rate}/s p50 ${round.paced.p50_ms} ms p99 ${round.paced.p99_ms} ms\n`,
+            `(fanned out after ${round.backlog.fanned_out_ms} ms, appends ${round.backlog.append_per_second}/s, ${round.backlog.cpu_us_per_delivery} µs CPU each), ` +
+            `baseline ${round.baseline.per_second}/s (${round.baseline.cpu_us_per_post} µs CPU each), ` +
+            `ratio ${round.ratio}; paced ${round.paced.offered_rate}/s p50 ${round.paced.p50_ms} ms p99 ${round.paced.p99_ms} ms\n`,
         );
       }
     }
@@ -246,7 +285,8 @@ async function main() {
     events: N,
     rounds: ROUNDS,
     database: process.env.DATABASE_URL ? 'postgres' : 'pglite',
-    concurrency: CONCURRENCY,
+    worker_concurrency: DELIVERY_CONCURRENCY ?? 16,
+    baseline_concurrency: CONCURRENCY,
     median: {
       backlog_per_second: median(rounds.map((r) => r.backlog.per_second)),
       baseline_per_second: median(rounds.map((r) => r.baseline.per_second)),
@@ -263,7 +303,7 @@ async function main() {
   }
   const m = result.median;
   process.stdout.write(
-    `webhooks (${N} events, ${result.database}, ${CONCURRENCY} sends in flight), medians of ${ROUNDS} rounds\n` +
+    `webhooks (${N} events, ${result.database}; sends in flight: worker ${result.worker_concurrency}, baseline ${CONCURRENCY}), medians of ${ROUNDS} rounds\n` +
       `  service backlog : ${m.backlog_per_second} deliveries/s\n` +
       `  baseline        : ${m.baseline_per_second} signed POSTs/s\n` +
       `  ratio           : ${m.ratio} (median of the rounds' ratios)\n` +

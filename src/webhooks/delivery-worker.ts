@@ -58,7 +58,9 @@ export class DeliveryWorker {
   private loop?: Promise<void>;
   private stopped = true;
   private wake?: () => void;
-  private readonly onQueued = () => this.wake?.();
+  /** New deliveries (or stop) announced while the loop was not asleep (mid-claim): the next sleep is skipped. */
+  private woken = false;
+  private readonly onQueued = () => this.wakeUp();
   /** Outcomes waiting for the next batched statement; one is in flight at most. */
   private outcomes: Outcome[] = [];
   private recording = false;
@@ -91,7 +93,7 @@ export class DeliveryWorker {
     this.stopped = true;
     this.fanOut.events.off('queued', this.onQueued);
     this.abort.abort();
-    this.wake?.();
+    this.wakeUp();
     await this.loop;
     await Promise.all([...this.inFlight]);
     this.sender.close();
@@ -120,6 +122,7 @@ export class DeliveryWorker {
           .catch((error) => this.logger.error(`delivery ${delivery.id}: ${(error as Error).message}`))
           .finally(() => {
             this.inFlight.delete(task);
+            // A free slot matters only to a loop asleep for one.
             this.wake?.();
           });
         this.inFlight.add(task);
@@ -128,8 +131,21 @@ export class DeliveryWorker {
     }
   }
 
-  /** Resolves after ms, or earlier on a wake-up (new deliveries, a free slot, stop). */
+  private wakeUp(): void {
+    if (this.wake) this.wake();
+    else this.woken = true;
+  }
+
+  /**
+   * Resolves after ms, or earlier on a wake-up (new deliveries, a free slot, stop); at once
+   * when deliveries were queued since the last sleep (during a claim, which may not have
+   * seen them), so they are not left for the next poll.
+   */
   private sleep(ms: number): Promise<void> {
+    if (this.woken) {
+      this.woken = false;
+      return Promise.resolve();
+    }
     return new Promise((resolve) => {
       const done = () => {
         clearTimeout(timer);
