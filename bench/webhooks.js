@@ -175,6 +175,19 @@ async function service(receiverUrl, track, round) {
     // The read models (ledger, webhook endpoints) catch up before the clock starts.
     if (!(await app.get(ProjectionRunner).waitFor(await store.headPosition(), { timeoutMs: 120_000 }))) throw new Error('the projections did not catch up');
 
+    // Round trips to the database during the backlog phase: statements outside a
+    // transaction, and transactions (each several statements).
+    const counts = { statements: 0, transactions: 0 };
+    const query = db.query;
+    const transaction = db.transaction;
+    db.query = function (...args) {
+      counts.statements++;
+      return query.apply(this, args);
+    };
+    db.transaction = function (...args) {
+      counts.transactions++;
+      return transaction.apply(this, args);
+    };
     const profile = await profiler();
     const start = now();
     const cpu = process.cpuUsage();
@@ -183,6 +196,8 @@ async function service(receiverUrl, track, round) {
     const arrivals = await Promise.all(backlog);
     const elapsed = Math.max(...arrivals) - start;
     const used = process.cpuUsage(cpu);
+    db.query = query;
+    db.transaction = transaction;
     await profile.stop(`webhooks-backlog-${round}`);
     const { rows } = await db.query(
       `SELECT extract(epoch FROM max(created_at)) * 1000 AS queued FROM webhook_deliveries WHERE account_id = $1`,
@@ -198,6 +213,8 @@ async function service(receiverUrl, track, round) {
         append_per_second: appendPerSecond,
         // CPU time of this process (the service, and the bench's bookkeeping) per delivery.
         cpu_us_per_delivery: Math.round((used.user + used.system) / N),
+        statements: counts.statements,
+        transactions: counts.transactions,
       },
     };
 
@@ -212,6 +229,17 @@ async function service(receiverUrl, track, round) {
     }
     const pacedMs = now() - pacedStart;
     result.paced = { ...percentiles(await Promise.all(paced)), rate: RATE, offered_rate: Math.round((PACED / pacedMs) * 1000) };
+    // Where the paced latency goes (database clock): event -> delivery queued (fan-out), queued -> first attempt (worker).
+    const split = await db.query(
+      `SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM d.created_at - e.created_at)) * 1000 AS fan_out,
+              percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM a.started_at - d.created_at)) * 1000 AS queued
+         FROM webhook_deliveries d JOIN events e ON e.event_id = d.event_id
+         JOIN webhook_delivery_attempts a ON a.delivery_id = d.id AND a.attempt = 1
+        WHERE d.account_id = $1 AND e.created_at >= to_timestamp($2::double precision / 1000)`,
+      [account.id, pacedStart],
+    );
+    result.paced.fan_out_p50_ms = Number(Number(split.rows[0].fan_out).toFixed(1));
+    result.paced.queued_p50_ms = Number(Number(split.rows[0].queued).toFixed(1));
     return result;
   } finally {
     await app.close();
@@ -271,9 +299,10 @@ async function main() {
       if (!json) {
         process.stdout.write(
           `round ${r + 1} (${round.order}; load ${round.load_average.join(' ')}): backlog ${round.backlog.per_second}/s ` +
-            `(fanned out after ${round.backlog.fanned_out_ms} ms, appends ${round.backlog.append_per_second}/s, ${round.backlog.cpu_us_per_delivery} µs CPU each), ` +
+            `(fanned out after ${round.backlog.fanned_out_ms} ms, appends ${round.backlog.append_per_second}/s, ${round.backlog.cpu_us_per_delivery} µs CPU each, ${round.backlog.statements} statements + ${round.backlog.transactions} transactions), ` +
             `baseline ${round.baseline.per_second}/s (${round.baseline.cpu_us_per_post} µs CPU each), ` +
-            `ratio ${round.ratio}; paced ${round.paced.offered_rate}/s p50 ${round.paced.p50_ms} ms p99 ${round.paced.p99_ms} ms\n`,
+            `ratio ${round.ratio}; paced ${round.paced.offered_rate}/s p50 ${round.paced.p50_ms} ms p99 ${round.paced.p99_ms} ms ` +
+            `(p50 event->queued ${round.paced.fan_out_p50_ms} ms, queued->sent ${round.paced.queued_p50_ms} ms)\n`,
         );
       }
     }

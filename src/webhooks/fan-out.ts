@@ -15,6 +15,8 @@ export const FAN_OUT_GROUP = 'webhook_fan_out';
 const ENDPOINTS_WAIT_MS = 5000;
 /** Events fanned out by one pair of statements (endpoints matched, deliveries inserted). */
 const BATCH = 64;
+/** Batches written at once. */
+const MAX_FLUSHES = 4;
 
 /**
  * Turns each domain event with a public type into one pending delivery per matching
@@ -44,9 +46,11 @@ export class WebhookFanOut {
     this.events.setMaxListeners(0);
   }
 
-  /** Events handed out and waiting for the next batch; at most one batch is in flight. */
+  /** Events handed out and waiting for a batch. */
   private pending: { event: RecordedEvent; resolve: () => void; reject: (error: unknown) => void }[] = [];
-  private flushing = false;
+  private scheduled = false;
+  /** Batches being written. */
+  private flushes = 0;
 
   start(): void {
     this.subscription ??= this.store.subscribePersistent(
@@ -81,30 +85,40 @@ export class WebhookFanOut {
   /**
    * The events handed out together are fanned out together: a few statements per batch,
    * not per event. Each event is still acknowledged (or refused) on its own: the handler
-   * resolves or throws with its batch.
+   * resolves or throws with its batch. Batches go out as soon as events are there (a few
+   * at once), so an event never waits for another's batch to finish.
    */
   private enqueue(event: RecordedEvent): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       this.pending.push({ event, resolve, reject });
-      // After the subscription has handed out the rest of what it claimed with this one.
-      if (!this.flushing) {
-        this.flushing = true;
-        setImmediate(() => void this.flush());
-      }
+      this.schedule();
+    });
+  }
+
+  /** A flush after the subscription has handed out the rest of what it claimed with this one. */
+  private schedule(): void {
+    if (this.scheduled || this.flushes >= MAX_FLUSHES || !this.pending.length) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      void this.flush();
     });
   }
 
   private async flush(): Promise<void> {
-    while (this.pending.length) {
-      const batch = this.pending.splice(0, BATCH);
-      try {
-        await this.fanOut(batch.map((b) => b.event));
-        for (const b of batch) b.resolve();
-      } catch (error) {
-        for (const b of batch) b.reject(error);
-      }
+    const batch = this.pending.splice(0, BATCH);
+    if (!batch.length) return;
+    this.flushes++;
+    this.schedule();
+    try {
+      await this.fanOut(batch.map((b) => b.event));
+      for (const b of batch) b.resolve();
+    } catch (error) {
+      for (const b of batch) b.reject(error);
+    } finally {
+      this.flushes--;
+      this.schedule();
     }
-    this.flushing = false;
   }
 
   private async fanOut(events: RecordedEvent[]): Promise<void> {
