@@ -240,37 +240,46 @@ export class DeliveryWorker {
     while (this.outcomes.length) {
       const batch = this.outcomes.splice(0, RECORD_BATCH);
       try {
-        // One statement, so each attempt row and its delivery change together. Guarded on the
-        // attempt number: a worker whose lease ran out must not overwrite a newer attempt.
-        await this.db.query(
-          `WITH r AS (
-             SELECT * FROM unnest($1::text[], $2::integer[], $3::text[], $4::integer[], $5::text[], $6::integer[], $7::text[])
-               AS r (id, attempt, status, response_status, error, delay_seconds, body)
-           ), attempt AS (
-             UPDATE webhook_delivery_attempts a
-                SET response_status = r.response_status, error = r.error, response_body = r.body, finished_at = now()
-               FROM r WHERE a.delivery_id = r.id AND a.attempt = r.attempt
-           )
-           UPDATE webhook_deliveries d
-              SET status = r.status, response_status = r.response_status, error = r.error, leased_until = NULL, updated_at = now(),
-                  next_attempt_at = CASE WHEN r.delay_seconds IS NULL THEN NULL ELSE now() + r.delay_seconds * interval '1 second' END
-             FROM r
-            WHERE d.id = r.id AND d.attempts = r.attempt AND d.status = 'pending'`,
-          [
-            batch.map((o) => o.id),
-            batch.map((o) => o.attempt),
-            batch.map((o) => o.status),
-            batch.map((o) => o.responseStatus),
-            batch.map((o) => o.error),
-            batch.map((o) => o.delaySeconds),
-            batch.map((o) => o.body),
-          ],
-        );
+        await this.writeOutcomes(batch);
         for (const o of batch) o.resolve();
       } catch (error) {
-        for (const o of batch) o.reject(error);
+        if (batch.length === 1) batch[0].reject(error);
+        else {
+          // One outcome the database refuses must not leave the others unrecorded (their
+          // leases would run out and they would be sent again): each is written on its own.
+          for (const o of batch) await this.writeOutcomes([o]).then(o.resolve, o.reject);
+        }
       }
     }
     this.recording = false;
+  }
+
+  private async writeOutcomes(batch: Outcome[]): Promise<void> {
+    // One statement, so each attempt row and its delivery change together. Guarded on the
+    // attempt number: a worker whose lease ran out must not overwrite a newer attempt.
+    await this.db.query(
+      `WITH r AS (
+         SELECT * FROM unnest($1::text[], $2::integer[], $3::text[], $4::integer[], $5::text[], $6::integer[], $7::text[])
+           AS r (id, attempt, status, response_status, error, delay_seconds, body)
+       ), attempt AS (
+         UPDATE webhook_delivery_attempts a
+            SET response_status = r.response_status, error = r.error, response_body = r.body, finished_at = now()
+           FROM r WHERE a.delivery_id = r.id AND a.attempt = r.attempt
+       )
+       UPDATE webhook_deliveries d
+          SET status = r.status, response_status = r.response_status, error = r.error, leased_until = NULL, updated_at = now(),
+              next_attempt_at = CASE WHEN r.delay_seconds IS NULL THEN NULL ELSE now() + r.delay_seconds * interval '1 second' END
+         FROM r
+        WHERE d.id = r.id AND d.attempts = r.attempt AND d.status = 'pending'`,
+      [
+        batch.map((o) => o.id),
+        batch.map((o) => o.attempt),
+        batch.map((o) => o.status),
+        batch.map((o) => o.responseStatus),
+        batch.map((o) => o.error),
+        batch.map((o) => o.delaySeconds),
+        batch.map((o) => o.body),
+      ],
+    );
   }
 }

@@ -114,7 +114,12 @@ export class WebhookFanOut {
       await this.fanOut(batch.map((b) => b.event));
       for (const b of batch) b.resolve();
     } catch (error) {
-      for (const b of batch) b.reject(error);
+      if (batch.length === 1) batch[0].reject(error);
+      else {
+        // One event that cannot be fanned out must not hold back (and in the end park) the
+        // others: each is tried again on its own, and only those that fail are refused.
+        for (const b of batch) await this.fanOut([b.event]).then(b.resolve, b.reject);
+      }
     } finally {
       this.flushes--;
       this.schedule();

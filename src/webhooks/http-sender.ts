@@ -66,7 +66,8 @@ export class HttpSender {
           break;
         }
       }
-      return { status: response.statusCode, body: Buffer.concat(chunks).toString('utf8') };
+      // Postgres text cannot hold NUL: a body with one would make the result unrecordable.
+      return { status: response.statusCode, body: Buffer.concat(chunks).toString('utf8').replace(/\u0000/g, '\ufffd') };
     };
     return request()
       .catch((error: Error & { cause?: Error }): SendOutcome => {
