@@ -10,8 +10,12 @@ import { HttpSender, SendOutcome } from './http-sender';
 import { SecretBox } from './secret-box';
 import { signatureHeader } from './signature';
 
-const CONCURRENCY = 16;
+/** Sends in flight per worker. */
+export const DELIVERY_CONCURRENCY = 64;
+const CONCURRENCY = DELIVERY_CONCURRENCY;
 const IDLE_POLL_MS = 500;
+/** Outcomes recorded by one statement at most. */
+const RECORD_BATCH = 128;
 const ERROR_PAUSE_MS = 1000;
 
 interface Claimed {
@@ -24,13 +28,26 @@ interface Claimed {
   secret_sealed: string;
 }
 
+interface Outcome {
+  id: string;
+  attempt: number;
+  status: 'succeeded' | 'failed' | 'pending';
+  responseStatus: number | null;
+  error: string | null;
+  delaySeconds: number | null;
+  body: string | null;
+  resolve: () => void;
+  reject: (error: unknown) => void;
+}
+
 /**
  * Sends due deliveries. A claim takes rows with FOR UPDATE SKIP LOCKED and leases them
  * (leased_until), so several workers, in one process or many, never take the same
  * delivery while its lease runs. A worker that dies mid-attempt leaves its lease to
  * expire; the delivery is then claimed again: at-least-once. Stopping behaves the same
  * way on purpose (in-flight requests are aborted, not recorded), so the crash path is the
- * one every restart exercises.
+ * one every restart exercises. Results are recorded in batches (flushOutcomes); a slot is
+ * free again once its result is written.
  */
 @Injectable()
 export class DeliveryWorker {
@@ -41,7 +58,12 @@ export class DeliveryWorker {
   private loop?: Promise<void>;
   private stopped = true;
   private wake?: () => void;
-  private readonly onQueued = () => this.wake?.();
+  /** New deliveries (or stop) announced while the loop was not asleep (mid-claim): the next sleep is skipped. */
+  private woken = false;
+  private readonly onQueued = () => this.wakeUp();
+  /** Outcomes waiting for the next batched statement; one is in flight at most. */
+  private outcomes: Outcome[] = [];
+  private recording = false;
 
   constructor(
     @Inject(DATABASE) private readonly db: Database,
@@ -71,7 +93,7 @@ export class DeliveryWorker {
     this.stopped = true;
     this.fanOut.events.off('queued', this.onQueued);
     this.abort.abort();
-    this.wake?.();
+    this.wakeUp();
     await this.loop;
     await Promise.all([...this.inFlight]);
     this.sender.close();
@@ -100,6 +122,7 @@ export class DeliveryWorker {
           .catch((error) => this.logger.error(`delivery ${delivery.id}: ${(error as Error).message}`))
           .finally(() => {
             this.inFlight.delete(task);
+            // A free slot matters only to a loop asleep for one.
             this.wake?.();
           });
         this.inFlight.add(task);
@@ -108,8 +131,21 @@ export class DeliveryWorker {
     }
   }
 
-  /** Resolves after ms, or earlier on a wake-up (new deliveries, a free slot, stop). */
+  private wakeUp(): void {
+    if (this.wake) this.wake();
+    else this.woken = true;
+  }
+
+  /**
+   * Resolves after ms, or earlier on a wake-up (new deliveries, a free slot, stop); at once
+   * when deliveries were queued since the last sleep (during a claim, which may not have
+   * seen them), so they are not left for the next poll.
+   */
   private sleep(ms: number): Promise<void> {
+    if (this.woken) {
+      this.woken = false;
+      return Promise.resolve();
+    }
     return new Promise((resolve) => {
       const done = () => {
         clearTimeout(timer);
@@ -177,7 +213,7 @@ export class DeliveryWorker {
     await this.record(delivery, outcome);
   }
 
-  private async record(delivery: Claimed, outcome: SendOutcome): Promise<void> {
+  private record(delivery: Claimed, outcome: SendOutcome): Promise<void> {
     const succeeded = outcome.status !== undefined && outcome.status >= 200 && outcome.status < 300;
     const error = succeeded ? null : outcome.error ?? `receiver answered ${outcome.status}`;
     const schedule = this.settings.webhookRetrySchedule;
@@ -185,18 +221,65 @@ export class DeliveryWorker {
     const status = succeeded ? 'succeeded' : last ? 'failed' : 'pending';
     this.metrics.webhookAttempts.inc({ outcome: status === 'pending' ? 'retrying' : status });
     const delaySeconds = succeeded || last ? null : schedule[delivery.attempts];
-    // One statement, so the attempt row and the delivery change together. Guarded on the
+    return new Promise<void>((resolve, reject) => {
+      this.outcomes.push({ id: delivery.id, attempt: delivery.attempts, status, responseStatus: outcome.status ?? null, error, delaySeconds, body: outcome.body ?? null, resolve, reject });
+      if (!this.recording) {
+        this.recording = true;
+        // Outcomes that arrive in the same turn share the statement.
+        setImmediate(() => void this.flushOutcomes());
+      }
+    });
+  }
+
+  /**
+   * Records outcomes in batches: one statement at a time, each taking what arrived while
+   * the previous one ran (up to RECORD_BATCH), so results are written as soon as the
+   * database is free and never one round trip per delivery under load.
+   */
+  private async flushOutcomes(): Promise<void> {
+    while (this.outcomes.length) {
+      const batch = this.outcomes.splice(0, RECORD_BATCH);
+      try {
+        await this.writeOutcomes(batch);
+        for (const o of batch) o.resolve();
+      } catch (error) {
+        if (batch.length === 1) batch[0].reject(error);
+        else {
+          // One outcome the database refuses must not leave the others unrecorded (their
+          // leases would run out and they would be sent again): each is written on its own.
+          for (const o of batch) await this.writeOutcomes([o]).then(o.resolve, o.reject);
+        }
+      }
+    }
+    this.recording = false;
+  }
+
+  private async writeOutcomes(batch: Outcome[]): Promise<void> {
+    // One statement, so each attempt row and its delivery change together. Guarded on the
     // attempt number: a worker whose lease ran out must not overwrite a newer attempt.
     await this.db.query(
-      `WITH attempt AS (
-         UPDATE webhook_delivery_attempts SET response_status = $4, error = $5, response_body = $7, finished_at = now()
-          WHERE delivery_id = $1 AND attempt = $2
+      `WITH r AS (
+         SELECT * FROM unnest($1::text[], $2::integer[], $3::text[], $4::integer[], $5::text[], $6::integer[], $7::text[])
+           AS r (id, attempt, status, response_status, error, delay_seconds, body)
+       ), attempt AS (
+         UPDATE webhook_delivery_attempts a
+            SET response_status = r.response_status, error = r.error, response_body = r.body, finished_at = now()
+           FROM r WHERE a.delivery_id = r.id AND a.attempt = r.attempt
        )
-       UPDATE webhook_deliveries
-          SET status = $3, response_status = $4, error = $5, leased_until = NULL, updated_at = now(),
-              next_attempt_at = CASE WHEN $6::integer IS NULL THEN NULL ELSE now() + $6::integer * interval '1 second' END
-        WHERE id = $1 AND attempts = $2 AND status = 'pending'`,
-      [delivery.id, delivery.attempts, status, outcome.status ?? null, error, delaySeconds, outcome.body ?? null],
+       UPDATE webhook_deliveries d
+          SET status = r.status, response_status = r.response_status, error = r.error, leased_until = NULL, updated_at = now(),
+              next_attempt_at = CASE WHEN r.delay_seconds IS NULL THEN NULL ELSE now() + r.delay_seconds * interval '1 second' END
+         FROM r
+        WHERE d.id = r.id AND d.attempts = r.attempt AND d.status = 'pending'`,
+      [
+        batch.map((o) => o.id),
+        batch.map((o) => o.attempt),
+        batch.map((o) => o.status),
+        batch.map((o) => o.responseStatus),
+        batch.map((o) => o.error),
+        batch.map((o) => o.delaySeconds),
+        batch.map((o) => o.body),
+      ],
     );
   }
 }

@@ -13,13 +13,18 @@ import { DOMAIN_TYPES_WITH_PUBLIC_EVENTS, envelope, toPublicEvent } from './publ
 export const FAN_OUT_GROUP = 'webhook_fan_out';
 
 const ENDPOINTS_WAIT_MS = 5000;
+/** Events fanned out by one pair of statements (endpoints matched, deliveries inserted). */
+const BATCH = 64;
+/** Batches written at once. */
+const MAX_FLUSHES = 4;
 
 /**
  * Turns each domain event with a public type into one pending delivery per matching
  * enabled endpoint of its account and mode. It consumes a persistent subscription: the
  * fan-outs of all instances share the events, and one that dies mid-event leaves it to
  * another. An event handled twice creates its deliveries once: they are unique on
- * (event, endpoint). Delivery itself (the retry schedule, the log, signatures) is the
+ * (event, endpoint). The events a consumer holds are fanned out in batches: one statement
+ * matches their endpoints, one inserts their deliveries. Delivery itself (the retry schedule, the log, signatures) is the
  * DeliveryWorker's, on those rows.
  */
 @Injectable()
@@ -41,6 +46,12 @@ export class WebhookFanOut {
     this.events.setMaxListeners(0);
   }
 
+  /** Events handed out and waiting for a batch. */
+  private pending: { event: RecordedEvent; resolve: () => void; reject: (error: unknown) => void }[] = [];
+  private scheduled = false;
+  /** Batches being written. */
+  private flushes = 0;
+
   start(): void {
     this.subscription ??= this.store.subscribePersistent(
       FAN_OUT_GROUP,
@@ -49,12 +60,13 @@ export class WebhookFanOut {
         // A new group reads the whole log: deliveries that exist already are not created again.
         maxRetries: 10,
         messageTimeoutMs: 30_000,
-        bufferSize: 32,
+        // Twice a batch: the next batch is claimed while one is written.
+        bufferSize: BATCH * 2,
         onError: (error) => this.logger.warn(`fan-out: ${error instanceof Error ? error.message : String(error)}`),
       },
       async (event, retryCount) => {
         try {
-          await this.fanOut(event);
+          await this.enqueue(event);
         } catch (error) {
           const reason = error instanceof Error ? error.message : String(error);
           this.logger.warn(`${event.type} ${event.id} not fanned out (retry ${retryCount}): ${reason}`);
@@ -70,34 +82,102 @@ export class WebhookFanOut {
     this.subscription = undefined;
   }
 
-  private async fanOut(event: RecordedEvent): Promise<void> {
-    // Endpoint changes recorded before this event must be visible to it.
-    const ready = await this.projections.waitFor(event.position, { projections: [webhookEndpointsProjection.name], timeoutMs: ENDPOINTS_WAIT_MS });
+  /**
+   * The events handed out together are fanned out together: a few statements per batch,
+   * not per event. Each event is still acknowledged (or refused) on its own: the handler
+   * resolves or throws with its batch. Batches go out as soon as events are there (a few
+   * at once), so an event never waits for another's batch to finish.
+   */
+  private enqueue(event: RecordedEvent): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.pending.push({ event, resolve, reject });
+      this.schedule();
+    });
+  }
+
+  /** A flush after the subscription has handed out the rest of what it claimed with this one. */
+  private schedule(): void {
+    if (this.scheduled || this.flushes >= MAX_FLUSHES || !this.pending.length) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      void this.flush();
+    });
+  }
+
+  private async flush(): Promise<void> {
+    const batch = this.pending.splice(0, BATCH);
+    if (!batch.length) return;
+    this.flushes++;
+    this.schedule();
+    try {
+      await this.fanOut(batch.map((b) => b.event));
+      for (const b of batch) b.resolve();
+    } catch (error) {
+      if (batch.length === 1) batch[0].reject(error);
+      else {
+        // One event that cannot be fanned out must not hold back (and in the end park) the
+        // others: each is tried again on its own, and only those that fail are refused.
+        for (const b of batch) await this.fanOut([b.event]).then(b.resolve, b.reject);
+      }
+    } finally {
+      this.flushes--;
+      this.schedule();
+    }
+  }
+
+  private async fanOut(events: RecordedEvent[]): Promise<void> {
+    // Endpoint changes recorded before these events must be visible to them.
+    const last = events.reduce((max, e) => (e.position > max ? e.position : max), events[0].position);
+    const ready = await this.projections.waitFor(last, { projections: [webhookEndpointsProjection.name], timeoutMs: ENDPOINTS_WAIT_MS });
     if (!ready) throw new Error('the webhook_endpoints read model is behind');
-    if (event.type === WebhookEvents.WebhookEndpointDeleted) {
+    const deleted = events.filter((e) => e.type === WebhookEvents.WebhookEndpointDeleted);
+    if (deleted.length) {
       // Nothing will ever send these; close them so the log says why.
       await this.db.query(
         `UPDATE webhook_deliveries SET status = 'failed', error = 'the endpoint was deleted', next_attempt_at = NULL, updated_at = now()
-          WHERE endpoint_id = $1 AND status = 'pending'`,
-        [(event.data as WebhookEndpointDeleted).endpoint_id],
+          WHERE endpoint_id = ANY($1::text[]) AND status = 'pending'`,
+        [deleted.map((e) => (e.data as WebhookEndpointDeleted).endpoint_id)],
       );
-      return;
     }
-    const mapped = toPublicEvent(event);
-    if (!mapped) return;
-    // Endpoints created after the event (a new group catching up) do not receive it.
-    const { rows } = await this.db.query<{ id: string }>(
-      `SELECT id FROM webhook_endpoints
-        WHERE account_id = $1 AND mode = $2 AND enabled AND events @> $3::jsonb AND created_position < $4`,
-      [mapped.accountId, mapped.mode, JSON.stringify([mapped.type]), event.position],
+    const mapped = events.flatMap((event) => {
+      if (event.type === WebhookEvents.WebhookEndpointDeleted) return [];
+      const m = toPublicEvent(event);
+      return m ? [{ event, m }] : [];
+    });
+    if (!mapped.length) return;
+    // Endpoints created after an event (a new group catching up) do not receive it.
+    const { rows } = await this.db.query<{ i: string; id: string }>(
+      `SELECT ev.i, e.id
+         FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS ev (account_id, mode, event_type, position, i)
+         JOIN webhook_endpoints e
+           ON e.account_id = ev.account_id AND e.mode = ev.mode AND e.enabled
+          AND e.events @> jsonb_build_array(ev.event_type) AND e.created_position < ev.position`,
+      [mapped.map((x) => x.m.accountId), mapped.map((x) => x.m.mode), mapped.map((x) => x.m.type), mapped.map((x) => x.event.position)],
     );
     if (!rows.length) return;
-    const firstAttempt = new Date(event.createdAt.getTime() + this.settings.webhookRetrySchedule[0] * 1000);
+    const delay = this.settings.webhookRetrySchedule[0] * 1000;
+    const payloads = new Map<number, string>();
+    const picked = rows.map((row) => {
+      const index = Number(row.i) - 1;
+      const { event, m } = mapped[index];
+      if (!payloads.has(index)) payloads.set(index, envelope(event, m));
+      return { event, m, endpointId: row.id, payload: payloads.get(index)! };
+    });
     const { rowCount } = await this.db.query(
       `INSERT INTO webhook_deliveries (id, event_id, endpoint_id, account_id, mode, event_type, payload, next_attempt_at)
-       SELECT id, $2, endpoint_id, $3, $4, $5, $6, $7 FROM unnest($1::text[], $8::text[]) AS d (id, endpoint_id)
+       SELECT * FROM unnest($1::text[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::timestamptz[])
        ON CONFLICT (event_id, endpoint_id) DO NOTHING`,
-      [rows.map(() => newId('whd')), event.id, mapped.accountId, mapped.mode, mapped.type, envelope(event, mapped), firstAttempt, rows.map((r) => r.id)],
+      [
+        picked.map(() => newId('whd')),
+        picked.map((p) => p.event.id),
+        picked.map((p) => p.endpointId),
+        picked.map((p) => p.m.accountId),
+        picked.map((p) => p.m.mode),
+        picked.map((p) => p.m.type),
+        picked.map((p) => p.payload),
+        picked.map((p) => new Date(p.event.createdAt.getTime() + delay).toISOString()),
+      ],
     );
     if (rowCount) this.events.emit('queued');
   }

@@ -128,7 +128,7 @@ describe('webhook URL policy (decisions section 6)', () => {
         server = http.createServer((req, res) => {
           received++;
           req.resume();
-          req.on('end', () => res.writeHead(204).end());
+          req.on('end', () => (req.url === '/nul' ? res.writeHead(200).end('a\u0000b') : res.writeHead(204).end()));
         });
         await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
         port = (server.address() as AddressInfo).port;
@@ -143,6 +143,10 @@ describe('webhook URL policy (decisions section 6)', () => {
       it('delivers to a loopback receiver in test mode, by address and by name', async () => {
         expect(await send('test', `http://127.0.0.1:${port}/`)).toEqual(expect.objectContaining({ status: 204 }));
         expect(await send('test', `http://localhost:${port}/`)).toEqual(expect.objectContaining({ status: 204 }));
+      });
+
+      it('keeps a response body the database can store (no NUL)', async () => {
+        expect(await send('test', `http://127.0.0.1:${port}/nul`)).toEqual(expect.objectContaining({ status: 200, body: 'a\ufffdb' }));
       });
 
       it.each([
