@@ -18,17 +18,7 @@ const CONCURRENCY = 8;
 const serverUrl = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
 const dist = (p) => path.join(__dirname, '../dist/src', p);
 
-/** A sale as the ledger records it: the payload size of a typical event. */
-const payload = (i) => ({
-  account_id: 'acct_bench',
-  mode: 'test',
-  transaction_id: `txn_${i}`,
-  amount_cents: 1000 + (i % 500),
-  fee_cents: 150,
-  currency: 'usd',
-  source: { purchase_id: `pur_${i}` },
-  description: 'Sale of Bench model',
-});
+const { salePayload: payload } = require('./harness');
 
 async function openDb(backend) {
   if (backend === 'pglite') {

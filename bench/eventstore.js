@@ -55,17 +55,7 @@ const BATCH = 2000; // the projection runner's catch-up batch (CATCH_UP_BATCH_SI
 const serverUrl = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
 const dist = (p) => path.join(__dirname, '../dist/src', p);
 
-/** A sale as the ledger records it: the payload size of a typical event. */
-const payload = (i) => ({
-  account_id: 'acct_bench',
-  mode: 'test',
-  transaction_id: `txn_${i}`,
-  amount_cents: 1000 + (i % 500),
-  fee_cents: 150,
-  currency: 'usd',
-  source: { purchase_id: `pur_${i}` },
-  description: 'Sale of Bench model',
-});
+const { salePayload: payload } = require('./harness');
 /** What a catch-up must add up to: the sum of amount_cents over the seeded log. */
 const checksum = (events) => Array.from({ length: events }, (_, i) => payload(i).amount_cents).reduce((a, b) => a + b, 0);
 

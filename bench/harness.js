@@ -122,4 +122,30 @@ function dbUrl(serverUrl, name) {
   return url.toString();
 }
 
-module.exports = { ADMIN, admin, dbUrl, freePort, load, makeKey, median, serve, serveService, startService, waitFor };
+/** A sale as the ledger records it: the payload size of a typical event. */
+const salePayload = (i) => ({
+  account_id: 'acct_bench',
+  mode: 'test',
+  transaction_id: `txn_${i}`,
+  amount_cents: 1000 + (i % 500),
+  fee_cents: 150,
+  currency: 'usd',
+  source: { purchase_id: `pur_${i}` },
+  description: 'Sale of Bench model',
+});
+
+/** Writes `size` bytes of `chunk` (repeated) into an outgoing request as fast as backpressure allows, then ends it. */
+function pumpBody(req, size, chunk) {
+  let sent = 0;
+  const pump = () => {
+    while (sent < size) {
+      const piece = size - sent >= chunk.length ? chunk : chunk.subarray(0, size - sent);
+      sent += piece.length;
+      if (!req.write(piece)) return req.once('drain', pump);
+    }
+    req.end();
+  };
+  pump();
+}
+
+module.exports = { ADMIN, admin, dbUrl, freePort, load, makeKey, median, pumpBody, salePayload, serve, serveService, startService, waitFor };

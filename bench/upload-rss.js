@@ -10,7 +10,7 @@
 require('reflect-metadata');
 const fs = require('node:fs');
 const http = require('node:http');
-const { freePort } = require('./harness');
+const { freePort, pumpBody } = require('./harness');
 const os = require('node:os');
 const path = require('node:path');
 const { createApp } = require('../dist/src/app');
@@ -41,16 +41,7 @@ function streamUpload(url, size) {
       res.on('data', (c) => (body += c));
       res.on('end', () => (res.statusCode === 200 ? resolve(JSON.parse(body)) : reject(new Error(`PUT ${res.statusCode}: ${body}`))));
     });
-    let sent = 0;
-    const pump = () => {
-      while (sent < size) {
-        const piece = size - sent >= CHUNK.length ? CHUNK : CHUNK.subarray(0, size - sent);
-        sent += piece.length;
-        if (!req.write(piece)) return req.once('drain', pump);
-      }
-      req.end();
-    };
-    pump();
+    pumpBody(req, size, CHUNK);
   });
 }
 

@@ -19,7 +19,7 @@ const fs = require('node:fs');
 const http = require('node:http');
 const os = require('node:os');
 const path = require('node:path');
-const { ADMIN, median, serve, startService } = require('./harness');
+const { ADMIN, median, pumpBody, serve, startService } = require('./harness');
 
 const MiB = 1024 * 1024;
 const SIZE_MIB = Number(process.env.BENCH_UPLOAD_MIB || 500);
@@ -56,16 +56,7 @@ function streamUpload(url, size) {
         resolve(seconds);
       });
     });
-    let sent = 0;
-    const pump = () => {
-      while (sent < size) {
-        const piece = size - sent >= CHUNK.length ? CHUNK : CHUNK.subarray(0, size - sent);
-        sent += piece.length;
-        if (!req.write(piece)) return req.once('drain', pump);
-      }
-      req.end();
-    };
-    pump();
+    pumpBody(req, size, CHUNK);
   });
 }
 
