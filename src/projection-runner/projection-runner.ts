@@ -338,6 +338,12 @@ export class ProjectionRunner {
          FROM projection_checkpoints c`,
     );
     const checkpoints = new Map(rows.map((r) => [r.name, r]));
+    // Consumers at the head share one position: one read of the log answers for all of them.
+    const lags = new Map<Position, Promise<Lag>>();
+    const lagAt = (position: Position) => {
+      if (!lags.has(position)) lags.set(position, lagAfter(this.store, position));
+      return lags.get(position)!;
+    };
     const progress = async (name: string) => {
       const r = checkpoints.get(name)!;
       // A consumer running here may be further than it stored: it stores progress over
@@ -345,7 +351,7 @@ export class ProjectionRunner {
       // consumer running elsewhere can show behind while it is in fact current.
       const local = this.running.get(name)?.position;
       const position = local && local > r.position ? local : r.position;
-      return { position, ...(await lagAfter(this.store, position)), updated_at: new Date(r.updated_at).toISOString() };
+      return { position, ...(await lagAt(position)), updated_at: new Date(r.updated_at).toISOString() };
     };
     const health = (name: string): ConsumerHealth => {
       const r = checkpoints.get(name)!;

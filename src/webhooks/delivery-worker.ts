@@ -9,10 +9,10 @@ import { WebhookFanOut } from './fan-out';
 import { HttpSender, SendOutcome } from './http-sender';
 import { SecretBox } from './secret-box';
 import { signatureHeader } from './signature';
+import { Batcher } from '../platform/batcher';
 
 /** Sends in flight per worker. */
 export const DELIVERY_CONCURRENCY = 64;
-const CONCURRENCY = DELIVERY_CONCURRENCY;
 const IDLE_POLL_MS = 500;
 /** Outcomes recorded by one statement at most. */
 const RECORD_BATCH = 128;
@@ -36,8 +36,6 @@ interface Outcome {
   error: string | null;
   delaySeconds: number | null;
   body: string | null;
-  resolve: () => void;
-  reject: (error: unknown) => void;
 }
 
 /**
@@ -46,7 +44,7 @@ interface Outcome {
  * delivery while its lease runs. A worker that dies mid-attempt leaves its lease to
  * expire; the delivery is then claimed again: at-least-once. Stopping behaves the same
  * way on purpose (in-flight requests are aborted, not recorded), so the crash path is the
- * one every restart exercises. Results are recorded in batches (flushOutcomes); a slot is
+ * one every restart exercises. Results are recorded in batches (one statement per batch of outcomes); a slot is
  * free again once its result is written.
  */
 @Injectable()
@@ -61,9 +59,13 @@ export class DeliveryWorker {
   /** New deliveries (or stop) announced while the loop was not asleep (mid-claim): the next sleep is skipped. */
   private woken = false;
   private readonly onQueued = () => this.wakeUp();
-  /** Outcomes waiting for the next batched statement; one is in flight at most. */
-  private outcomes: Outcome[] = [];
-  private recording = false;
+  /**
+   * Outcomes share statements: each takes what arrived while the previous one ran, so
+   * results are written as soon as the database is free, never one round trip per
+   * delivery under load. An outcome the database refuses is written on its own, so it
+   * cannot leave the others unrecorded (their leases would run out and they would be sent again).
+   */
+  private readonly outcomes = new Batcher<Outcome>((batch) => this.writeOutcomes(batch), RECORD_BATCH);
 
   constructor(
     @Inject(DATABASE) private readonly db: Database,
@@ -83,7 +85,7 @@ export class DeliveryWorker {
     this.stopped = false;
     this.abort = new AbortController();
     // Every in-flight request listens on the one signal.
-    setMaxListeners(CONCURRENCY + 1, this.abort.signal);
+    setMaxListeners(DELIVERY_CONCURRENCY + 1, this.abort.signal);
     this.fanOut.events.on('queued', this.onQueued);
     this.loop = this.run();
   }
@@ -101,9 +103,9 @@ export class DeliveryWorker {
 
   private async run(): Promise<void> {
     while (!this.stopped) {
-      const free = CONCURRENCY - this.inFlight.size;
+      const free = DELIVERY_CONCURRENCY - this.inFlight.size;
       // Claiming for half the slots at once, not one slot at a time, saves a round trip per delivery.
-      if (free < CONCURRENCY / 2) {
+      if (free < DELIVERY_CONCURRENCY / 2) {
         await this.sleep(IDLE_POLL_MS);
         continue;
       }
@@ -221,37 +223,7 @@ export class DeliveryWorker {
     const status = succeeded ? 'succeeded' : last ? 'failed' : 'pending';
     this.metrics.webhookAttempts.inc({ outcome: status === 'pending' ? 'retrying' : status });
     const delaySeconds = succeeded || last ? null : schedule[delivery.attempts];
-    return new Promise<void>((resolve, reject) => {
-      this.outcomes.push({ id: delivery.id, attempt: delivery.attempts, status, responseStatus: outcome.status ?? null, error, delaySeconds, body: outcome.body ?? null, resolve, reject });
-      if (!this.recording) {
-        this.recording = true;
-        // Outcomes that arrive in the same turn share the statement.
-        setImmediate(() => void this.flushOutcomes());
-      }
-    });
-  }
-
-  /**
-   * Records outcomes in batches: one statement at a time, each taking what arrived while
-   * the previous one ran (up to RECORD_BATCH), so results are written as soon as the
-   * database is free and never one round trip per delivery under load.
-   */
-  private async flushOutcomes(): Promise<void> {
-    while (this.outcomes.length) {
-      const batch = this.outcomes.splice(0, RECORD_BATCH);
-      try {
-        await this.writeOutcomes(batch);
-        for (const o of batch) o.resolve();
-      } catch (error) {
-        if (batch.length === 1) batch[0].reject(error);
-        else {
-          // One outcome the database refuses must not leave the others unrecorded (their
-          // leases would run out and they would be sent again): each is written on its own.
-          for (const o of batch) await this.writeOutcomes([o]).then(o.resolve, o.reject);
-        }
-      }
-    }
-    this.recording = false;
+    return this.outcomes.add({ id: delivery.id, attempt: delivery.attempts, status, responseStatus: outcome.status ?? null, error, delaySeconds, body: outcome.body ?? null });
   }
 
   private async writeOutcomes(batch: Outcome[]): Promise<void> {

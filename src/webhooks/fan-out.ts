@@ -3,6 +3,7 @@ import { EventEmitter } from 'node:events';
 import { SETTINGS, Settings } from '../config/settings';
 import { DATABASE, Database } from '../database/database';
 import { EVENT_STORE, EventStore, RecordedEvent, Subscription } from '../event-store/event-store';
+import { Batcher } from '../platform/batcher';
 import { newId } from '../platform/ids';
 import { ProjectionRunner } from '../projection-runner/projection-runner';
 import { webhookEndpointsProjection } from '../../projections/webhook-endpoints.projection';
@@ -24,8 +25,8 @@ const MAX_FLUSHES = 4;
  * fan-outs of all instances share the events, and one that dies mid-event leaves it to
  * another. An event handled twice creates its deliveries once: they are unique on
  * (event, endpoint). The events a consumer holds are fanned out in batches: one statement
- * matches their endpoints, one inserts their deliveries. Delivery itself (the retry schedule, the log, signatures) is the
- * DeliveryWorker's, on those rows.
+ * matches their endpoints, one inserts their deliveries. Delivery itself (the retry
+ * schedule, the log, signatures) is the DeliveryWorker's, on those rows.
  */
 @Injectable()
 export class WebhookFanOut {
@@ -36,6 +37,13 @@ export class WebhookFanOut {
    */
   readonly events = new EventEmitter();
   private subscription?: Subscription;
+  /**
+   * The events handed out together are fanned out together: a few statements per batch,
+   * not per event, up to MAX_FLUSHES batches at once so an event never waits for another's
+   * batch to finish. Each event is still acknowledged (or refused) on its own: one that
+   * cannot be fanned out is tried alone and does not hold back (and in the end park) the others.
+   */
+  private readonly batches = new Batcher<RecordedEvent>((events) => this.fanOut(events), BATCH, MAX_FLUSHES);
 
   constructor(
     @Inject(SETTINGS) private readonly settings: Settings,
@@ -45,12 +53,6 @@ export class WebhookFanOut {
   ) {
     this.events.setMaxListeners(0);
   }
-
-  /** Events handed out and waiting for a batch. */
-  private pending: { event: RecordedEvent; resolve: () => void; reject: (error: unknown) => void }[] = [];
-  private scheduled = false;
-  /** Batches being written. */
-  private flushes = 0;
 
   start(): void {
     this.subscription ??= this.store.subscribePersistent(
@@ -66,7 +68,7 @@ export class WebhookFanOut {
       },
       async (event, retryCount) => {
         try {
-          await this.enqueue(event);
+          await this.batches.add(event);
         } catch (error) {
           const reason = error instanceof Error ? error.message : String(error);
           this.logger.warn(`${event.type} ${event.id} not fanned out (retry ${retryCount}): ${reason}`);
@@ -80,50 +82,6 @@ export class WebhookFanOut {
   async stop(): Promise<void> {
     await this.subscription?.stop();
     this.subscription = undefined;
-  }
-
-  /**
-   * The events handed out together are fanned out together: a few statements per batch,
-   * not per event. Each event is still acknowledged (or refused) on its own: the handler
-   * resolves or throws with its batch. Batches go out as soon as events are there (a few
-   * at once), so an event never waits for another's batch to finish.
-   */
-  private enqueue(event: RecordedEvent): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      this.pending.push({ event, resolve, reject });
-      this.schedule();
-    });
-  }
-
-  /** A flush after the subscription has handed out the rest of what it claimed with this one. */
-  private schedule(): void {
-    if (this.scheduled || this.flushes >= MAX_FLUSHES || !this.pending.length) return;
-    this.scheduled = true;
-    setImmediate(() => {
-      this.scheduled = false;
-      void this.flush();
-    });
-  }
-
-  private async flush(): Promise<void> {
-    const batch = this.pending.splice(0, BATCH);
-    if (!batch.length) return;
-    this.flushes++;
-    this.schedule();
-    try {
-      await this.fanOut(batch.map((b) => b.event));
-      for (const b of batch) b.resolve();
-    } catch (error) {
-      if (batch.length === 1) batch[0].reject(error);
-      else {
-        // One event that cannot be fanned out must not hold back (and in the end park) the
-        // others: each is tried again on its own, and only those that fail are refused.
-        for (const b of batch) await this.fanOut([b.event]).then(b.resolve, b.reject);
-      }
-    } finally {
-      this.flushes--;
-      this.schedule();
-    }
   }
 
   private async fanOut(events: RecordedEvent[]): Promise<void> {
