@@ -89,7 +89,12 @@ describe('health and readiness probes', () => {
 
       await stalled.resume();
       await eventually(async () => (await t.request('GET', '/readyz')).status === 200, 20_000, 'the new version to serve');
-      expect((await runner.status()).items.find((p) => p.name === 'inference_prices')).toMatchObject({ version: live + 1, behind: false, lag_seconds: 0 });
+      // Ready as soon as the new build is within the bound; it goes live when it has caught up.
+      const serving = await eventually(async () => {
+        const item = (await runner.status()).items.find((p) => p.name === 'inference_prices');
+        return item?.version === live + 1 && item;
+      }, 20_000, 'the new version to go live');
+      expect(serving).toMatchObject({ version: live + 1, behind: false, lag_seconds: 0 });
     } finally {
       projection.version = live;
     }
