@@ -11,16 +11,19 @@
  * requests. Conditions alternate within each round; figures are medians over rounds.
  *   node bench/checkout-latency.js [--json]     (npm run build first)
  * DATABASE_URL names the server (default postgres://postgres@127.0.0.1:5432/postgres); the
- * bench creates and drops its own database there. BENCH_ROUNDS (default 3).
+ * bench creates and drops its own database there, with a history of BENCH_HISTORY sales
+ * (default 100,000) appended first, so that a rebuild replays a log of some size. BENCH_ROUNDS (default 3);
+ * BENCH_BACKENDS=postgres leaves PGlite out.
  */
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { Client } = require('pg');
-const { startService } = require('./harness');
+const { seedLedgers, startService } = require('./harness');
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS || 3);
 const json = process.argv.includes('--json');
+const BACKENDS = (process.env.BENCH_BACKENDS || 'pglite,postgres').split(',');
 const serverUrl = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
 const ADMIN = 'bench-admin-token';
 const PHASES = [
@@ -29,6 +32,8 @@ const PHASES = [
 ];
 const MODELS = 12;
 const WARM_UP = 20;
+/** Sales already in the log on the Postgres server, so that a rebuild replays a history, not just the bench's own events. */
+const HISTORY = Number(process.env.BENCH_HISTORY ?? 100_000);
 
 function client(base) {
   const call = async (method, route, { key = ADMIN, body, form } = {}) => {
@@ -141,14 +146,21 @@ async function holdIdleTransaction() {
   };
 }
 
-/** `svc projections rebuild --all`, back to back, until released: every read model is rebuilt beside the live one meanwhile. */
+/**
+ * `svc projections rebuild --all`, back to back, until released: every read model is rebuilt
+ * beside the live one meanwhile. Like the CLI, it watches the status until the new builds serve.
+ */
 function rebuildAll(call) {
   let running = true;
   let rebuilds = 0;
   const loop = (async () => {
     while (running) {
-      const res = await call('POST', '/admin/projections/all/rebuild');
+      let res = await call('POST', '/admin/projections/all/rebuild');
       if (res.status !== 200) throw new Error(`rebuild: ${res.status} ${JSON.stringify(res.body)}`);
+      while (res.body.items.some((p) => p.rebuilding)) {
+        await new Promise((r) => setTimeout(r, 200));
+        res = await call('GET', '/admin/projections');
+      }
       rebuilds++;
     }
   })();
@@ -159,12 +171,22 @@ function rebuildAll(call) {
   };
 }
 
+/** Until every read model has read the whole log (a seeded history takes a while). */
+async function caughtUp(call) {
+  for (;;) {
+    const status = await call('GET', '/admin/projections');
+    if (status.status === 200 && status.body.items.every((p) => !p.behind && !p.rebuilding)) return;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
 /** Runs every phase under each condition, alternating their order round by round. */
 async function measure(backend, env, conditions) {
   const pairsNeeded = WARM_UP + ROUNDS * conditions.length * PHASES.reduce((n, p) => n + p.checkouts, 0);
   const { base, child } = await startService(env, ADMIN);
   const call = client(base);
   try {
+    await caughtUp(call);
     const { sellerKey, pairs } = await setUp(call, Math.ceil(pairsNeeded / MODELS) + 1);
     await phase(call, sellerKey, pairs, { concurrency: 4, checkouts: WARM_UP });
     const samples = {};
@@ -206,11 +228,13 @@ async function measure(backend, env, conditions) {
 
 async function main() {
   const results = [];
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-'));
-  try {
-    results.push(...(await measure('pglite', { DATA_DIR: dataDir, DATABASE_URL: '' }, ['quiet'])));
-  } finally {
-    fs.rmSync(dataDir, { recursive: true, force: true });
+  if (BACKENDS.includes('pglite')) {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-'));
+    try {
+      results.push(...(await measure('pglite', { DATA_DIR: dataDir, DATABASE_URL: '' }, ['quiet'])));
+    } finally {
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
   }
 
   const name = `bench_${Date.now().toString(36)}`;
@@ -221,6 +245,7 @@ async function main() {
   url.pathname = `/${name}`;
   const serverDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-'));
   try {
+    if (HISTORY) await seedLedgers(url.toString(), HISTORY);
     results.push(
       ...(await measure('postgres', { DATABASE_URL: url.toString(), DATA_DIR: serverDir }, ['quiet', 'idle transaction in another database', 'rebuilds running'])),
     );

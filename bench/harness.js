@@ -134,6 +134,54 @@ const salePayload = (i) => ({
   description: 'Sale of Bench model',
 });
 
+/** Sale `i` of ledger `l`, as RecordSale writes it. */
+function ledgerSale(l, i) {
+  const amount = 1000 + ((l * 7 + i) % 500);
+  const fee = Math.round(amount * 0.15);
+  return {
+    transaction_id: `txn_${l}_${i}`,
+    account_id: `acct_bench_${l}`,
+    mode: 'test',
+    purchase_id: `pur_${l}_${i}`,
+    asset: { id: `lst_${i % 50}`, slug: `bench-model-${i % 50}`, title: `Bench model ${i % 50}` },
+    amount_cents: amount,
+    fee_cents: fee,
+    net_cents: amount - fee,
+    fee_bps: 1500,
+    currency: 'usd',
+    description: `Sale of Bench model ${i % 50}`,
+    created_at: new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString(),
+  };
+}
+
+/**
+ * A history of `count` sales (ledgers of 200) appended through the Postgres event store to
+ * the database at `url`, migrated first; resolves to the number of events.
+ */
+async function seedLedgers(url, count) {
+  const dist = (p) => path.join(__dirname, '../dist/src', p);
+  const { PostgresDatabase } = require(dist('database/postgres-database'));
+  const { migrate } = require(dist('database/migrate'));
+  const { PostgresEventStore } = require(dist('event-store/postgres/postgres-event-store'));
+  const db = new PostgresDatabase(url, 8);
+  await migrate(db);
+  const store = new PostgresEventStore(db);
+  const perLedger = 200;
+  const ledgers = Math.ceil(count / perLedger);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: 8 }, async () => {
+      for (let l = next++; l < ledgers; l = next++) {
+        const events = Array.from({ length: perLedger }, (_, i) => ({ type: 'SaleRecorded', data: ledgerSale(l, i) }));
+        await store.append(`ledger-test-acct_bench_${l}`, events, 'no_stream');
+      }
+    }),
+  );
+  await store.close();
+  await db.close();
+  return ledgers * perLedger;
+}
+
 /** Writes `size` bytes of `chunk` (repeated) into an outgoing request as fast as backpressure allows, then ends it. */
 function pumpBody(req, size, chunk) {
   let sent = 0;
@@ -148,4 +196,4 @@ function pumpBody(req, size, chunk) {
   pump();
 }
 
-module.exports = { ADMIN, admin, dbUrl, freePort, load, makeKey, median, pumpBody, salePayload, serve, serveService, startService, waitFor };
+module.exports = { ADMIN, admin, dbUrl, freePort, load, makeKey, median, pumpBody, salePayload, seedLedgers, serve, serveService, startService, waitFor };

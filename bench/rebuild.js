@@ -12,58 +12,15 @@
  */
 const { spawn } = require('node:child_process');
 const { randomBytes } = require('node:crypto');
-const { freePort } = require('./harness');
+const { freePort, seedLedgers } = require('./harness');
 const path = require('node:path');
 const { Client } = require('pg');
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS || 3);
 const EVENTS = Number(process.env.BENCH_EVENTS || 200_000);
-const PER_LEDGER = 200;
 const ADMIN = 'bench-admin-token';
 const serverUrl = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
 const dist = (p) => path.join(__dirname, '../dist/src', p);
-
-/** Sale `i` of ledger `l`, as RecordSale writes it. */
-function sale(l, i) {
-  const amount = 1000 + ((l * 7 + i) % 500);
-  const fee = Math.round(amount * 0.15);
-  return {
-    transaction_id: `txn_${l}_${i}`,
-    account_id: `acct_bench_${l}`,
-    mode: 'test',
-    purchase_id: `pur_${l}_${i}`,
-    asset: { id: `lst_${i % 50}`, slug: `bench-model-${i % 50}`, title: `Bench model ${i % 50}` },
-    amount_cents: amount,
-    fee_cents: fee,
-    net_cents: amount - fee,
-    fee_bps: 1500,
-    currency: 'usd',
-    description: `Sale of Bench model ${i % 50}`,
-    created_at: new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString(),
-  };
-}
-
-async function seed(url) {
-  const { PostgresDatabase } = require(dist('database/postgres-database'));
-  const { migrate } = require(dist('database/migrate'));
-  const { PostgresEventStore } = require(dist('event-store/postgres/postgres-event-store'));
-  const db = new PostgresDatabase(url, 8);
-  await migrate(db);
-  const store = new PostgresEventStore(db);
-  const ledgers = Math.ceil(EVENTS / PER_LEDGER);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: 8 }, async () => {
-      for (let l = next++; l < ledgers; l = next++) {
-        const events = Array.from({ length: PER_LEDGER }, (_, i) => ({ type: 'SaleRecorded', data: sale(l, i) }));
-        await store.append(`ledger-test-acct_bench_${l}`, events, 'no_stream');
-      }
-    }),
-  );
-  await store.close();
-  await db.close();
-  return ledgers * PER_LEDGER;
-}
 
 async function admin(base, method, route) {
   const res = await fetch(`${base}${route}`, { method, headers: { authorization: `Bearer ${ADMIN}` } });
@@ -151,7 +108,7 @@ async function main() {
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;
   try {
-    const events = await seed(url.toString());
+    const events = await seedLedgers(url.toString(), EVENTS);
     const times = { rebuild: [], baseline: [] };
     for (let round = 0; round < ROUNDS; round++) {
       const order = round % 2 === 0 ? ['rebuild', 'baseline'] : ['baseline', 'rebuild'];

@@ -37,7 +37,11 @@ export class InfrastructureModule implements OnApplicationShutdown {
         { provide: PROJECTIONS, useValue: ALL_PROJECTIONS },
         {
           provide: RUNNER_OPTIONS,
-          useValue: { leaseTtlMs: infra.settings.consumerLeaseTtlMs, maxAttempts: infra.settings.consumerMaxAttempts },
+          useValue: {
+            leaseTtlMs: infra.settings.consumerLeaseTtlMs,
+            maxAttempts: infra.settings.consumerMaxAttempts,
+            rebuildPausePercent: infra.settings.rebuildPausePercent,
+          },
         },
         ProjectionRunner,
         EventWriter,

@@ -1,4 +1,4 @@
-import { Body, Controller, Get, HttpCode, Param, Post, Query, UseGuards } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query, UseGuards } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { AccountQueries } from '../accounts/account-queries';
 import { CreateAccountCommand } from '../accounts/commands/create-account';
@@ -8,8 +8,12 @@ import { RevokeApiKeyCommand } from '../accounts/commands/revoke-api-key';
 import { WithoutApiKey } from '../platform/auth/auth-context';
 import { ApiError, Errors } from '../platform/errors';
 import { ProjectionRunner, UnknownProjectionError } from '../projection-runner/projection-runner';
+import { SETTINGS, Settings } from '../config/settings';
 import { AdminGuard } from './admin.guard';
 import { CreateAccountDto, CreateKeyDto, GrantCreditsDto } from './admin.dto';
+
+/** A rebuild answers this long before the connection would count as idle. */
+const ANSWER_MARGIN_MS = 2000;
 
 /** The operator API behind ADMIN_TOKEN; the `svc` CLI is its client. */
 @Controller('admin')
@@ -20,6 +24,7 @@ export class AdminController {
     private readonly commands: CommandBus,
     private readonly accounts: AccountQueries,
     private readonly projections: ProjectionRunner,
+    @Inject(SETTINGS) private readonly settings: Settings,
   ) {}
 
   @Post('accounts')
@@ -78,12 +83,19 @@ export class AdminController {
     return { items: await this.projections.parked() };
   }
 
-  /** Rebuilds one read model beside the live one, or all of them when name is "all"; answers once they serve. */
+  /**
+   * Rebuilds one read model beside the live one, or all of them when name is "all". Answers
+   * once they serve, or before the connection would count as idle (HTTP_IDLE_TIMEOUT_MS):
+   * those still catching up then show as `rebuilding`, and `svc projections rebuild` watches
+   * GET /admin/projections until they serve.
+   */
   @Post('projections/:name/rebuild')
   @HttpCode(200)
   async rebuild(@Param('name') name: string) {
     const names = name === 'all' ? this.projections.names() : [name];
-    return { items: await this.unknownAsNotFound(() => Promise.all(names.map((n) => this.projections.rebuild(n)))) };
+    const { idleTimeoutMs, requestTimeoutMs } = this.settings.http;
+    const timeoutMs = Math.max(0, Math.min(idleTimeoutMs, requestTimeoutMs) - ANSWER_MARGIN_MS);
+    return { items: await this.unknownAsNotFound(() => this.projections.rebuild(names, { timeoutMs })) };
   }
 
   @Post('projections/:name/retry-parked')

@@ -69,24 +69,51 @@ const consumerRow = (c: any) => ({
         : 'ok',
 });
 
+interface ProjectionLine {
+  name: string;
+  rebuilding: { build: string; lag_seconds: number } | null;
+}
+
 /**
- * While a rebuild runs (the POST answers once every new build serves), a line on stderr
- * when it is a terminal: each build still catching up and the age of the events it is at.
+ * Asks for the rebuild and waits until every new build serves: the API answers by then, or
+ * earlier (before its connection would count as idle) with those still catching up shown as
+ * rebuilding, and they are watched on GET /admin/projections from there. On a terminal, a
+ * line on stderr shows each build still catching up and the age of the events it is at.
  */
-async function withRebuildProgress<T>(client: AdminClient, rebuilding: Promise<T>): Promise<T> {
-  if (!process.stderr.isTTY) return rebuilding;
-  let done = false;
-  const finished = rebuilding.finally(() => (done = true));
-  while (!done) {
-    await Promise.race([finished.catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 500))]);
-    if (done) break;
-    const status = await client.request<{ items: { name: string; rebuilding: { lag_seconds: number } | null }[] }>('GET', '/admin/projections').catch(() => undefined);
-    const open = status?.items.filter((p) => p.rebuilding) ?? [];
-    // A rebuild reads from the start of the log: its lag is the age of the events it is at.
-    if (open.length) process.stderr.write(`\rrebuilding ${open.map((p) => `${p.name} (at events ${Math.floor(p.rebuilding!.lag_seconds)} s old)`).join(', ')}\x1b[K`);
+async function rebuildAndWait(client: AdminClient, path: string): Promise<{ items: ProjectionLine[] }> {
+  const asked = client.request<{ items: ProjectionLine[] }>('POST', path);
+  let answered = false;
+  asked.then(
+    () => (answered = true),
+    () => (answered = true),
+  );
+  while (!answered) {
+    await Promise.race([asked.catch(() => undefined), sleep(500)]);
+    if (!answered) await rebuildProgress(client);
   }
-  process.stderr.write('\r\x1b[K');
-  return finished;
+  let { items } = await asked;
+  const watched = new Set(items.flatMap((p) => (p.rebuilding ? [p.rebuilding.build] : [])));
+  // Done with a build once its projection no longer shows it rebuilding: it serves (or a newer build replaced it).
+  while (items.some((p) => p.rebuilding && watched.has(p.rebuilding.build))) {
+    await sleep(500);
+    const status = await rebuildProgress(client);
+    items = items.map((line) => status.items.find((p) => p.name === line.name) ?? line);
+  }
+  if (process.stderr.isTTY) process.stderr.write('\r\x1b[K');
+  return { items };
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The projections' status, shown as a progress line on stderr when it is a terminal. */
+async function rebuildProgress(client: AdminClient): Promise<{ items: ProjectionLine[] }> {
+  const status = await client.request<{ items: ProjectionLine[] }>('GET', '/admin/projections');
+  const open = status.items.filter((p) => p.rebuilding);
+  // A rebuild reads from the start of the log: its lag is the age of the events it is at.
+  if (process.stderr.isTTY && open.length) {
+    process.stderr.write(`\rrebuilding ${open.map((p) => `${p.name} (at events ${Math.floor(p.rebuilding!.lag_seconds)} s old)`).join(', ')}\x1b[K`);
+  }
+  return status;
 }
 
 export const COMMANDS: Record<string, CliCommand> = {
@@ -157,8 +184,7 @@ export const COMMANDS: Record<string, CliCommand> = {
     run: (client, o, [name]) => {
       if (o.all && name) throw new CliError('give a projection NAME or --all, not both', 'usage', 2);
       if (!o.all && !name) throw new CliError('give a projection NAME or --all', 'usage', 2);
-      const rebuilding = client.request('POST', `/admin/projections/${encodeURIComponent(o.all ? 'all' : name)}/rebuild`);
-      return o.json ? rebuilding : withRebuildProgress(client, rebuilding);
+      return rebuildAndWait(client, `/admin/projections/${encodeURIComponent(o.all ? 'all' : name)}/rebuild`);
     },
     print: (r) => table(r.items.map(consumerRow), CONSUMER_COLUMNS),
   },

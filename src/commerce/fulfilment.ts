@@ -46,7 +46,7 @@ export class Fulfilment {
       batchSize: BATCH_SIZE,
       // Money: a payment whose sale cannot be recorded stops fulfilment, loudly; it is never skipped.
       whenFailing: 'stop',
-      relevant: (event) => FULFILLED.includes(event.type),
+      types: FULFILLED,
       apply: async () => undefined,
       // Outside the checkpoint's transaction: each consequence is an append of its own. The
       // batch waits once for its consequences' read models (a payer waiting on this

@@ -70,13 +70,19 @@ export interface ReadAllOptions {
 }
 
 /**
- * Called with each batch. Resolve to nothing to continue after the batch, or to a
- * position to continue after instead (a consumer whose checkpoint was moved elsewhere).
+ * Called with each batch and how far the log was read for it (`readTo`, at or after the
+ * batch's last event). Resolve to nothing to continue after readTo, or to a position to
+ * continue after instead (a consumer whose checkpoint was moved elsewhere).
  */
-export type BatchHandler = (events: RecordedEvent[]) => Promise<Position | void>;
+export type BatchHandler = (events: RecordedEvent[], readTo: Position) => Promise<Position | void>;
 
 export interface SubscribeOptions {
   batchSize?: number;
+  /**
+   * Only events of these types are handed over; the others are read past (on Postgres they
+   * never leave the database). A batch may then be empty: it says the log was read to readTo.
+   */
+  types?: readonly string[];
   onError?: (error: unknown) => void;
   /** Called whenever a read reached the end of the readable log (a short or empty batch). */
   onCaughtUp?: () => Promise<void>;

@@ -48,7 +48,7 @@ export class JobWorker {
       // Credits ride on these events: a job that cannot be moved stops the worker loudly
       // rather than being skipped (an engine's failure is not this: it is recorded on the job).
       whenFailing: 'stop',
-      relevant: (event) => JOB_EVENT_TYPES.includes(event.type) || event.type === FactoryEvents.CreditsSpent,
+      types: [...JOB_EVENT_TYPES, FactoryEvents.CreditsSpent],
       apply: async () => undefined,
       before: (events) =>
         this.writer.gatheringWaits(async () => {

@@ -40,7 +40,8 @@ const MOVE = `UPDATE projection_checkpoints
   WHERE name = $1 AND position = $3`;
 
 /**
- * Applies one batch if the checkpoint is still where this consumer left it. A checkpoint
+ * Applies one batch and moves the checkpoint to `to` (the batch's last event or past it) if the
+ * checkpoint is still where this consumer left it. A checkpoint
  * that moved underneath (another instance) applies nothing and reports where the stored
  * checkpoint is, so the caller resumes from there.
  */
@@ -49,6 +50,7 @@ export async function applyCheckpointedBatch(
   name: string,
   expected: Position,
   events: RecordedEvent[],
+  to: Position,
   apply: ApplyBatch,
 ): Promise<{ position: Position; moved: boolean }> {
   return db.transaction(async (tx) => {
@@ -62,9 +64,8 @@ export async function applyCheckpointedBatch(
     if (stored === undefined) throw new Error(`no checkpoint row for ${name}`);
     if (stored !== expected) return { position: stored, moved: true };
     await apply(tx, events);
-    const last = events[events.length - 1].position;
-    await moveCheckpoint(tx, name, expected, last);
-    return { position: last, moved: false };
+    await moveCheckpoint(tx, name, expected, to);
+    return { position: to, moved: false };
   });
 }
 

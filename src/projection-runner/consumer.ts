@@ -19,14 +19,19 @@ export interface ConsumerSpec {
   whenFailing: FailurePolicy;
   /** Runs inside the batch's transaction, which also moves the checkpoint. */
   apply: ApplyBatch;
-  /** The events apply and before act on; a batch of none only moves the checkpoint. */
-  relevant: (event: RecordedEvent) => boolean;
+  /** The event types apply and before act on; the others are read past, and only move the checkpoint. */
+  types: readonly string[];
   /** Runs before the batch's transaction: side effects that are appends of their own (idempotent). */
   before?: (events: RecordedEvent[]) => Promise<void>;
   /** After each batch that moved the checkpoint. */
   onCommitted?: (events: RecordedEvent[]) => void;
   /** When the consumer has read to the end of the readable log. */
   onCaughtUp?: () => Promise<void>;
+  /**
+   * Background work (a build catching up beside a live one) yields to the live system: after
+   * each batch it pauses this percentage of the time the batch took to handle.
+   */
+  pausePercent?: () => number;
 }
 
 export interface ConsumerOptions {
@@ -80,8 +85,9 @@ export class Consumer {
     if (stored === undefined) throw new Error(`no checkpoint row for ${this.spec.name}`);
     this.expected = stored;
     this.readTo = stored;
-    this.subscription = this.store.subscribeToAll(stored, (events) => this.exclusive(() => this.handle(events)), {
+    this.subscription = this.store.subscribeToAll(stored, (events, readTo) => this.exclusive(() => this.handle(events, readTo)), {
       batchSize: this.spec.batchSize,
+      types: this.spec.types,
       onCaughtUp: this.spec.onCaughtUp,
       onError: (error) => this.logger.error((error as Error).message),
     });
@@ -112,44 +118,51 @@ export class Consumer {
     return run;
   }
 
-  private async handle(events: RecordedEvent[]): Promise<Position> {
+  private async handle(events: RecordedEvent[], readTo: Position): Promise<Position> {
+    const started = performance.now();
+    const position = await this.handleBatch(events, readTo);
+    const pausePercent = this.spec.pausePercent?.() ?? 0;
+    if (pausePercent > 0) await this.sleep(((performance.now() - started) * pausePercent) / 100);
+    return position;
+  }
+
+  private async handleBatch(events: RecordedEvent[], readTo: Position): Promise<Position> {
     if (this.resumeAt) {
       const at = this.resumeAt;
       this.resumeAt = undefined;
       return at;
     }
     try {
-      return await this.applyBatch(events);
+      return await this.applyBatch(events, readTo);
     } catch (error) {
       if (events.length === 1) return this.failed(events[0], error);
       // Find the event that fails: apply the batch one event at a time.
       for (const event of events) {
         try {
-          await this.applyBatch([event]);
+          await this.applyBatch([event], event.position);
         } catch (error) {
           return this.failed(event, error);
         }
       }
-      return this.readTo;
+      return this.applyBatch([], readTo);
     }
   }
 
   /**
    * Applies a batch that follows `readTo`, moving the stored checkpoint from `expected`
-   * (over any skipped batches too); resolves to where the consumer now stands.
+   * (over any skipped batches too) to `to`; resolves to where the consumer now stands.
    */
-  private async applyBatch(events: RecordedEvent[]): Promise<Position> {
-    const last = events[events.length - 1].position;
-    if (!events.some(this.spec.relevant)) {
-      // Every consumer sees every event and most concern a few of them: nothing to write now.
-      this.readTo = last;
+  private async applyBatch(events: RecordedEvent[], to: Position): Promise<Position> {
+    if (!events.length) {
+      // Most events concern a few consumers, which read past the rest: nothing to write now.
+      this.readTo = to;
       this.failing = undefined;
       this.spec.onCommitted?.(events);
       this.storeTimer ??= setTimeout(() => void this.exclusive(() => this.storeSkipped()).catch(() => undefined), STORE_SKIPPED_AFTER_MS);
-      return last;
+      return to;
     }
     await this.spec.before?.(events);
-    const outcome = await applyCheckpointedBatch(this.db, this.spec.name, this.expected, events, this.spec.apply);
+    const outcome = await applyCheckpointedBatch(this.db, this.spec.name, this.expected, events, to, this.spec.apply);
     this.expected = outcome.position;
     this.readTo = outcome.position;
     if (!outcome.moved) {

@@ -74,10 +74,12 @@ export interface RunnerOptions {
   maxAttempts: number;
   /** How long a replaced build's tables stay before they are dropped. */
   retiredGraceMs: number;
+  /** A build catching up beside a live one pauses this percentage of each batch's time after it (0: full speed). */
+  rebuildPausePercent: number;
 }
 
 export const RUNNER_OPTIONS = Symbol('RunnerOptions');
-const DEFAULTS: RunnerOptions = { leaseTtlMs: 5000, maxAttempts: 5, retiredGraceMs: 5000 };
+const DEFAULTS: RunnerOptions = { leaseTtlMs: 5000, maxAttempts: 5, retiredGraceMs: 5000, rebuildPausePercent: 0 };
 
 export class UnknownProjectionError extends Error {}
 
@@ -101,6 +103,8 @@ export class ProjectionRunner {
   private readonly options: RunnerOptions;
   private readonly running = new Map<string, Consumer>();
   private readonly subscribers = new Map<string, ConsumerSpec>();
+  /** Builds catching up beside a live one (see wanted()). */
+  private readonly background = new Set<string>();
   private readonly progress = new EventEmitter();
   private started = false;
   private timer?: NodeJS.Timeout;
@@ -192,7 +196,10 @@ export class ProjectionRunner {
       else this.logger.warn(`${name}: lease lost; another instance runs it now`);
     }
     for (const [name, spec] of wanted) {
-      if (this.running.has(name) || !(await this.leases.tryAcquire(name))) continue;
+      if (this.running.has(name)) continue;
+      // Builds beside a live one are background work: one at a time on each instance.
+      if (this.background.has(name) && [...this.running.keys()].some((running) => this.background.has(running))) continue;
+      if (!(await this.leases.tryAcquire(name))) continue;
       // Every consumer's progress wakes local waiters at once (waitFor), not on their next poll.
       const onCommitted: ConsumerSpec['onCommitted'] = (events) => {
         spec.onCommitted?.(events);
@@ -209,25 +216,37 @@ export class ProjectionRunner {
     if (this.started) await this.builds.dropRetired(this.options.retiredGraceMs);
   }
 
-  /** The consumers this code can run: its projections' current builds, and its subscribers. */
+  /**
+   * The consumers this code can run: its projections' current builds, and its subscribers.
+   * Notes which builds are background work: building beside a live build.
+   */
   private async wanted(): Promise<Map<string, ConsumerSpec>> {
     const specs = new Map(this.subscribers);
-    for (const build of await this.builds.list()) {
+    const builds = await this.builds.list();
+    this.background.clear();
+    for (const build of builds) {
       const projection = this.projections.find((p) => p.name === build.projection);
       if (!projection || projection.version !== build.version || build.state === 'retired') continue;
-      specs.set(build.id, this.buildSpec(projection, build));
+      const background = build.state === 'building' && builds.some((b) => b.projection === build.projection && b.state === 'live');
+      if (background) this.background.add(build.id);
+      specs.set(build.id, this.buildSpec(projection, build, background));
     }
     return specs;
   }
 
-  private buildSpec(projection: Projection, build: Build): ConsumerSpec {
+  private buildSpec(projection: Projection, build: Build, background: boolean): ConsumerSpec {
     let promoted = build.state === 'live';
     let analyzed = false;
+    // Beside a live build, a rebuild yields to the live system: live-sized batches with pauses
+    // between them, unless the operator lets it run at full speed. A projection with nothing
+    // serving yet catches up at full speed.
+    const paced = background && this.options.rebuildPausePercent > 0;
     return {
       name: build.id,
-      batchSize: build.state === 'live' ? BATCH_SIZE : CATCH_UP_BATCH_SIZE,
+      batchSize: build.state === 'live' || paced ? BATCH_SIZE : CATCH_UP_BATCH_SIZE,
+      pausePercent: () => (paced && !promoted ? this.options.rebuildPausePercent : 0),
       whenFailing: projection.whenFailing,
-      relevant: (event) => projection.handles.includes(event.type),
+      types: projection.handles,
       apply: (tx, events) =>
         this.builds.withSchema(tx, build, async () => {
           const handled = events.filter((event) => projection.handles.includes(event.type));
@@ -392,21 +411,26 @@ export class ProjectionRunner {
   }
 
   /**
-   * Rebuilds a read model beside the live one: a new build replays the log in short batches
-   * while the live build keeps serving, and takes over once it has caught up. Resolves with
-   * the projection's status when it has taken over (or when timeoutMs passes).
+   * Rebuilds read models beside the live ones: a new build of each replays the log in short
+   * batches while the live build keeps serving, and takes over once it has caught up (builds
+   * beside live ones run one at a time on each instance). Resolves with the projections'
+   * status once every new build serves, or when timeoutMs passes: those still on their way
+   * then show as `rebuilding`.
    */
-  async rebuild(name: string, options: { timeoutMs?: number } = {}): Promise<ProjectionStatus> {
-    const projection = this.projection(name);
-    const build = await this.builds.requestRebuild(projection);
+  async rebuild(names: readonly string[], options: { timeoutMs?: number } = {}): Promise<ProjectionStatus[]> {
+    const projections = names.map((name) => this.projection(name));
+    const requested: string[] = [];
+    // One after another: a burst of schema changes slows every commit on the server.
+    for (const projection of projections) requested.push((await this.builds.requestRebuild(projection)).id);
     await this.kick();
     const deadline = Date.now() + (options.timeoutMs ?? 10 * 60_000);
     while (Date.now() < deadline) {
-      const current = (await this.builds.list(name)).find((b) => b.id === build.id);
-      if (current?.state !== 'building') break;
+      const building = (await this.builds.list()).filter((b) => requested.includes(b.id) && b.state === 'building');
+      if (!building.length) break;
       await new Promise((resolve) => setTimeout(resolve, WAIT_POLL_MS));
     }
-    return (await this.status()).items.find((s) => s.name === name)!;
+    const { items } = await this.status();
+    return names.map((name) => items.find((s) => s.name === name)!);
   }
 
   async parked(): Promise<ParkedEvent[]> {
@@ -455,6 +479,6 @@ export class ProjectionRunner {
     const projection = this.projection(name);
     const live = (await this.builds.list(name)).find((b) => b.state === 'live' && b.version === projection.version);
     if (!live) throw new UnknownProjectionError(`projection "${name}" has no live build of version ${projection.version} here`);
-    return this.buildSpec(projection, live);
+    return this.buildSpec(projection, live, false);
   }
 }

@@ -222,7 +222,7 @@ describe('commerce properties under random interleavings', () => {
 
         const before = await readModels();
         const runner = t.app.get(ProjectionRunner);
-        for (const name of runner.names()) await runner.rebuild(name);
+        for (const name of runner.names()) await runner.rebuild([name]);
         expect(await readModels()).toEqual(before);
         expect(await t.app.get(LedgerAudit).verify({})).toMatchObject({ ok: true, first_difference: null });
       }),

@@ -124,6 +124,33 @@ export function eventStoreContract(name: string, open: () => Promise<ContractHar
         expect(seen).toEqual(['Before', 'Live1', 'Live2']);
       });
 
+      it('hands a subscription with types only those, reads past the rest, and catches up over them', async () => {
+        await store.append(s('t-1'), [event('Wanted'), event('Other')], 'no_stream');
+        await store.append(s('t-2'), [event('Other'), event('Other')], 'no_stream');
+        const { position: last } = await store.append(s('t-3'), [event('Other')], 'no_stream');
+        const seen: string[] = [];
+        let readTo = head;
+        let caughtUpPastLast!: () => void;
+        const caughtUp = new Promise<void>((r) => (caughtUpPastLast = r));
+        const subscription = store.subscribeToAll(
+          head,
+          async (batch, to) => {
+            seen.push(...batch.map((e) => e.type));
+            expect(to >= readTo).toBe(true);
+            if (batch.length) expect(to >= batch[batch.length - 1].position).toBe(true);
+            readTo = to;
+          },
+          { types: ['Wanted', 'Late'], batchSize: 2, onCaughtUp: async () => (readTo >= last ? caughtUpPastLast() : undefined) },
+        );
+        await caughtUp;
+        expect(seen).toEqual(['Wanted']);
+        const { position: late } = await store.append(s('t-4'), [event('Other'), event('Late')], 'no_stream');
+        for (let i = 0; i < 500 && readTo < late; i++) await new Promise((r) => setTimeout(r, 10));
+        await subscription.stop();
+        expect(seen).toEqual(['Wanted', 'Late']);
+        expect(readTo >= late).toBe(true);
+      });
+
       it('offers a batch again when the handler fails, so nothing is skipped', async () => {
         await store.append(s('s-1'), [event('Only')], 'no_stream');
         let calls = 0;

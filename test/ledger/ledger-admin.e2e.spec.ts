@@ -104,7 +104,7 @@ describe('ledger operator API: payouts run/pause/resume, ledger verify and expor
     });
 
     afterEach(async () => {
-      await t.app.get(ProjectionRunner).rebuild('balance_transactions');
+      await t.app.get(ProjectionRunner).rebuild(['balance_transactions']);
       expect((await verify()).ok).toBe(true);
     });
 
@@ -126,15 +126,15 @@ describe('ledger operator API: payouts run/pause/resume, ledger verify and expor
     it('detects a tampered status, summary, pause flag and a deleted row', async () => {
       await t.db.query("UPDATE balance_transactions SET status = 'paid' WHERE id = $1", [saleId]);
       expect((await verify()).first_difference).toMatchObject({ transaction_id: saleId, field: 'status', expected: 'pending', actual: 'paid' });
-      await t.app.get(ProjectionRunner).rebuild('balance_transactions');
+      await t.app.get(ProjectionRunner).rebuild(['balance_transactions']);
 
       await t.db.query('UPDATE ledger_accounts SET balance_cents = 0 WHERE account_id = $1', [target.accountId]);
       expect((await verify()).first_difference).toMatchObject({ transaction_id: null, field: 'summary.balance_cents', expected: 1700, actual: 0 });
-      await t.app.get(ProjectionRunner).rebuild('balance_transactions');
+      await t.app.get(ProjectionRunner).rebuild(['balance_transactions']);
 
       await t.db.query('UPDATE ledger_accounts SET payouts_paused = true WHERE account_id = $1', [target.accountId]);
       expect((await verify()).first_difference).toMatchObject({ field: 'payouts_paused', expected: false, actual: true });
-      await t.app.get(ProjectionRunner).rebuild('balance_transactions');
+      await t.app.get(ProjectionRunner).rebuild(['balance_transactions']);
 
       await t.db.query('DELETE FROM balance_transactions WHERE id = $1', [saleId]);
       expect((await verify(`?account=${target.accountId}`)).first_difference).toMatchObject({ transaction_id: saleId, field: 'id' });

@@ -53,7 +53,7 @@ describe('svc payouts and svc ledger against a running service', () => {
     expect(text.code).toBe(1);
     expect(text.stdout).toMatch(/^ledger differs from the event log: /);
 
-    await t.app.get(ProjectionRunner).rebuild('balance_transactions');
+    await t.app.get(ProjectionRunner).rebuild(['balance_transactions']);
     expect((await svc('ledger', 'verify')).code).toBe(0);
   });
 

@@ -137,7 +137,7 @@ describe('ledger properties under random interleavings', () => {
         }
 
         const before = await snapshot();
-        await t.app.get(ProjectionRunner).rebuild('balance_transactions');
+        await t.app.get(ProjectionRunner).rebuild(['balance_transactions']);
         expect(await snapshot()).toEqual(before);
         expect(await t.app.get(LedgerAudit).verify({})).toMatchObject({ ok: true, first_difference: null });
       }),
@@ -150,7 +150,7 @@ describe('ledger properties under random interleavings', () => {
     const set = await t.admin('POST', '/admin/payouts/destination', { account: accountId, mode: 'live', stripe_account: 'acct_1OnlyDestination' });
     expect(set.status).toBe(200);
     expect(await t.app.get(LedgerAudit).verify({ accountId })).toMatchObject({ ok: true, first_difference: null });
-    await t.app.get(ProjectionRunner).rebuild('balance_transactions');
+    await t.app.get(ProjectionRunner).rebuild(['balance_transactions']);
     expect(await t.app.get(LedgerAudit).verify({})).toMatchObject({ ok: true, first_difference: null });
   });
 });

@@ -22,7 +22,7 @@ describe('applyCheckpointedBatch (shared by projections and subscribers)', () =>
 
   it('applies the batch and moves the checkpoint in one transaction', async () => {
     const events = await store.readAll({ after: START, limit: 10 });
-    const outcome = await applyCheckpointedBatch(database.db, 'c', START, events, record);
+    const outcome = await applyCheckpointedBatch(database.db, 'c', START, events, events[2].position, record);
     expect(outcome).toEqual({ position: events[2].position, moved: false });
     expect(await readCheckpoint(database.db, 'c')).toBe(events[2].position);
     expect((await database.db.query('SELECT count(*)::int AS n FROM seen')).rows[0].n).toBe(3);
@@ -30,7 +30,7 @@ describe('applyCheckpointedBatch (shared by projections and subscribers)', () =>
 
   it('applies nothing when the checkpoint moved underneath, and says where it is', async () => {
     const events = await store.readAll({ after: START, limit: 10 });
-    const outcome = await applyCheckpointedBatch(database.db, 'c', START, events, record);
+    const outcome = await applyCheckpointedBatch(database.db, 'c', START, events, events[2].position, record);
     expect(outcome).toEqual({ position: events[2].position, moved: true });
     expect((await database.db.query('SELECT count(*)::int AS n FROM seen')).rows[0].n).toBe(3);
   });
@@ -40,7 +40,7 @@ describe('applyCheckpointedBatch (shared by projections and subscribers)', () =>
     await store.append(`t-${randomUUID()}`, [{ type: 'T', data: {} }], 'no_stream');
     const events = await store.readAll({ after: before!, limit: 10 });
     await expect(
-      applyCheckpointedBatch(database.db, 'c', before!, events, async (tx, batch) => {
+      applyCheckpointedBatch(database.db, 'c', before!, events, events[events.length - 1].position, async (tx, batch) => {
         await record(tx, batch);
         throw new Error('boom');
       }),

@@ -181,8 +181,8 @@ describe('ProjectionRunner', () => {
     expect((await counts())['s-0']).toBe(11);
   });
 
-  it('rebuilds beside the live read model, which serves until the new build takes over', async () => {
-    const r = runner();
+  it.each([0, 200])('rebuilds beside the live read model, which serves until the new build takes over (pausing %i%% of each batch)', async (rebuildPausePercent) => {
+    const r = runner(counting(), { ...FAST, rebuildPausePercent });
     await r.prepare();
     await r.start();
     let last;
@@ -203,10 +203,10 @@ describe('ProjectionRunner', () => {
       }
       return n;
     })();
-    const rebuilding = r.rebuild('stream_counts');
+    const rebuilding = r.rebuild(['stream_counts']);
     // While the new build catches up, queries still read the live (damaged) rows.
     expect((await counts())['s-0']).toBe(999);
-    const status = await rebuilding;
+    const [status] = await rebuilding;
     writing = false;
     const written = await writes;
     const end = await store.headPosition();
@@ -220,6 +220,57 @@ describe('ProjectionRunner', () => {
     // The replaced build's tables are dropped.
     await eventually(async () => (await schemas()).length === 1);
     expect(await schemas()).toEqual([`rm_stream_counts_v1_${status.build!.split('.')[1]}`]);
+  });
+
+  it('runs the builds beside live ones one at a time, and each takes over once caught up', async () => {
+    // The first projection's new build fails until it is let through: the second's must not start meanwhile.
+    let held = false;
+    const first: Projection = {
+      ...counting({ whenFailing: 'stop' }),
+      name: 'a_first_counts',
+      tables: ['a_first_counts'],
+      schema: 'CREATE TABLE IF NOT EXISTS a_first_counts (stream_id text PRIMARY KEY, n integer NOT NULL)',
+      async apply(tx, event) {
+        if (held) throw new Error('held back by the test');
+        await tx.query(`INSERT INTO a_first_counts (stream_id, n) VALUES ($1, 1) ON CONFLICT (stream_id) DO UPDATE SET n = a_first_counts.n + 1`, [event.streamId]);
+      },
+    };
+    const r = new ProjectionRunner(database.db, store, [first, counting()], FAST);
+    runners.push(r);
+    await r.prepare();
+    await r.start();
+    let last;
+    for (let i = 0; i < 20; i++) last = await store.append(`s-${i % 4}`, [{ type: 'Counted', data: {} }], 'any');
+    expect(await r.waitFor(last!.position, { timeoutMs: 10000 })).toBe(true);
+
+    held = true;
+    const rebuilding = r.rebuild(['a_first_counts', 'stream_counts']);
+    rebuilding.catch(() => undefined); // awaited below; a failed expectation before must not leave it unhandled
+    const newBuildsRunning = async () =>
+      (
+        await database.db.query(
+          `SELECT b.projection FROM consumer_leases l JOIN projection_builds b ON b.id = l.name WHERE b.state = 'building' ORDER BY b.projection`,
+        )
+      ).rows.map((row) => row.projection);
+    const firstFailing = async () => (await database.db.query(`SELECT error FROM projection_checkpoints WHERE name LIKE 'a_first_counts:v1.%'`)).rows[0]?.error;
+    await eventually(firstFailing);
+    // Several supervisor rounds: the second new build still waits its turn.
+    for (let i = 0; i < 8; i++) {
+      expect(await newBuildsRunning()).toEqual(['a_first_counts']);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect((await r.status()).items.map((p) => [p.name, !!p.rebuilding])).toEqual([
+      ['a_first_counts', true],
+      ['stream_counts', true],
+    ]);
+
+    held = false;
+    const rebuilt = await rebuilding;
+    expect(rebuilt.map((p) => [p.name, p.rebuilding, p.build])).toEqual([
+      ['a_first_counts', null, expect.stringMatching(/^a_first_counts:v1\.\d+$/)],
+      ['stream_counts', null, expect.stringMatching(/^stream_counts:v1\.\d+$/)],
+    ]);
+    expect(Object.values(await counts()).reduce((a, b) => a + b, 0)).toBe(20);
   });
 
   it('builds a new version beside the old one; the old version never writes its tables or takes the read model back', async () => {
@@ -297,6 +348,6 @@ describe('ProjectionRunner', () => {
   it('rejects a rebuild of an unknown projection', async () => {
     const r = runner();
     await r.prepare();
-    await expect(r.rebuild('nope')).rejects.toThrow(/unknown projection "nope"/);
+    await expect(r.rebuild(['nope'])).rejects.toThrow(/unknown projection "nope"/);
   });
 });

@@ -167,17 +167,20 @@ export class EventStoreDbEventStore implements EventStore {
     let stopped = false;
     let position = after;
     const batchSize = options.batchSize ?? 500;
+    const types = options.types;
     let release: (() => void) | null = null;
     const loop = (async () => {
       while (!stopped) {
         try {
           const seen = this.wakeUp.seq;
-          const batch = await this.readAfter(position, batchSize);
+          const read = await this.readAfter(position, batchSize);
           if (stopped) break;
-          if (batch.length > 0) {
-            const last = batch[batch.length - 1].position;
-            position = (await onBatch(batch)) ?? last;
-            if (position !== last || batch.length === batchSize) continue;
+          if (read.length > 0) {
+            const readTo = read[read.length - 1].position;
+            // The stream-prefix filter takes the server's only filter: event types are picked here.
+            const batch = types ? read.filter((e) => types.includes(e.type)) : read;
+            position = (await onBatch(batch, readTo)) ?? readTo;
+            if (position !== readTo || read.length === batchSize) continue;
           }
           if (stopped) break;
           await options.onCaughtUp?.();

@@ -48,6 +48,19 @@ interface Horizon {
   appending: boolean;
 }
 
+/** What one read of the log gave a reader. */
+interface LogRead {
+  events: RecordedEvent[];
+  /** The last event the read went through, handed over or not (or where it began, when there was none). */
+  readTo: Position;
+  /** The read reached the end of the readable log. */
+  complete: boolean;
+  /** An append was in flight: events above the horizon may be on their way. */
+  appending: boolean;
+}
+
+const laterOf = (a: Position, b: Position): Position => (a > b ? a : b);
+
 /**
  * The log's tail as this process last read it, shared by all its subscriptions: consumers
  * at the head (every projection's live build, fulfilment, fan-out) woken by one append
@@ -158,39 +171,52 @@ export class PostgresEventStore implements EventStore {
     return (await this.readBatch(options.after, options.limit)).events;
   }
 
-  private async readBatch(after: Position, limit: number): Promise<{ events: RecordedEvent[]; appending: boolean }> {
-    const { events, appending } = await this.readBatchWithHorizon(after, limit);
-    return { events, appending };
-  }
-
-  private async readBatchWithHorizon(after: Position, limit: number): Promise<{ events: RecordedEvent[]; appending: boolean; horizon: string }> {
+  /**
+   * Events after `after` (of `types` only, when given), up to the horizon. A read shorter
+   * than `limit` is complete: it read the log up to the horizon, and no event can appear
+   * below it any more.
+   */
+  private async readBatch(after: Position, limit: number, types?: readonly string[]): Promise<LogRead & { horizon: string }> {
     const { horizon, appending } = await this.horizon();
     const { commit, prepare } = parsePosition(after);
     const { rows } = await this.db.query<EventRow>(
       `SELECT ${COLUMNS} FROM events
         WHERE transaction_id < $1::text::xid8 AND (transaction_id, global_position) > ($2::text::xid8, $3::bigint)
+          ${types ? 'AND type = ANY($5::text[])' : ''}
         ORDER BY transaction_id, global_position
         LIMIT $4`,
-      [horizon, commit.toString(), prepare.toString(), limit],
+      [horizon, commit.toString(), prepare.toString(), limit, ...(types ? [types] : [])],
     );
-    return { events: rows.map(toRecorded), appending, horizon };
+    const events = rows.map(toRecorded);
+    const complete = events.length < limit;
+    let readTo = events.length ? events[events.length - 1].position : after;
+    // Read past events of other types up to the horizon: the newest of them is where it stands.
+    if (types && complete) readTo = laterOf(readTo, await this.newestBelow(horizon));
+    return { events, complete, readTo, appending, horizon };
   }
 
   /**
    * A subscription's read: from the shared tail when `after` is in it (extended first when
    * it holds less than a batch after `after`), else from the database. A reader ahead of
    * the tail extends it, or moves it to itself when far ahead: the tail follows the readers
-   * at the head, and one far behind (a rebuild) reads on its own.
+   * at the head, and one far behind (a rebuild) reads on its own, of its types only.
    */
-  private async readShared(after: Position, limit: number): Promise<{ events: RecordedEvent[]; appending: boolean }> {
+  private async readShared(after: Position, limit: number, types?: readonly string[]): Promise<LogRead> {
     let appending = false;
     if (this.tail && after > this.tail.to) appending = await this.extendTail();
     if (!this.tail || after > this.tail.to) this.tail = { from: after, to: after, events: [] };
-    if (after < this.tail.from) return this.readBatch(after, limit);
+    if (after < this.tail.from) return this.readBatch(after, limit, types);
     if (this.eventsAfter(after, limit).length < limit) appending = await this.extendTail();
     // Trimmed or moved while we waited: read on our own.
-    if (!this.tail || after < this.tail.from || after > this.tail.to) return this.readBatch(after, limit);
-    return { events: this.eventsAfter(after, limit), appending };
+    const tail = this.tail;
+    if (!tail || after < tail.from || after > tail.to) return this.readBatch(after, limit, types);
+    const read = this.eventsAfter(after, limit);
+    return {
+      events: types ? read.filter((e) => types.includes(e.type)) : read,
+      complete: read.length < limit,
+      readTo: read.length ? read[read.length - 1].position : after,
+      appending,
+    };
   }
 
   private eventsAfter(after: Position, limit: number): RecordedEvent[] {
@@ -227,7 +253,7 @@ export class PostgresEventStore implements EventStore {
   private async readIntoTail(): Promise<boolean> {
     const tail = this.tail;
     if (!tail) return false;
-    const { events, appending, horizon } = await this.readBatchWithHorizon(tail.to, TAIL_READ);
+    const { events, appending, horizon } = await this.readBatch(tail.to, TAIL_READ);
     // Moved to a reader further ahead meanwhile: this read extends nothing.
     if (this.tail !== tail) return appending;
     tail.events.push(...events);
@@ -241,6 +267,11 @@ export class PostgresEventStore implements EventStore {
 
   async headPosition(): Promise<Position> {
     const { horizon } = await this.horizon();
+    return this.newestBelow(horizon);
+  }
+
+  /** Position of the newest event below the horizon, or START. */
+  private async newestBelow(horizon: string): Promise<Position> {
     const { rows } = await this.db.query<{ commit_id: string; global_position: string }>(
       `SELECT transaction_id::text AS commit_id, global_position FROM events WHERE transaction_id < $1::text::xid8
         ORDER BY transaction_id DESC, global_position DESC LIMIT 1`,
@@ -266,9 +297,10 @@ export class PostgresEventStore implements EventStore {
     let stopped = false;
     let position = after;
     const batchSize = Math.min(options.batchSize ?? 500, TAIL_READ);
-    type Read = { from: Position; seen: number; result: Promise<{ events: RecordedEvent[]; appending: boolean }> };
+    const types = options.types;
+    type Read = { from: Position; seen: number; result: Promise<LogRead> };
     const read = (from: Position): Read => {
-      const result = this.readShared(from, batchSize);
+      const result = this.readShared(from, batchSize, types);
       result.catch(() => undefined); // awaited (and its failure handled) by the loop, or dropped
       return { from, seen: this.appendSeq, result };
     };
@@ -280,18 +312,18 @@ export class PostgresEventStore implements EventStore {
           const current: Read = ahead?.from === position ? ahead : read(position);
           ahead = null;
           const seen = current.seen;
-          const { events: batch, appending } = await current.result;
+          const { events: batch, readTo, complete, appending } = await current.result;
           if (stopped) break;
-          if (batch.length > 0) {
-            const last = batch[batch.length - 1].position;
-            if (batch.length === batchSize) ahead = read(last);
-            position = (await onBatch(batch)) ?? last;
+          // Filtered by type, a read of nothing wanted still moves the reader on.
+          if (batch.length > 0 || (types && readTo > position)) {
+            if (!complete) ahead = read(readTo);
+            position = (await onBatch(batch, readTo)) ?? readTo;
             // A handler that resumes elsewhere (a failure, a moved checkpoint) is not caught up.
-            if (position !== last) continue;
+            if (position !== readTo) continue;
           }
-          if (stopped || batch.length === batchSize) continue;
+          if (stopped || !complete) continue;
           await options.onCaughtUp?.();
-          // A short batch read up to the horizon: nothing more can be there until an append
+          // A complete read reached the horizon: nothing more can be there until an append
           // is announced (appendSeq moves) or the in-flight one holding the horizon commits.
           if (this.appendSeq === seen) await this.waitForAppend(appending ? HELD_REPOLL_MS : POLL_FALLBACK_MS);
         } catch (error) {
