@@ -270,7 +270,7 @@ describe('ProjectionRunner', () => {
       ['a_first_counts', null, expect.stringMatching(/^a_first_counts:v1\.\d+$/)],
       ['stream_counts', null, expect.stringMatching(/^stream_counts:v1\.\d+$/)],
     ]);
-    expect(Object.values(await counts()).reduce((a, b) => a + b, 0)).toBe(20);
+    expect(Object.values(await counts()).reduce((a: number, b) => a + Number(b), 0)).toBe(20);
   });
 
   it('builds a new version beside the old one; the old version never writes its tables or takes the read model back', async () => {
