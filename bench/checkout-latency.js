@@ -27,7 +27,7 @@ const BACKENDS = (process.env.BENCH_BACKENDS || 'pglite,postgres').split(',');
 const serverUrl = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
 const ADMIN = 'bench-admin-token';
 const PHASES = [
-  { concurrency: 1, checkouts: 100 },
+  { concurrency: 1, checkouts: 300 },
   { concurrency: 20, checkouts: 200 },
 ];
 const MODELS = 12;
@@ -61,10 +61,12 @@ function client(base) {
 }
 
 async function setUp(call, buyers) {
-  const seller = await call('POST', '/admin/accounts', { body: { name: 'Bench Seller', email: 'seller@example.com' } });
-  const sellerKey = (await call('POST', '/admin/keys', { body: { account: seller.body.id, mode: 'test' } })).body.key;
+  // One seller per model: a sale loads its seller's ledger stream, so one seller taking every
+  // sale of the run would make later phases slower than earlier ones, whatever their condition.
   const models = [];
   for (let i = 0; i < MODELS; i++) {
+    const seller = await call('POST', '/admin/accounts', { body: { name: `Bench Seller ${i}`, email: `seller${i}@example.com` } });
+    const sellerKey = (await call('POST', '/admin/keys', { body: { account: seller.body.id, mode: 'test' } })).body.key;
     const content = `onnx-bytes-${i}`;
     const grant = (await call('POST', '/v1/uploads', { key: sellerKey, body: { file_name: 'policy.onnx', file_size: content.length } })).body;
     const put = await fetch(grant.upload_url, { method: 'PUT', body: content, headers: { 'content-type': 'application/octet-stream' } });
@@ -74,7 +76,7 @@ async function setUp(call, buyers) {
       body: { title: `Bench Policy ${i}`, type: 'rl-policy', license: 'MIT', price_cents: 1000, storage_path: grant.storage_path, file_name: grant.file_name, file_size: grant.file_size, file_extension: grant.file_extension },
     });
     if (model.status !== 201) throw new Error(`publish failed: ${JSON.stringify(model.body)}`);
-    models.push(model.body.id);
+    models.push({ id: model.body.id, sellerKey });
   }
   const keys = [];
   for (let i = 0; i < buyers; i++) {
@@ -84,12 +86,12 @@ async function setUp(call, buyers) {
   // Every (buyer, model) pair can be bought once: hand them out in order.
   const pairs = [];
   for (const key of keys) for (const model of models) pairs.push({ key, model });
-  return { sellerKey, pairs };
+  return { pairs };
 }
 
-async function checkout(call, sellerKey, { key, model }) {
+async function checkout(call, { key, model }) {
   const start = performance.now();
-  const session = await call('POST', '/v1/purchases', { key, body: { asset: model } });
+  const session = await call('POST', '/v1/purchases', { key, body: { asset: model.id } });
   if (session.status !== 201) throw new Error(`purchase: ${session.status} ${JSON.stringify(session.body)}`);
   const paidAt = performance.now();
   const paid = await call('POST', session.body.checkout_url, { form: 'card_number=4242424242424242' });
@@ -97,7 +99,7 @@ async function checkout(call, sellerKey, { key, model }) {
   for (;;) {
     const [purchases, ledger] = await Promise.all([
       call('GET', '/v1/purchases', { key }),
-      call('GET', '/v1/balance_transactions?type=sale&limit=200', { key: sellerKey }),
+      call('GET', '/v1/balance_transactions?type=sale&limit=200', { key: model.sellerKey }),
     ]);
     const purchase = purchases.body.items.find((p) => p.checkout_session_id === session.body.id);
     const sale = purchase && ledger.body.items.find((t) => t.source && t.source.purchase_id === purchase.id);
@@ -116,7 +118,7 @@ const quantile = (values, q) => {
 };
 const median = (values) => quantile(values, 0.5);
 
-async function phase(call, sellerKey, pairs, { concurrency, checkouts }) {
+async function phase(call, pairs, { concurrency, checkouts }) {
   const totals = [];
   const toLedger = [];
   const work = pairs.splice(0, checkouts);
@@ -124,7 +126,7 @@ async function phase(call, sellerKey, pairs, { concurrency, checkouts }) {
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
       for (let next = work.shift(); next; next = work.shift()) {
-        const r = await checkout(call, sellerKey, next);
+        const r = await checkout(call, next);
         totals.push(r.total);
         toLedger.push(r.toLedger);
       }
@@ -187,8 +189,8 @@ async function measure(backend, env, conditions) {
   const call = client(base);
   try {
     await caughtUp(call);
-    const { sellerKey, pairs } = await setUp(call, Math.ceil(pairsNeeded / MODELS) + 1);
-    await phase(call, sellerKey, pairs, { concurrency: 4, checkouts: WARM_UP });
+    const { pairs } = await setUp(call, Math.ceil(pairsNeeded / MODELS) + 1);
+    await phase(call, pairs, { concurrency: 4, checkouts: WARM_UP });
     const samples = {};
     for (let round = 0; round < ROUNDS; round++) {
       const order = round % 2 === 0 ? conditions : [...conditions].reverse();
@@ -198,7 +200,7 @@ async function measure(backend, env, conditions) {
         try {
           for (const p of PHASES) {
             const key = `${condition}|${p.concurrency}`;
-            (samples[key] ??= []).push(await phase(call, sellerKey, pairs, p));
+            (samples[key] ??= []).push(await phase(call, pairs, p));
           }
         } finally {
           await release?.();

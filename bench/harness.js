@@ -134,6 +134,9 @@ const salePayload = (i) => ({
   description: 'Sale of Bench model',
 });
 
+/** The seeded history's ledgers each hold this many sales. */
+const SALES_PER_LEDGER = 200;
+
 /** Sale `i` of ledger `l`, as RecordSale writes it. */
 function ledgerSale(l, i) {
   const amount = 1000 + ((l * 7 + i) % 500);
@@ -155,7 +158,7 @@ function ledgerSale(l, i) {
 }
 
 /**
- * A history of `count` sales (ledgers of 200) appended through the Postgres event store to
+ * A history of `count` sales (ledgers of SALES_PER_LEDGER) appended through the Postgres event store to
  * the database at `url`, migrated first; resolves to the number of events.
  */
 async function seedLedgers(url, count) {
@@ -166,20 +169,19 @@ async function seedLedgers(url, count) {
   const db = new PostgresDatabase(url, 8);
   await migrate(db);
   const store = new PostgresEventStore(db);
-  const perLedger = 200;
-  const ledgers = Math.ceil(count / perLedger);
+  const ledgers = Math.ceil(count / SALES_PER_LEDGER);
   let next = 0;
   await Promise.all(
     Array.from({ length: 8 }, async () => {
       for (let l = next++; l < ledgers; l = next++) {
-        const events = Array.from({ length: perLedger }, (_, i) => ({ type: 'SaleRecorded', data: ledgerSale(l, i) }));
+        const events = Array.from({ length: SALES_PER_LEDGER }, (_, i) => ({ type: 'SaleRecorded', data: ledgerSale(l, i) }));
         await store.append(`ledger-test-acct_bench_${l}`, events, 'no_stream');
       }
     }),
   );
   await store.close();
   await db.close();
-  return ledgers * perLedger;
+  return ledgers * SALES_PER_LEDGER;
 }
 
 /** Writes `size` bytes of `chunk` (repeated) into an outgoing request as fast as backpressure allows, then ends it. */
@@ -196,4 +198,4 @@ function pumpBody(req, size, chunk) {
   pump();
 }
 
-module.exports = { ADMIN, admin, dbUrl, freePort, load, makeKey, median, pumpBody, salePayload, seedLedgers, serve, serveService, startService, waitFor };
+module.exports = { ADMIN, SALES_PER_LEDGER, admin, dbUrl, freePort, ledgerSale, load, makeKey, median, pumpBody, salePayload, seedLedgers, serve, serveService, startService, waitFor };

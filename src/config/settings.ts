@@ -35,7 +35,7 @@ export interface Settings {
   readonly consumerLeaseTtlMs: number;
   /** Failures on one event before a consumer parks it (or, for money, reports itself stalled). */
   readonly consumerMaxAttempts: number;
-  /** A read model's new build, catching up beside the live one, pauses this percentage of each batch's time after it. */
+  /** A rebuild, catching up beside the live build of its read model, pauses this percentage of each batch's time after it. */
   readonly rebuildPausePercent: number;
   /** GET /readyz fails while a read model has left an event unread longer than this (seconds). */
   readonly readyMaxLagSeconds: number;
@@ -299,7 +299,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     uploadMaxBytes: integer(env, 'UPLOAD_MAX_BYTES', 5 * 1024 ** 3, 1, Number.MAX_SAFE_INTEGER),
     consumerLeaseTtlMs: integer(env, 'CONSUMER_LEASE_TTL_MS', 5000, 200, 600_000),
     consumerMaxAttempts: integer(env, 'CONSUMER_MAX_ATTEMPTS', 5, 1, 1000),
-    rebuildPausePercent: integer(env, 'REBUILD_PAUSE_PERCENT', 100, 0, 10_000),
+    rebuildPausePercent: integer(env, 'REBUILD_PAUSE_PERCENT', 1000, 0, 10_000),
     readyMaxLagSeconds: integer(env, 'READY_MAX_LAG_SECONDS', 30, 1, 86_400),
     inferenceUpstream: inferenceUpstream(env),
     logLevel: logLevel(env),

@@ -28,8 +28,8 @@ export interface ConsumerSpec {
   /** When the consumer has read to the end of the readable log. */
   onCaughtUp?: () => Promise<void>;
   /**
-   * Background work (a build catching up beside a live one) yields to the live system: after
-   * each batch it pauses this percentage of the time the batch took to handle.
+   * Background work (a rebuild beside the live build) yields to the live system: after each
+   * batch it pauses this percentage of the time the batch took to handle.
    */
   pausePercent?: () => number;
 }

@@ -74,7 +74,7 @@ export interface RunnerOptions {
   maxAttempts: number;
   /** How long a replaced build's tables stay before they are dropped. */
   retiredGraceMs: number;
-  /** A build catching up beside a live one pauses this percentage of each batch's time after it (0: full speed). */
+  /** A rebuild beside the live build of its version pauses this percentage of each batch's time after it (0: full speed). */
   rebuildPausePercent: number;
 }
 
@@ -103,7 +103,7 @@ export class ProjectionRunner {
   private readonly options: RunnerOptions;
   private readonly running = new Map<string, Consumer>();
   private readonly subscribers = new Map<string, ConsumerSpec>();
-  /** Builds catching up beside a live one (see wanted()). */
+  /** Rebuilds catching up beside a live build of their version (see wanted()). */
   private readonly background = new Set<string>();
   private readonly progress = new EventEmitter();
   private started = false;
@@ -218,7 +218,7 @@ export class ProjectionRunner {
 
   /**
    * The consumers this code can run: its projections' current builds, and its subscribers.
-   * Notes which builds are background work: building beside a live build.
+   * Notes which builds are background work: rebuilds beside a live build of their version.
    */
   private async wanted(): Promise<Map<string, ConsumerSpec>> {
     const specs = new Map(this.subscribers);
@@ -227,7 +227,9 @@ export class ProjectionRunner {
     for (const build of builds) {
       const projection = this.projections.find((p) => p.name === build.projection);
       if (!projection || projection.version !== build.version || build.state === 'retired') continue;
-      const background = build.state === 'building' && builds.some((b) => b.projection === build.projection && b.state === 'live');
+      // A rebuild beside a live build of its own version: the live one keeps moving meanwhile.
+      // (A new version catches up at full speed: once the old code is gone, nothing moves the old build.)
+      const background = build.state === 'building' && builds.some((b) => b.projection === build.projection && b.state === 'live' && b.version === build.version);
       if (background) this.background.add(build.id);
       specs.set(build.id, this.buildSpec(projection, build, background));
     }
@@ -237,9 +239,8 @@ export class ProjectionRunner {
   private buildSpec(projection: Projection, build: Build, background: boolean): ConsumerSpec {
     let promoted = build.state === 'live';
     let analyzed = false;
-    // Beside a live build, a rebuild yields to the live system: live-sized batches with pauses
-    // between them, unless the operator lets it run at full speed. A projection with nothing
-    // serving yet catches up at full speed.
+    // Beside a live build of its version, a rebuild yields to the live system: live-sized
+    // batches with pauses between them, unless the operator lets it run at full speed.
     const paced = background && this.options.rebuildPausePercent > 0;
     return {
       name: build.id,
@@ -248,13 +249,10 @@ export class ProjectionRunner {
       whenFailing: projection.whenFailing,
       types: projection.handles,
       apply: (tx, events) =>
+        // The subscription hands over only the types the projection handles.
         this.builds.withSchema(tx, build, async () => {
-          const handled = events.filter((event) => projection.handles.includes(event.type));
-          if (projection.applyBatch) {
-            if (handled.length) await projection.applyBatch(tx, handled);
-          } else {
-            for (const event of handled) await projection.apply(tx, event);
-          }
+          if (projection.applyBatch) await projection.applyBatch(tx, events);
+          else for (const event of events) await projection.apply(tx, event);
         }),
       onCaughtUp: async () => {
         if (promoted) return;

@@ -28,6 +28,7 @@ describe('loadSettings', () => {
     expect(s.webhookRetrySchedule).toHaveLength(8);
     expect(s.s3).toBeUndefined();
     expect(s.readyMaxLagSeconds).toBe(30);
+    expect(s.rebuildPausePercent).toBe(1000);
   });
 
   it('takes EVENTSTORE_URL as an EventStoreDB connection string, refusing anything else by name', () => {
@@ -82,8 +83,9 @@ describe('loadSettings', () => {
       CANONICAL_HOST: 'www.example.com',
       PLATFORM_FEE_BPS: '1000',
       READY_MAX_LAG_SECONDS: '5',
+      REBUILD_PAUSE_PERCENT: '0',
     });
-    expect(s).toMatchObject({ port: 4000, host: '0.0.0.0', payments: 'stripe', canonicalHost: 'www.example.com', platformFeeBps: 1000, readyMaxLagSeconds: 5 });
+    expect(s).toMatchObject({ port: 4000, host: '0.0.0.0', payments: 'stripe', canonicalHost: 'www.example.com', platformFeeBps: 1000, readyMaxLagSeconds: 5, rebuildPausePercent: 0 });
     expect(s.webhookRetrySchedule).toEqual([0, 10, 60]);
     expect(s.stripe).toEqual({ test: { secretKey: 'sk_test_1', webhookSecret: 'whsec_1' }, live: undefined, apiBase: { protocol: 'http', host: '127.0.0.1', port: 12111 } });
   });
@@ -108,6 +110,8 @@ describe('loadSettings', () => {
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
     [{ READY_MAX_LAG_SECONDS: '0' }, 'READY_MAX_LAG_SECONDS'],
     [{ READY_MAX_LAG_SECONDS: '1.5' }, 'READY_MAX_LAG_SECONDS'],
+    [{ REBUILD_PAUSE_PERCENT: '-5' }, 'REBUILD_PAUSE_PERCENT'],
+    [{ REBUILD_PAUSE_PERCENT: '20000' }, 'REBUILD_PAUSE_PERCENT'],
     [{ WEBHOOK_ENCRYPTION_KEY: 'too-short' }, 'WEBHOOK_ENCRYPTION_KEY'],
     [{ NODE_ENV: 'production', PAYMENTS: 'stripe', STRIPE_SECRET_KEY_TEST: 'sk_test_1', STRIPE_WEBHOOK_SECRET_TEST: 'whsec_1' }, 'WEBHOOK_ENCRYPTION_KEY'],
   ])('%j throws a ConfigError naming %s', (env, variable) => {
