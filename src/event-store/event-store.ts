@@ -79,8 +79,9 @@ export type BatchHandler = (events: RecordedEvent[], readTo: Position) => Promis
 export interface SubscribeOptions {
   batchSize?: number;
   /**
-   * Only events of these types are handed over; the others are read past (on Postgres they
-   * never leave the database). A batch may then be empty: it says the log was read to readTo.
+   * Only events of these types are handed over; the others are read past (on Postgres only
+   * their positions leave the database). A batch may then be empty: it says the log was read
+   * to readTo.
    */
   types?: readonly string[];
   onError?: (error: unknown) => void;
