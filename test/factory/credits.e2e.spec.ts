@@ -57,7 +57,9 @@ describe('generation credits', () => {
 
     const rebuild = await t.request('POST', `/v1/factory/jobs/${id}/regenerate?stage=build`, { key: creator.key });
     expect(rebuild.status).toBe(200);
-    expect(rebuild.body).toMatchObject({ stage: 'generating', credits_spent: 2 });
+    // The job as the request left it: building again, or already done when the worker was quick.
+    expect(rebuild.body.credits_spent).toBe(2);
+    expect(['generating', 'review']).toContain(rebuild.body.stage);
     const second = await waitForStage(t, creator.key, id, 'review');
     expect(second.artifact.storage_path).toContain('/build-2/');
     // Same plan, same bytes.
