@@ -103,8 +103,6 @@ export class ProjectionRunner {
   private readonly options: RunnerOptions;
   private readonly running = new Map<string, Consumer>();
   private readonly subscribers = new Map<string, ConsumerSpec>();
-  /** Rebuilds catching up beside a live build of their version (see wanted()). */
-  private readonly background = new Set<string>();
   private readonly progress = new EventEmitter();
   private started = false;
   private timer?: NodeJS.Timeout;
@@ -187,7 +185,7 @@ export class ProjectionRunner {
 
   private async supervise(): Promise<void> {
     const held = await this.leases.renew([...this.running.keys()]);
-    const wanted = this.started ? await this.wanted() : new Map<string, ConsumerSpec>();
+    const { specs: wanted, background } = this.started ? await this.wanted() : { specs: new Map<string, ConsumerSpec>(), background: new Set<string>() };
     for (const [name, consumer] of this.running) {
       if (held.has(name) && wanted.has(name)) continue;
       await consumer.stop();
@@ -198,7 +196,7 @@ export class ProjectionRunner {
     for (const [name, spec] of wanted) {
       if (this.running.has(name)) continue;
       // Builds beside a live one are background work: one at a time on each instance.
-      if (this.background.has(name) && [...this.running.keys()].some((running) => this.background.has(running))) continue;
+      if (background.has(name) && [...this.running.keys()].some((running) => background.has(running))) continue;
       if (!(await this.leases.tryAcquire(name))) continue;
       // Every consumer's progress wakes local waiters at once (waitFor), not on their next poll.
       const onCommitted: ConsumerSpec['onCommitted'] = (events) => {
@@ -217,23 +215,23 @@ export class ProjectionRunner {
   }
 
   /**
-   * The consumers this code can run: its projections' current builds, and its subscribers.
-   * Notes which builds are background work: rebuilds beside a live build of their version.
+   * The consumers this code can run: its projections' current builds, and its subscribers;
+   * and which of them are background work: rebuilds beside a live build of their version.
    */
-  private async wanted(): Promise<Map<string, ConsumerSpec>> {
+  private async wanted(): Promise<{ specs: Map<string, ConsumerSpec>; background: Set<string> }> {
     const specs = new Map(this.subscribers);
+    const background = new Set<string>();
     const builds = await this.builds.list();
-    this.background.clear();
     for (const build of builds) {
       const projection = this.projections.find((p) => p.name === build.projection);
       if (!projection || projection.version !== build.version || build.state === 'retired') continue;
       // A rebuild beside a live build of its own version: the live one keeps moving meanwhile.
       // (A new version catches up at full speed: once the old code is gone, nothing moves the old build.)
-      const background = build.state === 'building' && builds.some((b) => b.projection === build.projection && b.state === 'live' && b.version === build.version);
-      if (background) this.background.add(build.id);
-      specs.set(build.id, this.buildSpec(projection, build, background));
+      const rebuild = build.state === 'building' && builds.some((b) => b.projection === build.projection && b.state === 'live' && b.version === build.version);
+      if (rebuild) background.add(build.id);
+      specs.set(build.id, this.buildSpec(projection, build, rebuild));
     }
-    return specs;
+    return { specs, background };
   }
 
   private buildSpec(projection: Projection, build: Build, background: boolean): ConsumerSpec {

@@ -19,11 +19,13 @@ export interface EventRow {
 export const COLUMNS = `transaction_id::text AS commit_id, global_position, event_id::text, stream_id,
   stream_revision, type, data, metadata, created_at`;
 
-/** COLUMNS of the events whose type is in the text[] parameter $5; of the others only the position (event_id null). */
-const ofTypes = (column: string) => `CASE WHEN type = ANY($5::text[]) THEN ${column} END`;
-export const COLUMNS_OF_TYPES = `transaction_id::text AS commit_id, global_position, ${ofTypes('event_id::text')} AS event_id,
+/** COLUMNS of the events whose type is in the text[] parameter `types`; of the others only the position (event_id null). */
+export function columnsOfTypes(types: string): string {
+  const ofTypes = (column: string) => `CASE WHEN type = ANY(${types}::text[]) THEN ${column} END`;
+  return `transaction_id::text AS commit_id, global_position, ${ofTypes('event_id::text')} AS event_id,
   ${ofTypes('stream_id')} AS stream_id, ${ofTypes('stream_revision')} AS stream_revision, type, ${ofTypes('data')} AS data,
   ${ofTypes('metadata')} AS metadata, ${ofTypes('created_at')} AS created_at`;
+}
 
 export function toRecorded(row: EventRow): RecordedEvent {
   return {

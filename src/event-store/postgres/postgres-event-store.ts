@@ -18,7 +18,7 @@ import {
   parsePosition,
   toPosition,
 } from '../event-store';
-import { COLUMNS, COLUMNS_OF_TYPES, EventRow, LAST_OF_COMMIT, toRecorded } from './event-rows';
+import { COLUMNS, columnsOfTypes, EventRow, LAST_OF_COMMIT, toRecorded } from './event-rows';
 import { PostgresPersistentSubscriptions } from './persistent-subscriptions';
 
 /** How long a subscriber sleeps when no notification arrives (lost LISTEN connection). */
@@ -58,7 +58,6 @@ interface LogRead {
   /** An append was in flight: events above the horizon may be on their way. */
   appending: boolean;
 }
-
 
 /**
  * The log's tail as this process last read it, shared by all its subscriptions: consumers
@@ -182,7 +181,7 @@ export class PostgresEventStore implements EventStore {
     // whatever the planner's statistics say (a type condition in WHERE had it sort the whole
     // rest of the log for each batch), and events of other types come back as their position.
     const { rows } = await this.db.query<EventRow>(
-      `SELECT ${types ? COLUMNS_OF_TYPES : COLUMNS} FROM events
+      `SELECT ${types ? columnsOfTypes('$5') : COLUMNS} FROM events
         WHERE transaction_id < $1::text::xid8 AND (transaction_id, global_position) > ($2::text::xid8, $3::bigint)
         ORDER BY transaction_id, global_position
         LIMIT $4`,
@@ -199,7 +198,7 @@ export class PostgresEventStore implements EventStore {
    * A subscription's read: from the shared tail when `after` is in it (extended first when
    * it holds less than a batch after `after`), else from the database. A reader ahead of
    * the tail extends it, or moves it to itself when far ahead: the tail follows the readers
-   * at the head, and one far behind (a rebuild) reads on its own, of its types only.
+   * at the head, and one far behind (a rebuild) reads on its own.
    */
   private async readShared(after: Position, limit: number, types?: readonly string[]): Promise<LogRead> {
     let appending = false;
