@@ -288,6 +288,9 @@ describe('ProjectionRunner', () => {
     const second = await store.append('a-1', [{ type: 'Counted', data: {} }], 'any');
     expect(await v2.waitFor(second.position, { timeoutMs: 10000 })).toBe(true);
     await eventually(async () => (await v2.status()).items[0].version === 2);
+    // The wait above did not hold on v1's live build (another version); now v2's own serves.
+    // It can have taken over before the second append reached it: wait for that.
+    expect(await v2.waitFor(second.position, { timeoutMs: 10000 })).toBe(true);
     expect(await counts()).toEqual({ 'a-1': 2 });
     await eventually(async () => (await schemas()).join() === 'rm_stream_counts_v2');
 
