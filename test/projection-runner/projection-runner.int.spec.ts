@@ -195,11 +195,12 @@ describe('ProjectionRunner', () => {
     let writing = true;
     const writes = (async () => {
       let n = 0;
-      while (writing) {
+      // A paced rebuild catches up only with a log that grows slower than it replays: a
+      // bounded number of writes then, at a steady rate, rather than as many as fit.
+      while (writing && (!rebuildPausePercent || n < 200)) {
         await store.append(`w-${n % 3}`, [{ type: 'Counted', data: {} }], 'any');
         n++;
         // Like requests arriving from sockets: PGlite answers without leaving the microtask queue.
-        // A paced rebuild catches up only with a log that grows slower than it replays: a steady rate then.
         await new Promise((resolve) => (rebuildPausePercent ? setTimeout(resolve, 5) : setImmediate(resolve)));
       }
       return n;
