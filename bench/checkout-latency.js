@@ -27,7 +27,7 @@ const BACKENDS = (process.env.BENCH_BACKENDS || 'pglite,postgres').split(',');
 const serverUrl = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
 const ADMIN = 'bench-admin-token';
 const PHASES = [
-  { concurrency: 1, checkouts: 300 },
+  { concurrency: 1, checkouts: 800 },
   { concurrency: 20, checkouts: 200 },
 ];
 const MODELS = 12;

@@ -86,6 +86,11 @@ export class UnknownProjectionError extends Error {}
 const BATCH_SIZE = 500;
 /** A build catching up (a rebuild, a new version) reads and applies larger batches: still short transactions, far fewer of them. */
 const CATCH_UP_BATCH_SIZE = 2000;
+/**
+ * A paced rebuild (beside live traffic) reads and applies small batches: a request that lands
+ * on one waits for its share of the event loop and of the database (docs/decisions.md).
+ */
+const PACED_BATCH_SIZE = 100;
 const WAIT_POLL_MS = 25;
 
 /**
@@ -242,7 +247,7 @@ export class ProjectionRunner {
     const paced = background && this.options.rebuildPausePercent > 0;
     return {
       name: build.id,
-      batchSize: build.state === 'live' || paced ? BATCH_SIZE : CATCH_UP_BATCH_SIZE,
+      batchSize: paced ? PACED_BATCH_SIZE : build.state === 'live' ? BATCH_SIZE : CATCH_UP_BATCH_SIZE,
       pausePercent: () => (paced && !promoted ? this.options.rebuildPausePercent : 0),
       whenFailing: projection.whenFailing,
       types: projection.handles,
