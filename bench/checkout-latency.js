@@ -19,7 +19,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { Client } = require('pg');
-const { seedLedgers, startService } = require('./harness');
+const { seedLedgers, settled, startService, untilProjections } = require('./harness');
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS || 3);
 const json = process.argv.includes('--json');
@@ -152,17 +152,14 @@ async function holdIdleTransaction() {
  * `svc projections rebuild --all`, back to back, until released: every read model is rebuilt
  * beside the live one meanwhile. Like the CLI, it watches the status until the new builds serve.
  */
-function rebuildAll(call) {
+function rebuildAll(call, base) {
   let running = true;
   let rebuilds = 0;
   const loop = (async () => {
     while (running) {
-      let res = await call('POST', '/admin/projections/all/rebuild');
+      const res = await call('POST', '/admin/projections/all/rebuild');
       if (res.status !== 200) throw new Error(`rebuild: ${res.status} ${JSON.stringify(res.body)}`);
-      while (res.body.items.some((p) => p.rebuilding)) {
-        await new Promise((r) => setTimeout(r, 200));
-        res = await call('GET', '/admin/projections');
-      }
+      if (res.body.items.some((p) => p.rebuilding)) await untilProjections(base, (status) => !status.items.some((p) => p.rebuilding));
       rebuilds++;
     }
   })();
@@ -173,22 +170,14 @@ function rebuildAll(call) {
   };
 }
 
-/** Until every read model has read the whole log (a seeded history takes a while). */
-async function caughtUp(call) {
-  for (;;) {
-    const status = await call('GET', '/admin/projections');
-    if (status.status === 200 && status.body.items.every((p) => !p.behind && !p.rebuilding)) return;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
-
 /** Runs every phase under each condition, alternating their order round by round. */
 async function measure(backend, env, conditions) {
   const pairsNeeded = WARM_UP + ROUNDS * conditions.length * PHASES.reduce((n, p) => n + p.checkouts, 0);
   const { base, child } = await startService(env, ADMIN);
   const call = client(base);
   try {
-    await caughtUp(call);
+    // A seeded history takes a while.
+    await untilProjections(base, settled);
     const { pairs } = await setUp(call, Math.ceil(pairsNeeded / MODELS) + 1);
     await phase(call, pairs, { concurrency: 4, checkouts: WARM_UP });
     const samples = {};
@@ -196,7 +185,7 @@ async function measure(backend, env, conditions) {
       const order = round % 2 === 0 ? conditions : [...conditions].reverse();
       for (const condition of order) {
         const release =
-          condition === 'idle transaction in another database' ? await holdIdleTransaction() : condition === 'rebuilds running' ? rebuildAll(call) : undefined;
+          condition === 'idle transaction in another database' ? await holdIdleTransaction() : condition === 'rebuilds running' ? rebuildAll(call, base) : undefined;
         try {
           for (const p of PHASES) {
             const key = `${condition}|${p.concurrency}`;

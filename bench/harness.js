@@ -46,11 +46,33 @@ function serveService(url, { workers }, ready = async (b) => (await fetch(`${b}/
 async function admin(base, method, route, body) {
   const r = await fetch(`${base}${route}`, {
     method,
-    headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
+    headers: { authorization: `Bearer ${ADMIN}`, ...(body && { 'content-type': 'application/json' }) },
     body: body && JSON.stringify(body),
   });
   if (r.status !== 200 && r.status !== 201) throw new Error(`${method} ${route}: ${r.status} ${await r.text()}`);
   return r.json();
+}
+
+/** Every read model has read the whole log, and none is being rebuilt. */
+const settled = (status) => status.items.every((p) => !p.behind && !p.rebuilding);
+
+/**
+ * Polls `GET /admin/projections` every `intervalMs` until `done(status)`, as `svc projections
+ * rebuild` does, and returns that status; a service not answering yet counts as not done.
+ */
+async function untilProjections(base, done, { intervalMs = 200, timeoutMs = 10 * 60_000 } = {}) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    let failure;
+    try {
+      const status = await admin(base, 'GET', '/admin/projections');
+      if (done(status)) return status;
+    } catch (error) {
+      failure = error;
+    }
+    if (Date.now() > deadline) throw failure ?? new Error('the projections did not get there in time');
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
 }
 
 /** An account and a test-mode key, made with the workers on (the key's read model must have it), then stopped. */
@@ -198,4 +220,4 @@ function pumpBody(req, size, chunk) {
   pump();
 }
 
-module.exports = { ADMIN, SALES_PER_LEDGER, admin, dbUrl, freePort, ledgerSale, load, makeKey, median, pumpBody, salePayload, seedLedgers, serve, serveService, startService, waitFor };
+module.exports = { ADMIN, SALES_PER_LEDGER, admin, dbUrl, freePort, ledgerSale, load, makeKey, median, pumpBody, salePayload, seedLedgers, serve, serveService, settled, startService, untilProjections, waitFor };

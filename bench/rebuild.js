@@ -12,21 +12,14 @@
  */
 const { spawn } = require('node:child_process');
 const { randomBytes } = require('node:crypto');
-const { SALES_PER_LEDGER, freePort, ledgerSale, seedLedgers } = require('./harness');
+const { ADMIN, SALES_PER_LEDGER, admin, freePort, ledgerSale, seedLedgers, settled, untilProjections } = require('./harness');
 const path = require('node:path');
 const { Client } = require('pg');
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS || 3);
 const EVENTS = Number(process.env.BENCH_EVENTS || 200_000);
-const ADMIN = 'bench-admin-token';
 const serverUrl = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
 const dist = (p) => path.join(__dirname, '../dist/src', p);
-
-async function admin(base, method, route) {
-  const res = await fetch(`${base}${route}`, { method, headers: { authorization: `Bearer ${ADMIN}` } });
-  if (res.status !== 200) throw new Error(`${method} ${route}: ${res.status} ${await res.text()}`);
-  return res.json();
-}
 
 /** Starts the service on the database, waits until every projection has caught up, times one rebuild. */
 async function timeRebuild(url) {
@@ -38,23 +31,12 @@ async function timeRebuild(url) {
   });
   const base = `http://127.0.0.1:${port}`;
   try {
-    for (let i = 0; ; i++) {
-      try {
-        const status = await admin(base, 'GET', '/admin/projections');
-        if (status.items.every((p) => !p.behind && !p.rebuilding)) break;
-      } catch {
-        // not listening yet
-      }
-      if (i > 6000) throw new Error('the service did not catch up');
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await untilProjections(base, settled, { intervalMs: 100 });
     const start = performance.now();
     // The API answers within its idle timeout; like the CLI, watch the status until the new build serves.
-    let status = await admin(base, 'POST', '/admin/projections/balance_transactions/rebuild');
-    while (status.items.some((p) => p.name === 'balance_transactions' && p.rebuilding)) {
-      await new Promise((r) => setTimeout(r, 50));
-      status = await admin(base, 'GET', '/admin/projections');
-    }
+    const rebuilding = (status) => status.items.some((p) => p.name === 'balance_transactions' && p.rebuilding);
+    const answer = await admin(base, 'POST', '/admin/projections/balance_transactions/rebuild');
+    if (rebuilding(answer)) await untilProjections(base, (status) => !rebuilding(status), { intervalMs: 50 });
     const seconds = (performance.now() - start) / 1000;
     // Valid data, rebuilt right: the ledger audit replays the log and compares.
     const verified = await admin(base, 'GET', '/admin/ledger/verify');
