@@ -70,6 +70,12 @@ export class Consumer {
   private failing?: { eventId: string; count: number };
   private stopped = false;
   private wakeSleep?: () => void;
+  /**
+   * When a paced consumer's last pause ended, while it is catching up: the read of its next
+   * batch happens from then on, and counts as work to pace (for a rebuild, reading past the
+   * events of no concern is most of the work).
+   */
+  private pausedUntil?: number;
 
   constructor(
     private readonly db: Database,
@@ -88,7 +94,11 @@ export class Consumer {
     this.subscription = this.store.subscribeToAll(stored, (events, readTo) => this.exclusive(() => this.handle(events, readTo)), {
       batchSize: this.spec.batchSize,
       types: this.spec.types,
-      onCaughtUp: this.spec.onCaughtUp,
+      onCaughtUp: async () => {
+        // What follows is a wait for appends, not work.
+        this.pausedUntil = undefined;
+        await this.spec.onCaughtUp?.();
+      },
       onError: (error) => this.logger.error((error as Error).message),
     });
   }
@@ -119,10 +129,13 @@ export class Consumer {
   }
 
   private async handle(events: RecordedEvent[], readTo: Position): Promise<Position> {
-    const started = performance.now();
+    const started = this.pausedUntil ?? performance.now();
     const position = await this.handleBatch(events, readTo);
     const pausePercent = this.spec.pausePercent?.() ?? 0;
-    if (pausePercent > 0) await this.sleep(((performance.now() - started) * pausePercent) / 100);
+    if (pausePercent > 0) {
+      await this.sleep(((performance.now() - started) * pausePercent) / 100);
+      this.pausedUntil = performance.now();
+    }
     return position;
   }
 
