@@ -19,13 +19,12 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { Client } = require('pg');
-const { seedLedgers, settled, startService, untilProjections } = require('./harness');
+const { ADMIN, admin, seedLedgers, settled, startService, untilProjections } = require('./harness');
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS || 3);
 const json = process.argv.includes('--json');
 const BACKENDS = (process.env.BENCH_BACKENDS || 'pglite,postgres').split(',');
 const serverUrl = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
-const ADMIN = 'bench-admin-token';
 const PHASES = [
   { concurrency: 1, checkouts: 800 },
   { concurrency: 20, checkouts: 200 },
@@ -152,14 +151,14 @@ async function holdIdleTransaction() {
  * `svc projections rebuild --all`, back to back, until released: every read model is rebuilt
  * beside the live one meanwhile. Like the CLI, it watches the status until the new builds serve.
  */
-function rebuildAll(call, base) {
+function rebuildAll(base) {
   let running = true;
   let rebuilds = 0;
+  const rebuilding = (status) => status.items.some((p) => p.rebuilding);
   const loop = (async () => {
     while (running) {
-      const res = await call('POST', '/admin/projections/all/rebuild');
-      if (res.status !== 200) throw new Error(`rebuild: ${res.status} ${JSON.stringify(res.body)}`);
-      if (res.body.items.some((p) => p.rebuilding)) await untilProjections(base, (status) => !status.items.some((p) => p.rebuilding));
+      const answer = await admin(base, 'POST', '/admin/projections/all/rebuild');
+      if (rebuilding(answer)) await untilProjections(base, (status) => !rebuilding(status));
       rebuilds++;
     }
   })();
@@ -185,7 +184,7 @@ async function measure(backend, env, conditions) {
       const order = round % 2 === 0 ? conditions : [...conditions].reverse();
       for (const condition of order) {
         const release =
-          condition === 'idle transaction in another database' ? await holdIdleTransaction() : condition === 'rebuilds running' ? rebuildAll(call, base) : undefined;
+          condition === 'idle transaction in another database' ? await holdIdleTransaction() : condition === 'rebuilds running' ? rebuildAll(base) : undefined;
         try {
           for (const p of PHASES) {
             const key = `${condition}|${p.concurrency}`;
