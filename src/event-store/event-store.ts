@@ -63,6 +63,11 @@ export class WrongExpectedRevisionError extends Error {
  */
 export class EventStoreUnavailableError extends Error {}
 
+export interface ReadStreamOptions {
+  /** The first revision to read: a caller holding a state folded up to n - 1 reads from n. */
+  fromRevision?: number;
+}
+
 export interface ReadAllOptions {
   /** Read events strictly after this position. */
   after: Position;
@@ -122,8 +127,11 @@ export type PersistentHandler = (event: RecordedEvent, retryCount: number) => Pr
 
 export interface EventStore {
   append(streamId: string, events: readonly NewEvent[], expected: ExpectedRevision): Promise<AppendResult>;
-  /** Every event of one stream in revision order; [] when it does not exist. */
-  readStream(streamId: string): Promise<RecordedEvent[]>;
+  /**
+   * The events of one stream in revision order, from `fromRevision` (default 0) on; [] when
+   * the stream does not exist or has nothing from there.
+   */
+  readStream(streamId: string, options?: ReadStreamOptions): Promise<RecordedEvent[]>;
   /**
    * Events after a position in global order, only up to the point every reader can see
    * (no event may later appear before a position already returned). With limit 1 it gives

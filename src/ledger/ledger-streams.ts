@@ -3,7 +3,7 @@ import { EVENT_STORE, EventStore, RecordedEvent } from '../event-store/event-sto
 import { Streams } from '../platform/streams';
 import { EventWriter } from '../projection-runner/event-writer';
 import { LEDGER_EVENT_TYPES, LedgerEvent } from './events';
-import { decide, evolve, fold, LedgerCommand, LedgerState } from './ledger.decider';
+import { decide, evolve, initialState, LedgerCommand, LedgerState } from './ledger.decider';
 
 export function isLedgerEvent(event: RecordedEvent): boolean {
   return (LEDGER_EVENT_TYPES as readonly string[]).includes(event.type);
@@ -13,31 +13,85 @@ export function toLedgerEvent(event: RecordedEvent): LedgerEvent {
   return { type: event.type, data: event.data } as LedgerEvent;
 }
 
+/** Ledgers whose folded state this process keeps between commands, least recently used out first. */
+export const CACHED_LEDGERS = 1000;
+
+/** A ledger folded up to `revision` (-1: nothing yet). */
+interface Folded {
+  state: LedgerState;
+  revision: number;
+}
+
 /**
  * The one way ledger commands touch the event store: load the stream, decide, append
  * with the expected revision. A lost race reloads and decides again, so two concurrent
  * payouts see each other and the second finds no balance left.
+ *
+ * A ledger grows with every sale, so its folded state is kept and only the events after
+ * it are read (from this or any other process): a sale costs the same on a ledger of ten
+ * thousand entries as on an empty one. evolve extends the state in place, so commands on
+ * one ledger take turns in this process and read the state they need before the next.
  */
 @Injectable()
 export class LedgerStreams {
+  private readonly folded = new Map<string, Folded>();
+  private readonly turns = new Map<string, Promise<unknown>>();
+
   constructor(
     @Inject(EVENT_STORE) private readonly store: EventStore,
     private readonly writer: EventWriter,
   ) {}
 
-  /** Returns the state after the command, and the events it recorded ([] for none). */
-  handle(command: LedgerCommand): Promise<{ state: LedgerState; recorded: LedgerEvent[] }> {
+  /**
+   * Decides the command on the ledger's current state, appends what it recorded, and
+   * returns `view` of the state after it and of the events recorded ([] for none).
+   */
+  handle<T>(command: LedgerCommand, view: (state: LedgerState, recorded: LedgerEvent[]) => T): Promise<T> {
     const stream = Streams.ledger(command.mode, command.account_id);
-    return this.writer.retryOnConflict(async () => {
-      const history = await this.store.readStream(stream);
-      let state = fold(history.map(toLedgerEvent));
-      const recorded = decide(command, state);
-      if (recorded.length) {
-        const expected = history.length ? history[history.length - 1].revision : 'no_stream';
-        await this.writer.append(stream, recorded.map((e) => ({ type: e.type, data: { ...e.data } })), expected);
-        for (const event of recorded) state = evolve(state, event);
-      }
-      return { state, recorded };
+    return this.inTurn(stream, () =>
+      this.writer.retryOnConflict(async () => {
+        const { state, revision } = await this.load(stream);
+        const recorded = decide(command, state);
+        if (!recorded.length) return view(state, recorded);
+        const expected = revision >= 0 ? revision : 'no_stream';
+        const appended = await this.writer.append(stream, recorded.map((e) => ({ type: e.type, data: { ...e.data } })), expected);
+        return view(this.extend(stream, state, recorded, appended.nextRevision).state, recorded);
+      }),
+    );
+  }
+
+  /** The ledger's state at its newest revision: the kept state and the events since. */
+  private async load(stream: string): Promise<Folded> {
+    const kept = this.folded.get(stream) ?? { state: initialState(), revision: -1 };
+    const since = await this.store.readStream(stream, { fromRevision: kept.revision + 1 });
+    if (!since.length) return this.keep(stream, kept);
+    return this.extend(stream, kept.state, since.map(toLedgerEvent), since[since.length - 1].revision);
+  }
+
+  private extend(stream: string, state: LedgerState, events: LedgerEvent[], revision: number): Folded {
+    // evolve changes the kept state as it goes: half-applied, it must not be kept.
+    this.folded.delete(stream);
+    for (const event of events) state = evolve(state, event);
+    return this.keep(stream, { state, revision });
+  }
+
+  /** Keeps the state as the most recently used, dropping the least recently used past the limit. */
+  private keep(stream: string, folded: Folded): Folded {
+    this.folded.delete(stream);
+    this.folded.set(stream, folded);
+    if (this.folded.size > CACHED_LEDGERS) this.folded.delete(this.folded.keys().next().value!);
+    return folded;
+  }
+
+  /** Runs fn after every command on this stream that came before it in this process. */
+  private inTurn<T>(stream: string, fn: () => Promise<T>): Promise<T> {
+    const before = this.turns.get(stream) ?? Promise.resolve();
+    const mine = before.then(fn, fn);
+    const settled = mine.catch(() => undefined);
+    this.turns.set(stream, settled);
+    void settled.then(() => {
+      if (this.turns.get(stream) === settled) this.turns.delete(stream);
     });
+    return mine;
   }
 }

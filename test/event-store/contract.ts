@@ -45,6 +45,14 @@ export function eventStoreContract(name: string, open: () => Promise<ContractHar
         expect(events[1].position).toBe(result.position);
       });
 
+      it('reads a stream from a revision on, and nothing past its end', async () => {
+        await store.append(s('order-1'), [event('A'), event('B'), event('C')], 'no_stream');
+        expect((await store.readStream(s('order-1'), { fromRevision: 1 })).map((e) => [e.type, e.revision])).toEqual([['B', 1], ['C', 2]]);
+        expect((await store.readStream(s('order-1'), { fromRevision: 0 })).map((e) => e.type)).toEqual(['A', 'B', 'C']);
+        expect(await store.readStream(s('order-1'), { fromRevision: 3 })).toEqual([]);
+        expect(await store.readStream(s('nothing-here'), { fromRevision: 2 })).toEqual([]);
+      });
+
       it('rejects no_stream on an existing stream and leaves it unchanged', async () => {
         await store.append(s('order-1'), [event()], 'no_stream');
         await expect(store.append(s('order-1'), [event()], 'no_stream')).rejects.toBeInstanceOf(WrongExpectedRevisionError);

@@ -28,6 +28,7 @@ import {
   PersistentSubscriptionOptions,
   Position,
   ReadAllOptions,
+  ReadStreamOptions,
   RecordedEvent,
   START,
   SubscribeOptions,
@@ -106,10 +107,11 @@ export class EventStoreDbEventStore implements EventStore {
     }
   }
 
-  async readStream(streamId: string): Promise<RecordedEvent[]> {
+  async readStream(streamId: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
     const events: RecordedEvent[] = [];
+    const fromRevision = options.fromRevision ? BigInt(options.fromRevision) : CLIENT_START;
     try {
-      for await (const resolved of this.client.readStream(streamId, { direction: FORWARDS, fromRevision: CLIENT_START })) {
+      for await (const resolved of this.client.readStream(streamId, { direction: FORWARDS, fromRevision })) {
         const recorded = toRecorded(resolved);
         if (recorded) events.push(recorded);
       }

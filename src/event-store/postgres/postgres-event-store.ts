@@ -10,6 +10,7 @@ import {
   PersistentHandler,
   PersistentSubscriptionOptions,
   Position,
+  ReadStreamOptions,
   RecordedEvent,
   START,
   SubscribeOptions,
@@ -152,10 +153,10 @@ export class PostgresEventStore implements EventStore {
       });
   }
 
-  async readStream(streamId: string): Promise<RecordedEvent[]> {
+  async readStream(streamId: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
     const { rows } = await this.db.query<EventRow>(
-      `SELECT ${COLUMNS} FROM events WHERE stream_id = $1 ORDER BY stream_revision`,
-      [streamId],
+      `SELECT ${COLUMNS} FROM events WHERE stream_id = $1 AND stream_revision >= $2 ORDER BY stream_revision`,
+      [streamId, options.fromRevision ?? 0],
     );
     return rows.map(toRecorded);
   }

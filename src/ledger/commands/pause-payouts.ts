@@ -24,13 +24,11 @@ export class ResumePayoutsCommand extends Command<PayoutsPausedView> {
 /** Pausing a paused ledger (or resuming a running one) records nothing and answers the same. */
 async function setPaused(ledgers: LedgerStreams, accounts: AccountStreams, command: PausePayoutsCommand, paused: boolean) {
   const account = await accounts.get(command.account);
-  const { state } = await ledgers.handle({
-    type: paused ? 'PausePayouts' : 'ResumePayouts',
-    account_id: account.id,
-    mode: command.mode,
-    now: new Date().toISOString(),
-  });
-  return { account: account.id, mode: command.mode, payouts_paused: state.paused };
+  const payoutsPaused = await ledgers.handle(
+    { type: paused ? 'PausePayouts' : 'ResumePayouts', account_id: account.id, mode: command.mode, now: new Date().toISOString() },
+    (state) => state.paused,
+  );
+  return { account: account.id, mode: command.mode, payouts_paused: payoutsPaused };
 }
 
 @CommandHandler(PausePayoutsCommand)

@@ -19,15 +19,19 @@ export class RecordRefundHandler implements ICommandHandler<RecordRefundCommand>
   constructor(private readonly ledgers: LedgerStreams) {}
 
   async execute({ sellerAccountId, mode, purchaseId }: RecordRefundCommand): Promise<BalanceTransaction> {
-    const { state } = await this.ledgers.handle({
-      type: 'RecordRefund',
-      account_id: sellerAccountId,
-      mode,
-      now: new Date().toISOString(),
-      transaction_id: newId('txn'),
-      purchase_id: purchaseId,
-    });
-    const index = state.entries.length - 1;
-    return toBalanceTransaction(state.entries[index], statusOf(state, index));
+    return this.ledgers.handle(
+      {
+        type: 'RecordRefund',
+        account_id: sellerAccountId,
+        mode,
+        now: new Date().toISOString(),
+        transaction_id: newId('txn'),
+        purchase_id: purchaseId,
+      },
+      (state) => {
+        const index = state.entries.length - 1;
+        return toBalanceTransaction(state.entries[index], statusOf(state, index));
+      },
+    );
   }
 }

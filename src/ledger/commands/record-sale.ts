@@ -36,19 +36,23 @@ export class RecordSaleHandler implements ICommandHandler<RecordSaleCommand> {
   async execute({ sellerAccountId, mode, sale }: RecordSaleCommand): Promise<BalanceTransaction> {
     // By id only: a slug here would open a second ledger under another stream name.
     await this.accounts.getById(sellerAccountId);
-    const { state } = await this.ledgers.handle({
-      type: 'RecordSale',
-      account_id: sellerAccountId,
-      mode,
-      now: new Date().toISOString(),
-      transaction_id: newId('txn'),
-      purchase_id: sale.purchase_id,
-      asset: sale.asset,
-      amount_cents: sale.amount_cents,
-      currency: sale.currency,
-      fee_bps: this.settings.platformFeeBps,
-    });
-    const index = state.sales.get(sale.purchase_id)!.index;
-    return toBalanceTransaction(state.entries[index], statusOf(state, index));
+    return this.ledgers.handle(
+      {
+        type: 'RecordSale',
+        account_id: sellerAccountId,
+        mode,
+        now: new Date().toISOString(),
+        transaction_id: newId('txn'),
+        purchase_id: sale.purchase_id,
+        asset: sale.asset,
+        amount_cents: sale.amount_cents,
+        currency: sale.currency,
+        fee_bps: this.settings.platformFeeBps,
+      },
+      (state) => {
+        const index = state.sales.get(sale.purchase_id)!.index;
+        return toBalanceTransaction(state.entries[index], statusOf(state, index));
+      },
+    );
   }
 }

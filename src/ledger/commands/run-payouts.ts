@@ -54,20 +54,22 @@ export class RunPayoutsHandler implements ICommandHandler<RunPayoutsCommand> {
   private async payOut(accountId: string, mode: Mode, named: boolean): Promise<Payout | undefined> {
     const who = { account_id: accountId, mode };
     const now = () => new Date().toISOString();
-    const { state } = await this.ledgers.handle({
-      type: 'RunPayout',
-      ...who,
-      now: now(),
-      transaction_id: newId('txn'),
-      payout_id: newId('po'),
-      requires_destination: this.processor.requiresPayoutDestination,
-    });
-    const payout = state.inFlight;
+    const { inFlight: payout, paused, balance, destination } = await this.ledgers.handle(
+      {
+        type: 'RunPayout',
+        ...who,
+        now: now(),
+        transaction_id: newId('txn'),
+        payout_id: newId('po'),
+        requires_destination: this.processor.requiresPayoutDestination,
+      },
+      (state) => ({ inFlight: state.inFlight, paused: state.paused, balance: state.summary.balance_cents, destination: state.destination }),
+    );
     if (!payout) {
       if (!named) return undefined;
-      if (state.paused) throw LedgerErrors.payoutsPaused(accountId);
-      if (state.summary.balance_cents > 0) throw LedgerErrors.destinationMissing(accountId, mode);
-      throw LedgerErrors.nothingToPay(accountId, state.summary.balance_cents);
+      if (paused) throw LedgerErrors.payoutsPaused(accountId);
+      if (balance > 0) throw LedgerErrors.destinationMissing(accountId, mode);
+      throw LedgerErrors.nothingToPay(accountId, balance);
     }
     let transferId: string;
     try {
@@ -76,17 +78,18 @@ export class RunPayoutsHandler implements ICommandHandler<RunPayoutsCommand> {
         payoutId: payout.payout_id,
         amountCents: payout.amount_cents,
         currency: payout.currency,
-        destination: state.destination,
+        destination,
       }));
     } catch (error) {
       // Refused: nothing moved, so the payout ends and the balance stays for the next run.
       if (error instanceof TransferRefusedError) {
-        await this.ledgers.handle({ type: 'FailPayout', ...who, now: now(), payout_id: payout.payout_id, reason: error.message });
+        await this.ledgers.handle({ type: 'FailPayout', ...who, now: now(), payout_id: payout.payout_id, reason: error.message }, () => undefined);
       }
       throw error;
     }
-    const { recorded } = await this.ledgers.handle({ type: 'SettlePayout', ...who, now: now(), payout_id: payout.payout_id, transfer_id: transferId });
-    const paid = recorded.find((e) => e.type === 'PayoutPaid');
-    return paid?.type === 'PayoutPaid' ? paid.data.payout : undefined;
+    return this.ledgers.handle({ type: 'SettlePayout', ...who, now: now(), payout_id: payout.payout_id, transfer_id: transferId }, (_, recorded) => {
+      const paid = recorded.find((e) => e.type === 'PayoutPaid');
+      return paid?.type === 'PayoutPaid' ? paid.data.payout : undefined;
+    });
   }
 }

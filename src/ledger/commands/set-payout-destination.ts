@@ -22,13 +22,10 @@ export class SetPayoutDestinationHandler implements ICommandHandler<SetPayoutDes
 
   async execute({ account, mode, stripeAccount }: SetPayoutDestinationCommand): Promise<PayoutDestinationView> {
     const found = await this.accounts.get(account);
-    const { state } = await this.ledgers.handle({
-      type: 'SetPayoutDestination',
-      account_id: found.id,
-      mode,
-      now: new Date().toISOString(),
-      stripe_account: stripeAccount,
-    });
-    return { account: found.id, mode, stripe_account: state.destination! };
+    const destination = await this.ledgers.handle(
+      { type: 'SetPayoutDestination', account_id: found.id, mode, now: new Date().toISOString(), stripe_account: stripeAccount },
+      (state) => state.destination!,
+    );
+    return { account: found.id, mode, stripe_account: destination };
   }
 }
