@@ -6,7 +6,8 @@
  * fresh database; the two alternate in order within each round; figures are medians.
  *   node bench/appends.js [--json]     (npm run build first)
  * DATABASE_URL names the server (default postgres://postgres@127.0.0.1:5432/postgres); the
- * bench creates and drops its own databases there. BENCH_ROUNDS (default 3), BENCH_SECONDS (default 4).
+ * bench creates and drops its own databases there. BENCH_ROUNDS (default 3), BENCH_SECONDS (default 4),
+ * BENCH_BACKENDS (default postgres,pglite).
  */
 const { spawnSync } = require('node:child_process');
 const { randomBytes } = require('node:crypto');
@@ -15,6 +16,7 @@ const path = require('node:path');
 const ROUNDS = Number(process.env.BENCH_ROUNDS || 3);
 const SECONDS = Number(process.env.BENCH_SECONDS || 4);
 const CONCURRENCY = 8;
+const BACKENDS = (process.env.BENCH_BACKENDS || 'postgres,pglite').split(',');
 const serverUrl = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
 const dist = (p) => path.join(__dirname, '../dist/src', p);
 
@@ -92,7 +94,7 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 function main() {
   const results = [];
-  for (const backend of ['postgres', 'pglite']) {
+  for (const backend of BACKENDS) {
     const rates = { adapter: [], raw: [] };
     for (let round = 0; round < ROUNDS; round++) {
       const order = round % 2 === 0 ? ['adapter', 'raw'] : ['raw', 'adapter'];
