@@ -7,7 +7,10 @@
  *   baseline: bench/search-baseline.js, a bare Fastify route running the same SQL on a pool
  *             of the same size,
  * each its own process, and autocannon in a third. Each round measures both for each word,
- * order alternated by round; figures are medians of BENCH_ROUNDS (3) rounds.
+ * order alternated by round; figures are medians of BENCH_ROUNDS (3) rounds. Each round also
+ * measures GET /v1/me on the same service at the same concurrency (first in even rounds, last
+ * in odd ones): the cheapest authenticated request of the stack (two indexed lookups), a
+ * floor under any search's latency on this machine.
  *   node bench/search.js [--json]     (npm run build first)
  * DATABASE_URL names the Postgres server (default the local one); the bench makes and drops
  * its own database there, unless BENCH_SEARCH_DB names an already seeded one to reuse.
@@ -54,7 +57,11 @@ async function main() {
       await load(`${baseline.base}/v1/models?q=${q}`, { key, connections: CONNECTIONS, seconds: 2 });
       figures[word] = { service: [], baseline: [] };
     }
+    await load(`${service.base}/v1/me`, { key, connections: CONNECTIONS, seconds: 2 });
+    figures.floor = [];
+    const floor = async () => figures.floor.push(await load(`${service.base}/v1/me`, { key, connections: CONNECTIONS, seconds: SECONDS }));
     for (let round = 0; round < ROUNDS; round++) {
+      if (round % 2 === 0) await floor();
       for (const [word, q] of Object.entries(WORDS)) {
         const order = round % 2 === 0 ? ['service', 'baseline'] : ['baseline', 'service'];
         for (const who of order) {
@@ -62,6 +69,7 @@ async function main() {
           figures[word][who].push(await load(`${base}/v1/models?q=${q}`, { key, connections: CONNECTIONS, seconds: SECONDS }));
         }
       }
+      if (round % 2 === 1) await floor();
     }
   } finally {
     await service.stop();
@@ -79,6 +87,7 @@ async function main() {
       result[word][k] = { service: Math.round(s * 10) / 10, baseline: Math.round(b * 10) / 10, ratio: Number((s / b).toFixed(2)) };
     }
   }
+  result.floor = Object.fromEntries(['p50', 'p99', 'rps'].map((k) => [k, median(figures.floor.map((f) => f[k]))]));
   if (json) return process.stdout.write(`${JSON.stringify(result)}\n`);
   process.stdout.write(
     `GET /v1/models?q=, ${LISTINGS} listings (${rows[0].size ?? '?'}), c=${CONNECTIONS}, ${SECONDS}s x ${ROUNDS} rounds, ${result.cores} cores, load ${result.loadavg}\n`,
@@ -91,6 +100,8 @@ async function main() {
         `${r.rps.service} req/s (baseline ${r.rps.baseline}, ratio ${r.rps.ratio})\n`,
     );
   }
+  const f = result.floor;
+  process.stdout.write(`  floor, GET /v1/me on the same service: p50 ${f.p50} ms, p99 ${f.p99} ms, ${Math.round(f.rps)} req/s\n`);
 }
 
 main().catch((error) => {
