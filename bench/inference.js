@@ -68,7 +68,10 @@ async function liveKey(base) {
   return key.body.key;
 }
 
-const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+// Idle sockets are dropped after 2 s, before a server's keep-alive timeout (Node's default, 5 s,
+// in the upstream stand-in) closes them: reusing one just as the server closes it fails the
+// request with "socket hang up", which once stopped a whole npm run bench.
+const agent = new http.Agent({ keepAlive: true, maxSockets: 64, timeout: 2000 });
 
 /** One streamed completion; times to the first content chunk and to [DONE]. */
 function streamOnce(url, key, i) {
