@@ -85,8 +85,8 @@ export class LedgerStreams {
 
   /** Runs fn after every command on this stream that came before it in this process. */
   private inTurn<T>(stream: string, fn: () => Promise<T>): Promise<T> {
-    const before = this.turns.get(stream) ?? Promise.resolve();
-    const mine = before.then(fn, fn);
+    const mine = (this.turns.get(stream) ?? Promise.resolve()).then(fn);
+    // The next command waits for this one to end, whether it failed or not.
     const settled = mine.catch(() => undefined);
     this.turns.set(stream, settled);
     void settled.then(() => {
