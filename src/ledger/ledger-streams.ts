@@ -13,8 +13,12 @@ export function toLedgerEvent(event: RecordedEvent): LedgerEvent {
   return { type: event.type, data: event.data } as LedgerEvent;
 }
 
-/** Ledgers whose folded state this process keeps between commands, least recently used out first. */
-export const CACHED_LEDGERS = 1000;
+/**
+ * How many ledger entries (sales, refunds, payouts) this process keeps folded between
+ * commands, least recently used ledger out first: about 420 bytes of heap an entry, so
+ * about 40 MB. A ledger larger than this is still kept while it is the latest used.
+ */
+export const KEPT_LEDGER_ENTRIES = 100_000;
 
 /** A ledger folded up to `revision` (-1: nothing yet). */
 interface Folded {
@@ -34,7 +38,9 @@ interface Folded {
  */
 @Injectable()
 export class LedgerStreams {
-  private readonly folded = new Map<string, Folded>();
+  /** With each, the size it counts for against KEPT_LEDGER_ENTRIES when it was kept. */
+  private readonly folded = new Map<string, Folded & { weight: number }>();
+  private keptWeight = 0;
   private readonly turns = new Map<string, Promise<unknown>>();
 
   constructor(
@@ -70,17 +76,30 @@ export class LedgerStreams {
 
   private extend(stream: string, state: LedgerState, events: LedgerEvent[], revision: number): Folded {
     // evolve changes the kept state as it goes: half-applied, it must not be kept.
-    this.folded.delete(stream);
+    this.drop(stream);
     for (const event of events) state = evolve(state, event);
     return this.keep(stream, { state, revision });
   }
 
   /** Keeps the state as the most recently used, dropping the least recently used past the limit. */
   private keep(stream: string, folded: Folded): Folded {
-    this.folded.delete(stream);
-    this.folded.set(stream, folded);
-    if (this.folded.size > CACHED_LEDGERS) this.folded.delete(this.folded.keys().next().value!);
+    this.drop(stream);
+    // Counted one more than its entries: a ledger with none still takes some memory.
+    const weight = folded.state.entries.length + 1;
+    this.folded.set(stream, { ...folded, weight });
+    this.keptWeight += weight;
+    for (const oldest of this.folded.keys()) {
+      if (this.keptWeight <= KEPT_LEDGER_ENTRIES || oldest === stream) break;
+      this.drop(oldest);
+    }
     return folded;
+  }
+
+  private drop(stream: string): void {
+    const kept = this.folded.get(stream);
+    if (!kept) return;
+    this.keptWeight -= kept.weight;
+    this.folded.delete(stream);
   }
 
   /** Runs fn after every command on this stream that came before it in this process. */

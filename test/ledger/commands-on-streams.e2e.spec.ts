@@ -1,10 +1,10 @@
-import { startTestApp, TestApp } from '../support/app';
+import { startTestApp } from '../support/app';
 import { stallProjections } from '../support/stalled-projections';
 import { expectLedgerInvariants, ledgerDriver } from './support';
 
 /** Issue 9: ledger commands find the account on its stream and decide on its ledger stream, not on read models. */
 describe('ledger commands decide on streams, not on lagging read models', () => {
-  let t: TestApp;
+  let t: Awaited<ReturnType<typeof startTestApp>>;
   beforeAll(async () => {
     t = await startTestApp();
   });
