@@ -1,24 +1,34 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { EVENT_STORE, EventStore, ExpectedRevision, NewEvent } from '../event-store/event-store';
 import { Errors } from '../platform/errors';
+import { KeptStates } from '../platform/kept-states';
 import type { Mode } from '../platform/mode';
 import { Streams } from '../platform/streams';
 import { EventWriter } from '../projection-runner/event-writer';
 import { CatalogEvents, ListingKind, ListingSlugClaimed } from './events';
-import { evolve, fold, ListingState } from './listing';
+import { evolve, ListingState } from './listing';
 
 export interface LoadedListing {
   state: ListingState;
   revision: number;
 }
 
+/** Listings whose folded state this process keeps between commands (a few KB each). */
+export const KEPT_LISTINGS = 5000;
+
 /**
  * Loads a listing stream and appends to it at the revision it was loaded at. Commands
  * find listings here, from the streams, never from catalog_listings: a lagging projection
  * must not turn a listing just drafted into a 404 (issue 9).
+ *
+ * Every download appends to its listing's stream, so a popular listing's stream grows for
+ * ever: the folded state is kept and each load reads only the events after it. States are
+ * never changed in place (evolve returns a new one), so loads may run side by side.
  */
 @Injectable()
 export class ListingStore {
+  private readonly kept = new KeptStates<ListingState>(KEPT_LISTINGS);
+
   constructor(
     @Inject(EVENT_STORE) private readonly store: EventStore,
     private readonly writer: EventWriter,
@@ -76,8 +86,14 @@ export class ListingStore {
   }
 
   private async loadById(mode: Mode, listingId: string): Promise<LoadedListing | undefined> {
-    const events = await this.store.readStream(Streams.listing(mode, listingId));
-    const state = fold(events);
-    return state && { state, revision: events[events.length - 1].revision };
+    const stream = Streams.listing(mode, listingId);
+    const kept = this.kept.get(stream);
+    const since = await this.store.readStream(stream, { fromRevision: kept ? kept.revision + 1 : 0 });
+    const state = since.reduce((s, event) => evolve(s, event), kept?.state);
+    if (!state) return undefined;
+    const loaded = since.length ? { state, revision: since[since.length - 1].revision } : kept!;
+    // A load that ran beside this one may have kept a later revision already.
+    if (loaded.revision >= (this.kept.get(stream)?.revision ?? -1)) this.kept.keep(stream, loaded);
+    return loaded;
   }
 }

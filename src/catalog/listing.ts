@@ -90,10 +90,6 @@ export function evolve(state: ListingState | undefined, event: { type: string; d
   }
 }
 
-export function fold(events: readonly { type: string; data: unknown }[]): ListingState | undefined {
-  return events.reduce<ListingState | undefined>((state, event) => evolve(state, event), undefined);
-}
-
 /** The model (or dataset) object of spec part 2, as the public read endpoints return it. */
 export function toPublicObject(s: ListingState): Record<string, unknown> {
   return {

@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { EVENT_STORE, EventStore, RecordedEvent } from '../event-store/event-store';
+import { Folded, KeptStates } from '../platform/kept-states';
 import { Streams } from '../platform/streams';
 import { EventWriter } from '../projection-runner/event-writer';
 import { LEDGER_EVENT_TYPES, LedgerEvent } from './events';
@@ -15,16 +16,9 @@ export function toLedgerEvent(event: RecordedEvent): LedgerEvent {
 
 /**
  * How many ledger entries (sales, refunds, payouts) this process keeps folded between
- * commands, least recently used ledger out first: about 420 bytes of heap an entry, so
- * about 40 MB. A ledger larger than this is still kept while it is the latest used.
+ * commands: about 420 bytes of heap an entry, so about 40 MB.
  */
 export const KEPT_LEDGER_ENTRIES = 100_000;
-
-/** A ledger folded up to `revision` (-1: nothing yet). */
-interface Folded {
-  state: LedgerState;
-  revision: number;
-}
 
 /**
  * The one way ledger commands touch the event store: load the stream, decide, append
@@ -38,9 +32,7 @@ interface Folded {
  */
 @Injectable()
 export class LedgerStreams {
-  /** With each, the size it counts for against KEPT_LEDGER_ENTRIES when it was kept. */
-  private readonly folded = new Map<string, Folded & { weight: number }>();
-  private keptWeight = 0;
+  private readonly kept = new KeptStates<LedgerState>(KEPT_LEDGER_ENTRIES);
   private readonly turns = new Map<string, Promise<unknown>>();
 
   constructor(
@@ -67,39 +59,24 @@ export class LedgerStreams {
   }
 
   /** The ledger's state at its newest revision: the kept state and the events since. */
-  private async load(stream: string): Promise<Folded> {
-    const kept = this.folded.get(stream) ?? { state: initialState(), revision: -1 };
+  private async load(stream: string): Promise<Folded<LedgerState>> {
+    const kept = this.kept.get(stream) ?? { state: initialState(), revision: -1 };
     const since = await this.store.readStream(stream, { fromRevision: kept.revision + 1 });
     if (!since.length) return this.keep(stream, kept);
     return this.extend(stream, kept.state, since.map(toLedgerEvent), since[since.length - 1].revision);
   }
 
-  private extend(stream: string, state: LedgerState, events: LedgerEvent[], revision: number): Folded {
+  private extend(stream: string, state: LedgerState, events: LedgerEvent[], revision: number): Folded<LedgerState> {
     // evolve changes the kept state as it goes: half-applied, it must not be kept.
-    this.drop(stream);
+    this.kept.drop(stream);
     for (const event of events) state = evolve(state, event);
     return this.keep(stream, { state, revision });
   }
 
-  /** Keeps the state as the most recently used, dropping the least recently used past the limit. */
-  private keep(stream: string, folded: Folded): Folded {
-    this.drop(stream);
-    // Counted one more than its entries: a ledger with none still takes some memory.
-    const weight = folded.state.entries.length + 1;
-    this.folded.set(stream, { ...folded, weight });
-    this.keptWeight += weight;
-    for (const oldest of this.folded.keys()) {
-      if (this.keptWeight <= KEPT_LEDGER_ENTRIES || oldest === stream) break;
-      this.drop(oldest);
-    }
+  private keep(stream: string, folded: Folded<LedgerState>): Folded<LedgerState> {
+    // Weighed by entries, plus one: a ledger with none still takes some memory.
+    this.kept.keep(stream, folded, folded.state.entries.length + 1);
     return folded;
-  }
-
-  private drop(stream: string): void {
-    const kept = this.folded.get(stream);
-    if (!kept) return;
-    this.keptWeight -= kept.weight;
-    this.folded.delete(stream);
   }
 
   /** Runs fn after every command on this stream that came before it in this process. */

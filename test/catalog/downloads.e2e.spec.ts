@@ -1,8 +1,8 @@
-import { startTestApp, TestApp } from '../support/app';
+import { startTestApp } from '../support/app';
 import { eventsOf, localPath, publishModel, sha256 } from './catalog-client';
 
 describe('POST /v1/models/{id_or_slug}/download', () => {
-  let t: TestApp;
+  let t: Awaited<ReturnType<typeof startTestApp>>;
   let seller: { accountId: string; key: string };
   let buyer: { accountId: string; key: string };
 
@@ -68,6 +68,18 @@ describe('POST /v1/models/{id_or_slug}/download', () => {
     const res = await t.request('POST', `/v1/models/${draft.body.id}/download`, { key: seller.key });
     expect(res.status).toBe(400);
     expect(res.body.error.code).toBe('invalid_request');
+  });
+
+  it('answers 404 here for a model unpublished through another instance after this one served it', async () => {
+    const model = await publishModel(t, seller.key, { title: 'Retired Elsewhere' });
+    expect((await t.request('POST', `/v1/models/${model.id}/download`, { key: buyer.key })).status).toBe(200);
+    const other = await startTestApp({ shared: t.database });
+    try {
+      expect((await other.request('DELETE', `/v1/models/${model.id}`, { key: seller.key })).status).toBe(200);
+    } finally {
+      await other.close();
+    }
+    expect((await t.request('POST', `/v1/models/${model.id}/download`, { key: buyer.key })).status).toBe(404);
   });
 
   it('answers 404 for an unpublished model and for a model of the other mode', async () => {
