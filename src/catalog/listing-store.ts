@@ -13,7 +13,7 @@ export interface LoadedListing {
   revision: number;
 }
 
-/** Listings whose folded state this process keeps between commands (a few KB each). */
+/** Listings whose folded state this process keeps between commands (each its fields, description included). */
 export const KEPT_LISTINGS = 5000;
 
 /**
