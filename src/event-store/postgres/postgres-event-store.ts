@@ -146,7 +146,8 @@ export class PostgresEventStore implements EventStore {
     if (this.db.kind === 'pglite' || this.notifyDue) return;
     const wait = this.lastNotify + NOTIFY_INTERVAL_MS - performance.now();
     if (wait <= 0) return void this.notifyOtherInstances();
-    this.notifyDue = setTimeout(() => void this.notifyOtherInstances(), wait);
+    // Unreferenced: a NOTIFY still due must not keep a process from exiting.
+    this.notifyDue = setTimeout(() => void this.notifyOtherInstances(), wait).unref();
   }
 
   private notifyOtherInstances(): Promise<unknown> {
