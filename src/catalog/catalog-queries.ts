@@ -66,12 +66,9 @@ export class CatalogQueries {
     );
   }
 
-  /** What a caller may see of a listing: anything published, and their own in any state. */
-  async findVisible(mode: Mode, accountId: string, kind: ListingKind, idOrSlug: string): Promise<ListingState | undefined> {
-    return this.findOne(
-      `mode = $1 AND kind = $2 AND (status = 'published' OR account_id = $3) AND (id = $4 OR slug = $4)`,
-      [mode, kind, accountId, idOrSlug],
-    );
+  /** A listing of one kind in any state: the caller decides who may see it (Entitlements.isReachable). */
+  async find(mode: Mode, kind: ListingKind, idOrSlug: string): Promise<ListingState | undefined> {
+    return this.findOne(`mode = $1 AND kind = $2 AND (id = $3 OR slug = $3)`, [mode, kind, idOrSlug]);
   }
 
   /**

@@ -23,6 +23,17 @@ export class Entitlements {
     return this.purchases.hasPurchased(auth.mode, auth.accountId, listing.id);
   }
 
+  /**
+   * Whether the caller may see a listing's files at all: a published listing, their own in
+   * any state, or one they bought and still hold. Purchase history outlives an unpublish
+   * (spec section 3), so a buyer keeps what they paid for; everyone else gets 404.
+   */
+  async isReachable(auth: AuthContext, listing: ListingState): Promise<boolean> {
+    if (listing.mode !== auth.mode) return false;
+    if (listing.status === 'published' || listing.account_id === auth.accountId) return true;
+    return this.purchases.hasPurchased(auth.mode, auth.accountId, listing.id);
+  }
+
   async assertEntitled(auth: AuthContext, listing: ListingState): Promise<void> {
     if (await this.isEntitled(auth, listing)) return;
     throw new ApiError(

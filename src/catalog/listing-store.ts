@@ -63,12 +63,6 @@ export class ListingStore {
     return loaded;
   }
 
-  /** What a caller may see of a listing: anything published, and their own in any state (for downloads). */
-  async findVisible(mode: Mode, accountId: string, idOrSlug: string, kind?: ListingKind): Promise<LoadedListing | undefined> {
-    const loaded = await this.find(mode, idOrSlug, kind);
-    return loaded && (loaded.state.status === 'published' || loaded.state.account_id === accountId) ? loaded : undefined;
-  }
-
   /** A published listing (what a buyer may check out). */
   async findPublished(mode: Mode, idOrSlug: string, kind?: ListingKind): Promise<LoadedListing | undefined> {
     const loaded = await this.find(mode, idOrSlug, kind);

@@ -58,8 +58,7 @@ export class ShardsController {
   @Get()
   @RequireScope('datasets:read', 'datasets:upload')
   async list(@Auth() auth: AuthContext, @Param('idOrSlug') idOrSlug: string) {
-    const dataset = await this.queries.findVisible(auth.mode, auth.accountId, 'dataset', idOrSlug);
-    if (!dataset) throw Errors.notFound('dataset');
+    const dataset = await this.reachable(auth, idOrSlug);
     const items = (await this.shards(dataset)).map(({ name, size, sha256 }) => ({ name, size, sha256 }));
     return { items, count: items.length, total_bytes: items.reduce((sum, s) => sum + s.size, 0) };
   }
@@ -69,14 +68,20 @@ export class ShardsController {
   @RequireScope('datasets:read', 'datasets:upload')
   async fetch(@Auth() auth: AuthContext, @Param('idOrSlug') idOrSlug: string, @Param('name') name: string) {
     assertShardName(name);
-    const dataset = await this.queries.findVisible(auth.mode, auth.accountId, 'dataset', idOrSlug);
-    if (!dataset) throw Errors.notFound('dataset');
+    const dataset = await this.reachable(auth, idOrSlug);
     await this.entitlements.assertEntitled(auth, dataset);
     const shard = dataset.published_files ? dataset.published_files.find((s) => s.name === name) : await this.landed(dataset, name);
     if (!shard) throw Errors.notFound('shard');
     await assertServable(this.store, dataset, shard);
     const url = await this.store.signDownload(shard.path, { expiresIn: DOWNLOAD_URL_TTL_SECONDS, fileName: name });
     return { name, size: shard.size, sha256: shard.sha256, url, expires_in: DOWNLOAD_URL_TTL_SECONDS };
+  }
+
+  /** Published, the caller's own, or bought (an unpublished dataset stays its buyers'). */
+  private async reachable(auth: AuthContext, idOrSlug: string): Promise<ListingState> {
+    const dataset = await this.queries.find(auth.mode, 'dataset', idOrSlug);
+    if (!dataset || !(await this.entitlements.isReachable(auth, dataset))) throw Errors.notFound('dataset');
+    return dataset;
   }
 
   /** The frozen shards of a published dataset, else (drafts, datasets published before shards were recorded) what landed. */

@@ -1,4 +1,5 @@
 import { startTestApp, TestApp } from '../support/app';
+import { buy } from '../commerce/commerce-client';
 import { eventsOf, localPath, sha256 } from './catalog-client';
 
 describe('datasets and shards', () => {
@@ -78,6 +79,25 @@ describe('datasets and shards', () => {
     expect(res.status).toBe(402);
     expect(res.body.error).toMatchObject({ code: 'purchase_required', price: { amount: 1200, currency: 'usd' }, asset: { id: dataset.id } });
     expect((await t.request('GET', `/v1/datasets/${dataset.id}/shards/cams.json`, { key: owner.key })).status).toBe(200);
+  });
+
+  it("keeps a bought dataset's shards listable and fetchable by its buyer after the seller unpublishes it, and by nobody else", async () => {
+    const dataset = await createDataset({ title: 'Bought Sweeps', price_cents: 900 });
+    await putShard(dataset.id, 'sweep-1.mcap', 'sweep!');
+    await t.request('POST', `/v1/datasets/${dataset.id}/publish`, { key: owner.key });
+    const holder = await t.accountWithKey();
+    await buy(t, holder.key, dataset.slug);
+    expect((await t.request('DELETE', `/v1/datasets/${dataset.slug}`, { key: owner.key })).status).toBe(200);
+
+    const list = await t.request('GET', `/v1/datasets/${dataset.slug}/shards`, { key: holder.key });
+    expect(list.body).toEqual({ items: [{ name: 'sweep-1.mcap', size: 6, sha256: sha256('sweep!') }], count: 1, total_bytes: 6 });
+    const shard = await t.request('GET', `/v1/datasets/${dataset.id}/shards/sweep-1.mcap`, { key: holder.key });
+    expect(shard.status).toBe(200);
+    expect((await t.request('GET', localPath(shard.body.url))).text).toBe('sweep!');
+    for (const path of [`/v1/datasets/${dataset.id}/shards`, `/v1/datasets/${dataset.id}/shards/sweep-1.mcap`]) {
+      const res = await t.request('GET', path, { key: reader.key });
+      expect([path, res.status, res.body.error.code]).toEqual([path, 404, 'not_found']);
+    }
   });
 
   it.each(['a/b', '..', '../escape', 'x..y', '', 'semi;colon', 'a'.repeat(201)])(

@@ -1,4 +1,5 @@
 import { startTestApp } from '../support/app';
+import { buy } from '../commerce/commerce-client';
 import { eventsOf, localPath, publishModel, sha256 } from './catalog-client';
 
 describe('POST /v1/models/{id_or_slug}/download', () => {
@@ -89,6 +90,26 @@ describe('POST /v1/models/{id_or_slug}/download', () => {
     const live = await t.accountWithKey({ mode: 'live' });
     const other = await publishModel(t, seller.key, { title: 'Test Mode Only' });
     expect((await t.request('POST', `/v1/models/${other.id}/download`, { key: live.key })).status).toBe(404);
+  });
+
+  it('keeps serving a bought model to its buyer after the seller unpublishes it, and to nobody else', async () => {
+    const model = await publishModel(t, seller.key, { title: 'Bought Then Retired', price_cents: 2500 }, 'retired-weights');
+    const holder = await t.accountWithKey();
+    await buy(t, holder.key, model.slug);
+    expect((await t.request('POST', `/v1/models/${model.slug}/download`, { key: holder.key })).status).toBe(200);
+    expect((await t.request('DELETE', `/v1/models/${model.slug}`, { key: seller.key })).status).toBe(200);
+
+    const again = await t.request('POST', `/v1/models/${model.slug}/download`, { key: holder.key });
+    expect(again.status).toBe(200);
+    expect((await t.request('GET', localPath(again.body.url))).text).toBe('retired-weights');
+    expect((await eventsOf(t, 'AssetDownloaded', seller.accountId)).filter((e) => e.data.listing_id === model.id)).toHaveLength(2);
+    // Everyone who did not buy it sees no such model: 404, not a price.
+    const stranger = await t.request('POST', `/v1/models/${model.slug}/download`, { key: buyer.key });
+    expect([stranger.status, stranger.body.error.code]).toEqual([404, 'not_found']);
+    expect((await t.request('GET', `/v1/models/${model.slug}`, { key: holder.key })).status).toBe(404);
+    // Nor does the same account in the other mode.
+    const { key: liveKey } = await t.accountWithKey({ mode: 'live' });
+    expect((await t.request('POST', `/v1/models/${model.id}/download`, { key: liveKey })).status).toBe(404);
   });
 
   it('accepts datasets:read as the download scope and refuses a key with neither read scope', async () => {

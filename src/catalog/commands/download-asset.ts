@@ -38,12 +38,12 @@ export class DownloadAssetHandler implements ICommandHandler<DownloadAssetComman
   ) {}
 
   async execute({ auth, idOrSlug }: DownloadAssetCommand): Promise<DownloadGrant> {
-    const visible = await this.listings.findVisible(auth.mode, auth.accountId, idOrSlug);
-    if (visible?.state.kind === 'dataset') {
+    const loaded = await this.listings.find(auth.mode, idOrSlug);
+    if (!loaded || !(await this.entitlements.isReachable(auth, loaded.state))) throw Errors.notFound('model');
+    const listing = loaded.state;
+    if (listing.kind === 'dataset') {
       throw Errors.invalidRequest('A dataset is downloaded shard by shard: GET /v1/datasets/{id}/shards/{name}.');
     }
-    if (!visible) throw Errors.notFound('model');
-    const listing = visible.state;
     // Only the owner can see a listing without a file: their own draft that never got one.
     const file = servedModelFile(listing);
     if (!file) throw Errors.invalidRequest('This draft has no file yet; give it storage_path, file_name and file_size.');
