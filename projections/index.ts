@@ -7,6 +7,7 @@ import { creditsProjection } from './credits.projection';
 import { factoryJobsProjection } from './factory-jobs.projection';
 import { inferencePricesProjection } from './inference-prices.projection';
 import { inferenceUsageProjection } from './inference-usage.projection';
+import { journalProjection } from './journal.projection';
 import { purchasesProjection } from './purchases.projection';
 import { webhookEndpointsProjection } from './webhook-endpoints.projection';
 
@@ -18,6 +19,7 @@ export const ALL_PROJECTIONS: readonly Projection[] = [
   catalogListingsProjection,
   webhookEndpointsProjection,
   balanceTransactionsProjection,
+  journalProjection,
   purchasesProjection,
   inferencePricesProjection,
   inferenceUsageProjection,

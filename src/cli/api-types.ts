@@ -399,6 +399,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/balance": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The creator’s balance from the journal, now or as of a past moment
+         * @description Needs one of the scopes: payouts:read (an unrestricted key has all).
+         */
+        get: operations["BalanceController_balance"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/balance_transactions": {
         parameters: {
             query?: never;
@@ -909,6 +929,20 @@ export interface components {
             created_at: string;
             source: Record<string, never>;
             description: string;
+        };
+        /** @description What the platform owes the creator: available now, in payouts under way, and withheld for open disputes. */
+        Balance: {
+            /** @constant */
+            object: "balance";
+            currency: string;
+            available_cents: number;
+            in_transit_cents: number;
+            withheld_cents: number;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            as_of: string;
         };
         BalanceSummary: {
             currency: string;
@@ -2311,6 +2345,33 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            default: components["responses"]["Error"];
+        };
+    };
+    BalanceController_balance: {
+        parameters: {
+            query?: {
+                /** @description ISO 8601 instant: the books as they stood then (events recorded at or before it). A date alone is midnight UTC. */
+                as_of?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The creator’s balance from the journal, now or as of a past moment */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Balance"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             default: components["responses"]["Error"];
         };
     };

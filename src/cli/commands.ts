@@ -3,7 +3,9 @@ import type { ApiClient } from './api-client';
 import { CATALOG_COMMANDS } from './catalog-commands';
 import { describeCopy, eventsCopy } from './events-copy';
 import { FACTORY_COMMANDS } from './factory-commands';
+import { table } from './format';
 import { INFERENCE_COMMANDS } from './inference-commands';
+import { LEDGER_COMMANDS } from './ledger-commands';
 import { listenAndForward, untilInterrupted } from './webhooks-listen';
 
 type OptionSpec = Record<string, { type: 'string' | 'boolean'; required?: boolean }>;
@@ -36,14 +38,6 @@ const list = (value: string | undefined) =>
 function integerOption(name: string, value: string): number {
   if (!/^-?\d+$/.test(value)) throw new CliError(`--${name} must be an integer, got "${value}"`, 'usage', 2);
   return Number(value);
-}
-
-function table(rows: Record<string, unknown>[], columns: string[]): string {
-  if (!rows.length) return '(none)';
-  const cells = rows.map((r) => columns.map((c) => (r[c] === null || r[c] === undefined ? '' : Array.isArray(r[c]) ? (r[c] as unknown[]).join(',') : String(r[c]))));
-  const widths = columns.map((c, i) => Math.max(c.length, ...cells.map((row) => row[i].length)));
-  const line = (values: string[]) => values.map((v, i) => v.padEnd(widths[i])).join('  ').trimEnd();
-  return [line(columns), ...cells.map(line)].join('\n');
 }
 
 const fields = (result: Record<string, unknown>) =>
@@ -208,6 +202,7 @@ export const COMMANDS: Record<string, CliCommand> = {
   },
   ...CATALOG_COMMANDS,
   ...INFERENCE_COMMANDS,
+  ...LEDGER_COMMANDS,
   ...FACTORY_COMMANDS,
   'webhooks listen': {
     usage: 'webhooks listen --account ID_OR_SLUG --forward-to URL [--mode test|live] [--events a,b]',
@@ -266,17 +261,6 @@ export const COMMANDS: Record<string, CliCommand> = {
     run: (client, o) => client.request('POST', '/admin/payouts/destination', { account: o.account, mode: o.mode, stripe_account: o['stripe-account'] }),
     print: (r) => `payouts of ${r.account} (${r.mode}) go to ${r.stripe_account}`,
   },
-  'ledger verify': {
-    usage: 'ledger verify [--account ID_OR_SLUG] [--mode test|live]',
-    examples: ['svc ledger verify', 'svc ledger verify --account acme-robotics --mode live'],
-    options: { account: { type: 'string' }, mode: { type: 'string' } },
-    run: (client, o) => client.request('GET', `/admin/ledger/verify${query({ account: o.account, mode: o.mode })}`),
-    print: (r) =>
-      r.ok
-        ? `ledger verified: ${r.ledgers_checked} ledgers, ${r.transactions_checked} transactions match the event log`
-        : `ledger differs from the event log: ${describeDifference(r.first_difference)}`,
-    failure: (r) => (r.ok ? undefined : new CliError(describeDifference(r.first_difference), 'ledger_mismatch')),
-  },
   'events copy': {
     usage: 'events copy --to esdb://HOST:PORT?tls=false',
     examples: ['svc events copy --to esdb://127.0.0.1:2113?tls=false', 'DATABASE_URL=postgres://... svc events copy --to esdb://eventstore:2113?tls=false'],
@@ -286,41 +270,4 @@ export const COMMANDS: Record<string, CliCommand> = {
     print: (r) => describeCopy(r),
     failure: (r) => (r.ok ? undefined : new CliError(describeCopy(r), 'copy_mismatch')),
   },
-  'ledger export': {
-    usage: 'ledger export --account ID_OR_SLUG --mode test|live [--format csv|json]',
-    examples: ['svc ledger export --account acme-robotics --mode live --format csv > ledger.csv'],
-    options: { account: { type: 'string', required: true }, mode: { type: 'string', required: true }, format: { type: 'string' } },
-    run: (client, o) => {
-      if (o.format !== undefined && o.format !== 'csv' && o.format !== 'json') {
-        throw new CliError(`--format must be csv or json, got "${o.format}"`, 'usage', 2);
-      }
-      return client.request('GET', `/admin/ledger/export${query({ account: o.account, mode: o.mode })}`);
-    },
-    print: (r, o) => (o.format === 'json' ? JSON.stringify(r, null, 2) : toCsv(r.items)),
-  },
 };
-
-function describeDifference(d: { account_id: string; mode: string; transaction_id: string | null; field: string; expected: unknown; actual: unknown }): string {
-  const where = d.transaction_id ? `transaction ${d.transaction_id}` : 'summary';
-  return `account ${d.account_id} (${d.mode}), ${where}: ${d.field} is ${JSON.stringify(d.actual)} in the read model but ${JSON.stringify(d.expected)} from the events`;
-}
-
-const CSV_COLUMNS = ['id', 'type', 'amount_cents', 'fee_cents', 'net_cents', 'currency', 'status', 'created_at', 'purchase_id', 'asset_slug', 'asset_title', 'payout_id', 'description'];
-
-/**
- * RFC 4180 CSV. Asset titles are written by sellers, so a text cell starting with = + - @
- * gets a leading apostrophe: a spreadsheet must not run it as a formula.
- */
-function toCsv(items: any[]): string {
-  const cell = (value: unknown) => {
-    if (value === null || value === undefined) return '';
-    let text = String(value);
-    if (typeof value === 'string' && /^[=+\-@\t\r]/.test(text)) text = `'${text}`;
-    return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
-  };
-  const rows = items.map((t) =>
-    [t.id, t.type, t.amount_cents, t.fee_cents, t.net_cents, t.currency, t.status, t.created_at, t.source.purchase_id,
-      t.source.asset?.slug, t.source.asset?.title, t.source.payout_id, t.description].map(cell).join(','),
-  );
-  return [CSV_COLUMNS.join(','), ...rows].join('\n');
-}

@@ -191,6 +191,8 @@ export function decide(command: CheckoutCommand, state: CheckoutState): Checkout
             session_id: s.session_id,
             mode: s.mode,
             buyer_account_id: s.buyer_account_id,
+            amount_cents: duplicate.amount_cents,
+            currency: duplicate.currency,
             payment_reference: duplicate.payment_reference,
             processor_refund_id: command.processor_refund_id,
             settled: command.settled,

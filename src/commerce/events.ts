@@ -108,6 +108,9 @@ export interface DuplicatePaymentRefunded {
   session_id: string;
   mode: Mode;
   buyer_account_id: string;
+  /** What went back; absent on refunds recorded before the journal (it reads them from the payment). */
+  amount_cents?: number;
+  currency?: string;
   payment_reference: string;
   processor_refund_id: string;
   settled: boolean;

@@ -2,6 +2,8 @@ import { Controller, Get, Query } from '@nestjs/common';
 import { Auth, AuthContext, RequireScope } from '../platform/auth/auth-context';
 import { Errors } from '../platform/errors';
 import { parseCursor, parseLimit } from '../platform/pagination';
+import { instantParam } from '../platform/instant';
+import { JournalQueries } from './journal-queries';
 import type { TransactionType } from './ledger.decider';
 import { LedgerQueries } from './ledger-queries';
 
@@ -12,7 +14,16 @@ const PAGE = { fallback: 50, max: 200 };
 @Controller('v1')
 @RequireScope('payouts:read')
 export class BalanceController {
-  constructor(private readonly ledger: LedgerQueries) {}
+  constructor(
+    private readonly ledger: LedgerQueries,
+    private readonly journal: JournalQueries,
+  ) {}
+
+  /** The creator's balance from the journal: now, or as the books stood at `as_of` (events recorded at or before it). */
+  @Get('balance')
+  balance(@Auth() auth: AuthContext, @Query('as_of') asOf?: unknown) {
+    return this.journal.balance(auth.accountId, auth.mode, instantParam('as_of', asOf));
+  }
 
   @Get('balance_transactions')
   async balanceTransactions(

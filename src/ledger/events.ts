@@ -81,11 +81,16 @@ export interface PayoutPaid {
   transfer_id?: string;
 }
 
-/** The processor refused the in-flight payout's transfer: nothing moved, the balance stays. */
+/** The processor refused the in-flight payout's transfer: nothing moved, the amount returns to the balance. */
 export interface PayoutFailed {
   payout_id: string;
   account_id: string;
   mode: Mode;
+  /** The payout's amount and currency; absent on failures recorded before the journal (it reads them from the initiation). */
+  amount_cents?: number;
+  currency?: string;
+  /** A stable code for why (Stripe's payout failure codes where the processor gives one). */
+  failure_code?: string;
   reason: string;
   failed_at: string;
 }

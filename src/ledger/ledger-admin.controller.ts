@@ -4,9 +4,13 @@ import { AccountQueries } from '../accounts/account-queries';
 import { accountIdParam, modeParam } from '../admin/admin-params';
 import { AdminGuard } from '../admin/admin.guard';
 import { WithoutApiKey } from '../platform/auth/auth-context';
+import { Errors } from '../platform/errors';
+import { instantParam } from '../platform/instant';
+import { parseLimit } from '../platform/pagination';
 import { PausePayoutsCommand, ResumePayoutsCommand } from './commands/pause-payouts';
 import { RunPayoutsCommand } from './commands/run-payouts';
 import { SetPayoutDestinationCommand } from './commands/set-payout-destination';
+import { JournalQueries } from './journal-queries';
 import { LedgerAudit } from './ledger-audit';
 import { PayoutDestinationDto, PayoutsAccountDto, RunPayoutsDto } from './ledger-admin.dto';
 import { LedgerQueries } from './ledger-queries';
@@ -21,6 +25,7 @@ export class LedgerAdminController {
     private readonly accounts: AccountQueries,
     private readonly queries: LedgerQueries,
     private readonly audit: LedgerAudit,
+    private readonly journal: JournalQueries,
   ) {}
 
   @Post('payouts/run')
@@ -57,5 +62,26 @@ export class LedgerAdminController {
   @Get('ledger/export')
   async export(@Query('account') account?: unknown, @Query('mode') mode?: unknown) {
     return { items: await this.queries.all(await accountIdParam(this.accounts, account), modeParam(mode, true)!) };
+  }
+
+  /** Every journal account's debits, credits and balance in one mode, now or as of an instant. */
+  @Get('ledger/trial-balance')
+  trialBalance(@Query('mode') mode?: unknown, @Query('as_of') asOf?: unknown) {
+    return this.journal.trialBalance(modeParam(mode, true)!, instantParam('as_of', asOf));
+  }
+
+  /** The journal's postings in log order, recorded in [from, to), a page at a time. */
+  @Get('ledger/journal')
+  postings(
+    @Query('mode') mode?: unknown,
+    @Query('from') from?: unknown,
+    @Query('to') to?: unknown,
+    @Query('cursor') cursor?: unknown,
+    @Query('limit') limit?: unknown,
+  ) {
+    const range = { from: instantParam('from', from), to: instantParam('to', to) };
+    if (range.from && range.to && range.from > range.to) throw Errors.validationFailed('Invalid field "from": must not be after "to".');
+    if (cursor !== undefined && (typeof cursor !== 'string' || cursor.length > 200)) throw Errors.validationFailed('Invalid field "cursor": not a cursor this list returned.');
+    return this.journal.postings(modeParam(mode, true)!, range, { cursor: cursor as string | undefined, limit: parseLimit(limit, { fallback: 1000, max: 5000 }) });
   }
 }

@@ -69,6 +69,8 @@ export interface LedgerState {
   inFlight: (PayoutInitiated & { settles: number }) | null;
   /** Stripe connected account receiving transfers; null until set. */
   destination: string | null;
+  /** The time of the ledger's latest event: a later event never states an earlier one (the journal's balances as of a moment rely on it). */
+  lastAt: string;
   summary: Omit<LedgerSummary, 'currency'>;
 }
 
@@ -81,6 +83,7 @@ export function initialState(): LedgerState {
     paused: false,
     inFlight: null,
     destination: null,
+    lastAt: '',
     summary: emptySummary(),
   };
 }
@@ -125,6 +128,32 @@ function purchaseEntry(
 }
 
 export function evolve(state: LedgerState, event: LedgerEvent): LedgerState {
+  const next = evolveEntries(state, event);
+  const at = timeOf(event);
+  return at > next.lastAt ? { ...next, lastAt: at } : next;
+}
+
+/** When a ledger event says it happened. */
+export function timeOf(event: LedgerEvent): string {
+  switch (event.type) {
+    case 'SaleRecorded':
+    case 'RefundRecorded':
+    case 'PayoutInitiated':
+      return event.data.created_at;
+    case 'PayoutPaid':
+      return event.data.payout.arrival_date;
+    case 'PayoutFailed':
+      return event.data.failed_at;
+    case 'PayoutDestinationSet':
+      return event.data.set_at;
+    case 'PayoutsPaused':
+      return event.data.paused_at;
+    case 'PayoutsResumed':
+      return event.data.resumed_at;
+  }
+}
+
+function evolveEntries(state: LedgerState, event: LedgerEvent): LedgerState {
   const s = state.summary;
   switch (event.type) {
     case 'SaleRecorded': {
@@ -240,7 +269,7 @@ export type LedgerCommand =
       requires_destination: boolean;
     })
   | (LedgerIdentity & { type: 'SettlePayout'; payout_id: string; transfer_id: string })
-  | (LedgerIdentity & { type: 'FailPayout'; payout_id: string; reason: string })
+  | (LedgerIdentity & { type: 'FailPayout'; payout_id: string; failure_code: string; reason: string })
   | (LedgerIdentity & { type: 'SetPayoutDestination'; stripe_account: string })
   | (LedgerIdentity & { type: 'PausePayouts' })
   | (LedgerIdentity & { type: 'ResumePayouts' });
@@ -275,6 +304,8 @@ function assertSale(command: Extract<LedgerCommand, { type: 'RecordSale' }>): vo
 export function decide(command: LedgerCommand, state: LedgerState): LedgerEvent[] {
   if (!isMode(command.mode)) throw Errors.validationFailed('Invalid field "mode": must be one of test, live.');
   const who = { account_id: command.account_id, mode: command.mode };
+  // A command decided on another instance, whose clock ran ahead, may have recorded the latest event.
+  const now = command.now > state.lastAt ? command.now : state.lastAt;
   switch (command.type) {
     case 'RecordSale': {
       assertSale(command);
@@ -297,7 +328,7 @@ export function decide(command: LedgerCommand, state: LedgerState): LedgerEvent[
             fee_bps: command.fee_bps,
             currency: command.currency,
             description: `Sale of "${command.asset.title}"`,
-            created_at: command.now,
+            created_at: now,
           },
         },
       ];
@@ -321,7 +352,7 @@ export function decide(command: LedgerCommand, state: LedgerState): LedgerEvent[
             net_cents: negate(entry.net_cents),
             currency: entry.currency,
             description: `Refund of "${entry.asset!.title}"`,
-            created_at: command.now,
+            created_at: now,
           },
         },
       ];
@@ -340,7 +371,7 @@ export function decide(command: LedgerCommand, state: LedgerState): LedgerEvent[
             ...who,
             amount_cents: amount,
             currency: state.currency ?? DEFAULT_CURRENCY,
-            created_at: command.now,
+            created_at: now,
           },
         },
       ];
@@ -359,7 +390,7 @@ export function decide(command: LedgerCommand, state: LedgerState): LedgerEvent[
               currency: p.currency,
               status: 'paid',
               created_at: p.created_at,
-              arrival_date: command.now,
+              arrival_date: now,
             },
             ...who,
             transaction_id: p.transaction_id,
@@ -371,14 +402,27 @@ export function decide(command: LedgerCommand, state: LedgerState): LedgerEvent[
     }
     case 'FailPayout':
       if (state.inFlight?.payout_id !== command.payout_id) return [];
-      return [{ type: 'PayoutFailed', data: { payout_id: command.payout_id, ...who, reason: command.reason, failed_at: command.now } }];
+      return [
+        {
+          type: 'PayoutFailed',
+          data: {
+            payout_id: command.payout_id,
+            ...who,
+            amount_cents: state.inFlight.amount_cents,
+            currency: state.inFlight.currency,
+            failure_code: command.failure_code,
+            reason: command.reason,
+            failed_at: now,
+          },
+        },
+      ];
     case 'SetPayoutDestination':
       if (state.destination === command.stripe_account) return [];
-      return [{ type: 'PayoutDestinationSet', data: { ...who, stripe_account: command.stripe_account, set_at: command.now } }];
+      return [{ type: 'PayoutDestinationSet', data: { ...who, stripe_account: command.stripe_account, set_at: now } }];
     case 'PausePayouts':
-      return state.paused ? [] : [{ type: 'PayoutsPaused', data: { ...who, paused_at: command.now } }];
+      return state.paused ? [] : [{ type: 'PayoutsPaused', data: { ...who, paused_at: now } }];
     case 'ResumePayouts':
-      return state.paused ? [{ type: 'PayoutsResumed', data: { ...who, resumed_at: command.now } }] : [];
+      return state.paused ? [{ type: 'PayoutsResumed', data: { ...who, resumed_at: now } }] : [];
   }
 }
 

@@ -7,6 +7,7 @@ import { RecordRefundHandler } from './commands/record-refund';
 import { RecordSaleHandler } from './commands/record-sale';
 import { RunPayoutsHandler } from './commands/run-payouts';
 import { SetPayoutDestinationHandler } from './commands/set-payout-destination';
+import { JournalQueries } from './journal-queries';
 import { LedgerAdminController } from './ledger-admin.controller';
 import { LedgerAudit } from './ledger-audit';
 import { LedgerQueries } from './ledger-queries';
@@ -19,6 +20,7 @@ import { LedgerStreams } from './ledger-streams';
     AdminGuard,
     LedgerStreams,
     LedgerQueries,
+    JournalQueries,
     LedgerAudit,
     RecordSaleHandler,
     RecordRefundHandler,

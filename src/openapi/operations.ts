@@ -134,6 +134,11 @@ export const OPERATIONS: Record<string, OperationNotes> = {
   },
   'GET /v1/purchases': { summary: 'The caller’s completed purchases', query: PAGE, response: page(ref('Purchase')) },
 
+  'GET /v1/balance': {
+    summary: 'The creator’s balance from the journal, now or as of a past moment',
+    query: [{ name: 'as_of', description: 'ISO 8601 instant: the books as they stood then (events recorded at or before it). A date alone is midnight UTC.', schema: { type: 'string', format: 'date-time' } }],
+    response: ref('Balance'),
+  },
   'GET /v1/balance_transactions': {
     summary: 'The creator’s ledger: sales, refunds and payouts',
     query: [{ name: 'type', description: 'Only entries of this type.', schema: { type: 'string', enum: ['sale', 'refund', 'payout'] } }, ...PAGE],

@@ -180,6 +180,10 @@ export const SCHEMAS: Record<string, Schema> = {
     source: { type: 'object' },
     description: str,
   }),
+  Balance: object(
+    { object: { const: 'balance' }, currency: str, available_cents: int, in_transit_cents: int, withheld_cents: int, as_of: timestamp },
+    { description: 'What the platform owes the creator: available now, in payouts under way, and withheld for open disputes.' },
+  ),
   BalanceSummary: object({
     currency: str,
     gross_cents: int,

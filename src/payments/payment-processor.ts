@@ -66,7 +66,8 @@ export interface PaymentProcessor {
 
 /** The processor answered and refused a transfer: no money moved. */
 export class TransferRefusedError extends ApiError {
-  constructor(message: string) {
+  /** failureCode: the processor's reason (Stripe's error code), recorded on the failed payout. */
+  constructor(message: string, readonly failureCode = 'transfer_refused') {
     super(400, 'transfer_failed', message);
   }
 }

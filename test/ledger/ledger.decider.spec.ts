@@ -121,8 +121,13 @@ describe('ledger decider', () => {
   });
 
   it('ends a refused payout without moving money, so the next run pays the balance', () => {
-    const failed = [sale('a', 1000), initiate(1), { type: 'FailPayout', ...who, payout_id: 'po_1', reason: 'refused' } as LedgerCommand];
-    expect(run(failed).recorded).toEqual([{ type: 'PayoutFailed', data: { payout_id: 'po_1', account_id: 'acct_1', mode: 'test', reason: 'refused', failed_at: who.now } }]);
+    const failed = [sale('a', 1000), initiate(1), { type: 'FailPayout', ...who, payout_id: 'po_1', failure_code: 'account_closed', reason: 'refused' } as LedgerCommand];
+    expect(run(failed).recorded).toEqual([
+      {
+        type: 'PayoutFailed',
+        data: { payout_id: 'po_1', account_id: 'acct_1', mode: 'test', amount_cents: 850, currency: 'usd', failure_code: 'account_closed', reason: 'refused', failed_at: who.now },
+      },
+    ]);
     expect(summaryOf(run(failed).state)).toMatchObject({ balance_cents: 850, paid_out_cents: 0 });
     expect(transactionsOf(run(failed).state)).toHaveLength(1);
     expect(run([...failed, settle(1)]).recorded).toEqual([]);
@@ -134,6 +139,13 @@ describe('ledger decider', () => {
     expect(run([sale('a', 1000), initiate(1, true)]).recorded).toEqual([]);
     expect(run([sale('a', 1000), destination, initiate(1, true)]).recorded).toHaveLength(1);
     expect(run([destination, destination]).recorded).toEqual([]);
+  });
+
+  it("never records an event earlier than the ledger's latest, whatever the deciding instance's clock says", () => {
+    const later = { ...sale('a', 1000), now: '2026-01-01T00:00:05.000Z' } as LedgerCommand;
+    const slowClock = { ...sale('b', 1000), now: '2026-01-01T00:00:01.000Z' } as LedgerCommand;
+    expect(run([later, slowClock]).recorded[0]).toMatchObject({ type: 'SaleRecorded', data: { purchase_id: 'b', created_at: '2026-01-01T00:00:05.000Z' } });
+    expect(run([later, { ...initiate(1), now: '2026-01-01T00:00:02.000Z' } as LedgerCommand]).recorded[0].data).toMatchObject({ created_at: '2026-01-01T00:00:05.000Z' });
   });
 
   it('records a pause or resume only when it changes something', () => {

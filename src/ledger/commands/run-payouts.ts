@@ -83,7 +83,8 @@ export class RunPayoutsHandler implements ICommandHandler<RunPayoutsCommand> {
     } catch (error) {
       // Refused: nothing moved, so the payout ends and the balance stays for the next run.
       if (error instanceof TransferRefusedError) {
-        await this.ledgers.handle({ type: 'FailPayout', ...who, now: now(), payout_id: payout.payout_id, reason: error.message }, () => undefined);
+        const failure = { failure_code: error.failureCode, reason: error.message };
+        await this.ledgers.handle({ type: 'FailPayout', ...who, now: now(), payout_id: payout.payout_id, ...failure }, () => undefined);
       }
       throw error;
     }

@@ -89,7 +89,7 @@ export class StripeProcessor implements PaymentProcessor {
   }
 
   async transfer(request: TransferRequest): Promise<{ transferId: string }> {
-    if (!request.destination) throw new TransferRefusedError('No payout destination is set; set one with svc payouts destination.');
+    if (!request.destination) throw new TransferRefusedError('No payout destination is set; set one with svc payouts destination.', 'no_destination');
     try {
       const transfer = await this.client(request.mode).transfers.create(
         {
@@ -107,7 +107,7 @@ export class StripeProcessor implements PaymentProcessor {
       const status = (error as { statusCode?: number }).statusCode ?? 0;
       if (error instanceof Stripe.errors.StripeError && status >= 400 && status < 500 && status !== 409 && status !== 429) {
         logger.error(`transfer of payout ${request.payoutId} refused: ${error.message}`);
-        throw new TransferRefusedError(`Stripe refused the transfer of payout ${request.payoutId} (${error.code ?? error.type}).`);
+        throw new TransferRefusedError(`Stripe refused the transfer of payout ${request.payoutId} (${error.code ?? error.type}).`, error.code ?? error.type);
       }
       // Outcome unknown: the payout stays in flight and the next run sends the same transfer.
       throw processorError(error);

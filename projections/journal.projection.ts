@@ -1,0 +1,127 @@
+import type { Queryable } from '../src/database/database';
+import type { RecordedEvent } from '../src/event-store/event-store';
+import { closes, JOURNAL_EVENT_TYPES, Opened, Posting, postingsOf } from '../src/ledger/journal';
+import type { Projection } from '../src/projection-runner/projection';
+
+/**
+ * journal_postings: every posting of every money event (src/ledger/journal.ts), in log order,
+ * each with its account's balance after it (debits minus credits), so a balance as of any
+ * moment is one index lookup; journal_accounts: each account's totals now, for the trial
+ * balance and the current balance.
+ */
+export const journalProjection: Projection = {
+  name: 'journal',
+  version: 1,
+  tables: ['journal_postings', 'journal_accounts'],
+  schema: `
+    CREATE TABLE IF NOT EXISTS journal_postings (
+      posting_id          text PRIMARY KEY,
+      event_id            text NOT NULL,
+      event_type          text NOT NULL,
+      position            text NOT NULL,
+      recorded_at         timestamptz NOT NULL,
+      mode                text NOT NULL,
+      currency            text NOT NULL,
+      account             text NOT NULL,
+      debit_cents         bigint NOT NULL,
+      credit_cents        bigint NOT NULL,
+      balance_after_cents bigint NOT NULL,
+      reference           text,
+      processor_ref       text
+    );
+    CREATE INDEX IF NOT EXISTS journal_postings_as_of ON journal_postings (mode, account, recorded_at, position);
+    CREATE INDEX IF NOT EXISTS journal_postings_in_order ON journal_postings (mode, position, posting_id);
+    CREATE INDEX IF NOT EXISTS journal_postings_by_reference ON journal_postings (mode, reference);
+    CREATE TABLE IF NOT EXISTS journal_accounts (
+      mode          text NOT NULL,
+      account       text NOT NULL,
+      currency      text NOT NULL,
+      debits_cents  bigint NOT NULL,
+      credits_cents bigint NOT NULL,
+      PRIMARY KEY (mode, account, currency)
+    );`,
+  handles: JOURNAL_EVENT_TYPES,
+  whenFailing: 'stop', // money: a skipped posting is worse than waiting
+  async apply(tx, event) {
+    return applyPostings(tx, [event]);
+  },
+  async applyBatch(tx, events) {
+    return applyPostings(tx, events);
+  },
+};
+
+/** The postings of a batch of events in one insert, each with its account's running balance. */
+async function applyPostings(tx: Queryable, events: RecordedEvent[]): Promise<void> {
+  const postings: Posting[] = [];
+  for (const event of events) postings.push(...postingsOf(event, await openedFor(tx, event, postings)));
+  if (!postings.length) return;
+
+  const keyOf = (p: { mode: string; account: string; currency: string }) => `${p.mode}|${p.account}|${p.currency}`;
+  const running = new Map<string, number>();
+  const touched = [...new Map(postings.map((p) => [keyOf(p), p])).values()];
+  const { rows } = await tx.query<{ mode: string; account: string; currency: string; balance: string }>(
+    `SELECT a.mode, a.account, a.currency, a.debits_cents - a.credits_cents AS balance
+       FROM journal_accounts a JOIN unnest($1::text[], $2::text[], $3::text[]) AS t(mode, account, currency)
+         ON a.mode = t.mode AND a.account = t.account AND a.currency = t.currency`,
+    [touched.map((p) => p.mode), touched.map((p) => p.account), touched.map((p) => p.currency)],
+  );
+  for (const row of rows) running.set(keyOf(row), Number(row.balance));
+  const balances = postings.map((p) => {
+    const after = (running.get(keyOf(p)) ?? 0) + p.debit_cents - p.credit_cents;
+    running.set(keyOf(p), after);
+    return after;
+  });
+
+  const column = <K extends keyof Posting>(key: K) => postings.map((p) => p[key]);
+  await tx.query(
+    `WITH inserted AS (
+       INSERT INTO journal_postings (posting_id, event_id, event_type, position, recorded_at, mode, currency, account,
+         debit_cents, credit_cents, balance_after_cents, reference, processor_ref)
+       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::text[], $7::text[], $8::text[],
+                            $9::bigint[], $10::bigint[], $11::bigint[], $12::text[], $13::text[])
+       ON CONFLICT (posting_id) DO NOTHING
+       RETURNING mode, account, currency, debit_cents, credit_cents
+     )
+     INSERT INTO journal_accounts AS a (mode, account, currency, debits_cents, credits_cents)
+     SELECT mode, account, currency, sum(debit_cents), sum(credit_cents) FROM inserted GROUP BY mode, account, currency
+     ON CONFLICT (mode, account, currency) DO UPDATE SET
+       debits_cents = a.debits_cents + EXCLUDED.debits_cents,
+       credits_cents = a.credits_cents + EXCLUDED.credits_cents`,
+    [
+      column('posting_id'),
+      column('event_id'),
+      column('event_type'),
+      column('position'),
+      column('recorded_at'),
+      column('mode'),
+      column('currency'),
+      column('account'),
+      column('debit_cents'),
+      column('credit_cents'),
+      balances,
+      column('reference'),
+      column('processor_ref'),
+    ],
+  );
+}
+
+/**
+ * What the journal shows opened under the reference an event closes (a payout in transit, a
+ * duplicate payment in suspense): from the postings of this batch not yet written, else from
+ * the table. undefined for events that close nothing.
+ */
+async function openedFor(tx: Queryable, event: RecordedEvent, pending: Posting[]): Promise<Opened | null | undefined> {
+  const closing = closes(event);
+  if (!closing) return undefined;
+  const mode = event.data.mode;
+  const isOpening = (p: Pick<Posting, 'mode' | 'reference' | 'account' | 'credit_cents'>) =>
+    p.mode === mode && p.reference === closing.reference && p.account === closing.account && p.credit_cents > 0;
+  const inBatch = pending.find(isOpening);
+  if (inBatch) return { amount_cents: inBatch.credit_cents, currency: inBatch.currency };
+  const { rows } = await tx.query<{ credit_cents: string; currency: string }>(
+    `SELECT credit_cents, currency FROM journal_postings
+      WHERE mode = $1 AND reference = $2 AND account = $3 AND credit_cents > 0 ORDER BY position LIMIT 1`,
+    [mode, closing.reference, closing.account],
+  );
+  return rows[0] ? { amount_cents: Number(rows[0].credit_cents), currency: rows[0].currency } : null;
+}

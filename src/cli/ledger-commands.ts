@@ -1,0 +1,103 @@
+import { AdminClient, CliError, query } from './admin-client';
+import type { CliCommand } from './commands';
+import { table } from './format';
+
+/** `svc ledger ...`: the auditor's commands. Each exits non-zero when what it checks does not hold. */
+export const LEDGER_COMMANDS: Record<string, CliCommand> = {
+  'ledger verify': {
+    usage: 'ledger verify [--account ID_OR_SLUG] [--mode test|live]',
+    examples: ['svc ledger verify', 'svc ledger verify --account acme-robotics --mode live'],
+    options: { account: { type: 'string' }, mode: { type: 'string' } },
+    run: (client, o) => client.request('GET', `/admin/ledger/verify${query({ account: o.account, mode: o.mode })}`),
+    print: (r) =>
+      r.ok
+        ? `ledger verified: ${r.ledgers_checked} ledgers, ${r.transactions_checked} transactions match the event log`
+        : `ledger differs from the event log: ${describeDifference(r.first_difference)}`,
+    failure: (r) => (r.ok ? undefined : new CliError(describeDifference(r.first_difference), 'ledger_mismatch')),
+  },
+  'ledger export': {
+    usage: 'ledger export --account ID_OR_SLUG --mode test|live [--format csv|json]',
+    examples: ['svc ledger export --account acme-robotics --mode live --format csv > ledger.csv'],
+    options: { account: { type: 'string', required: true }, mode: { type: 'string', required: true }, format: { type: 'string' } },
+    run: (client, o) => {
+      if (o.format !== undefined && o.format !== 'csv' && o.format !== 'json') {
+        throw new CliError(`--format must be csv or json, got "${o.format}"`, 'usage', 2);
+      }
+      return client.request('GET', `/admin/ledger/export${query({ account: o.account, mode: o.mode })}`);
+    },
+    print: (r, o) => (o.format === 'json' ? JSON.stringify(r, null, 2) : toCsv(r.items.map(transactionRow), TRANSACTION_COLUMNS)),
+  },
+  'ledger trial-balance': {
+    usage: 'ledger trial-balance --mode test|live [--as-of ISO_8601]',
+    examples: ['svc ledger trial-balance --mode live', 'svc ledger trial-balance --mode live --as-of 2026-09-30T23:59:59Z --json'],
+    options: { mode: { type: 'string', required: true }, 'as-of': { type: 'string' } },
+    run: (client, o) => client.request('GET', `/admin/ledger/trial-balance${query({ mode: o.mode, as_of: o['as-of'] })}`),
+    print: (r) =>
+      [
+        `trial balance, ${r.mode} mode, as of ${r.as_of}`,
+        table(r.accounts, ['account', 'currency', 'debits_cents', 'credits_cents', 'balance_cents']),
+        ...r.currency_totals.map((t: any) => `total ${t.currency}: debits ${t.debits_cents}, credits ${t.credits_cents}${t.debits_cents === t.credits_cents ? ' (balanced)' : ' (NOT BALANCED)'}`),
+      ].join('\n'),
+    failure: (r) => (r.balanced ? undefined : new CliError(`the journal does not balance: ${describeUnbalanced(r.unbalanced_events)}`, 'ledger_unbalanced')),
+  },
+  'ledger journal': {
+    usage: 'ledger journal --mode test|live [--from ISO_8601] [--to ISO_8601] [--format csv|jsonl]',
+    examples: ['svc ledger journal --mode live --from 2026-09-01 --to 2026-10-01 > september.csv', 'svc ledger journal --mode live --format jsonl'],
+    options: { mode: { type: 'string', required: true }, from: { type: 'string' }, to: { type: 'string' }, format: { type: 'string' } },
+    run: async (client, o) => {
+      if (o.format !== undefined && o.format !== 'csv' && o.format !== 'jsonl') {
+        throw new CliError(`--format must be csv or jsonl, got "${o.format}"`, 'usage', 2);
+      }
+      return { items: await allPostings(client, { mode: o.mode, from: o.from, to: o.to }) };
+    },
+    print: (r, o) => (o.format === 'jsonl' ? r.items.map((p: unknown) => JSON.stringify(p)).join('\n') : toCsv(r.items, POSTING_COLUMNS)),
+  },
+};
+
+/** Every page of GET /admin/ledger/journal. */
+async function allPostings(client: AdminClient, range: Record<string, string | undefined>): Promise<unknown[]> {
+  const items: unknown[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await client.request('GET', `/admin/ledger/journal${query({ ...range, cursor, limit: '5000' })}`);
+    items.push(...page.items);
+    cursor = page.has_more ? page.next_cursor : undefined;
+  } while (cursor);
+  return items;
+}
+
+function describeUnbalanced(events: { event_id: string; event_type: string; currency: string; debits_cents: number; credits_cents: number }[]): string {
+  return events.map((e) => `event ${e.event_id} (${e.event_type}) posts ${e.debits_cents} debit and ${e.credits_cents} credit ${e.currency}`).join('; ');
+}
+
+function describeDifference(d: { account_id: string; mode: string; transaction_id: string | null; field: string; expected: unknown; actual: unknown }): string {
+  const where = d.transaction_id ? `transaction ${d.transaction_id}` : 'summary';
+  return `account ${d.account_id} (${d.mode}), ${where}: ${d.field} is ${JSON.stringify(d.actual)} in the read model but ${JSON.stringify(d.expected)} from the events`;
+}
+
+const TRANSACTION_COLUMNS = ['id', 'type', 'amount_cents', 'fee_cents', 'net_cents', 'currency', 'status', 'created_at', 'purchase_id', 'asset_slug', 'asset_title', 'payout_id', 'description'];
+
+const POSTING_COLUMNS = ['posting_id', 'event_id', 'event_type', 'position', 'recorded_at', 'mode', 'account', 'currency', 'debit_cents', 'credit_cents', 'reference', 'processor_ref'];
+
+/** A balance transaction as one flat CSV row. */
+const transactionRow = (t: any) => ({
+  ...t,
+  purchase_id: t.source.purchase_id,
+  asset_slug: t.source.asset?.slug,
+  asset_title: t.source.asset?.title,
+  payout_id: t.source.payout_id,
+});
+
+/**
+ * RFC 4180 CSV. Asset titles are written by sellers, so a text cell starting with = + - @
+ * gets a leading apostrophe: a spreadsheet must not run it as a formula.
+ */
+function toCsv(rows: Record<string, unknown>[], columns: string[]): string {
+  const cell = (value: unknown) => {
+    if (value === null || value === undefined) return '';
+    let text = String(value);
+    if (typeof value === 'string' && /^[=+\-@\t\r]/.test(text)) text = `'${text}`;
+    return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+  };
+  return [columns.join(','), ...rows.map((row) => columns.map((c) => cell(row[c])).join(','))].join('\n');
+}

@@ -1,0 +1,157 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { DATABASE, Database } from '../database/database';
+import type { Mode } from '../platform/mode';
+import { invalidCursor, Page, toPage } from '../platform/pagination';
+import { Accounts, isDebitNormal, Posting } from './journal';
+import { DEFAULT_CURRENCY } from './ledger.decider';
+
+/** GET /v1/balance: the creator's accounts of the journal, as they stood at `as_of`. */
+export interface Balance {
+  object: 'balance';
+  currency: string;
+  available_cents: number;
+  in_transit_cents: number;
+  withheld_cents: number;
+  as_of: string;
+}
+
+export interface TrialBalanceAccount {
+  account: string;
+  currency: string;
+  debits_cents: number;
+  credits_cents: number;
+  /** In the account's own sign: debits - credits for assets and expenses, credits - debits otherwise. */
+  balance_cents: number;
+}
+
+export interface TrialBalance {
+  mode: Mode;
+  as_of: string;
+  currency_totals: { currency: string; debits_cents: number; credits_cents: number }[];
+  accounts: TrialBalanceAccount[];
+  /** Debits equal credits in every currency. */
+  balanced: boolean;
+  /** When not balanced: the events (up to 20) whose postings do not balance, which broke it. */
+  unbalanced_events: { event_id: string; event_type: string; position: string; currency: string; debits_cents: number; credits_cents: number }[];
+}
+
+const toPosting = (row: any): Posting => ({
+  posting_id: row.posting_id,
+  event_id: row.event_id,
+  event_type: row.event_type,
+  position: row.position,
+  recorded_at: new Date(row.recorded_at).toISOString(),
+  mode: row.mode,
+  currency: row.currency,
+  account: row.account,
+  debit_cents: Number(row.debit_cents),
+  credit_cents: Number(row.credit_cents),
+  reference: row.reference,
+  processor_ref: row.processor_ref,
+});
+
+/** Reads of the journal read model (projections/journal.projection.ts); every read takes the mode. */
+@Injectable()
+export class JournalQueries {
+  constructor(@Inject(DATABASE) private readonly db: Database) {}
+
+  /**
+   * Each of the creator's accounts at `asOf` (now when absent): the balance after its last
+   * posting recorded at or before that instant, one index lookup per account whatever the
+   * history's length. A creator's postings all come from their ledger stream, whose events
+   * are recorded in order, so the last by time is the last by position.
+   */
+  async balance(accountId: string, mode: Mode, asOf?: Date): Promise<Balance> {
+    const accounts = [Accounts.payable(accountId), Accounts.inTransit(accountId), Accounts.withheld(accountId)];
+    const { rows } = asOf
+      ? await this.db.query<{ account: string; currency: string; balance: string }>(
+          `SELECT a.account, p.currency, p.balance_after_cents AS balance
+             FROM unnest($2::text[]) AS a(account)
+             CROSS JOIN LATERAL (
+               SELECT currency, balance_after_cents FROM journal_postings
+                WHERE mode = $1 AND account = a.account AND recorded_at <= $3
+                ORDER BY recorded_at DESC, position DESC LIMIT 1) p`,
+          [mode, accounts, asOf.toISOString()],
+        )
+      : await this.db.query<{ account: string; currency: string; balance: string }>(
+          'SELECT account, currency, debits_cents - credits_cents AS balance FROM journal_accounts WHERE mode = $1 AND account = ANY($2::text[])',
+          [mode, accounts],
+        );
+    // Liabilities to the creator: their balance is credits minus debits.
+    const owed = (account: string) => 0 - rows.filter((r) => r.account === account).reduce((sum, r) => sum + Number(r.balance), 0);
+    return {
+      object: 'balance',
+      currency: rows[0]?.currency ?? DEFAULT_CURRENCY,
+      available_cents: owed(accounts[0]),
+      in_transit_cents: owed(accounts[1]),
+      withheld_cents: owed(accounts[2]),
+      as_of: (asOf ?? new Date()).toISOString(),
+    };
+  }
+
+  /** Every account's debits and credits (recorded at or before `asOf` when given), and the totals per currency. */
+  async trialBalance(mode: Mode, asOf?: Date): Promise<TrialBalance> {
+    const { rows } = asOf
+      ? await this.db.query(
+          `SELECT account, currency, sum(debit_cents) AS debits_cents, sum(credit_cents) AS credits_cents
+             FROM journal_postings WHERE mode = $1 AND recorded_at <= $2 GROUP BY account, currency ORDER BY account, currency`,
+          [mode, asOf.toISOString()],
+        )
+      : await this.db.query('SELECT * FROM journal_accounts WHERE mode = $1 ORDER BY account, currency', [mode]);
+    const accounts = rows.map((r): TrialBalanceAccount => {
+      const debits = Number(r.debits_cents);
+      const credits = Number(r.credits_cents);
+      return { account: r.account, currency: r.currency, debits_cents: debits, credits_cents: credits, balance_cents: isDebitNormal(r.account) ? debits - credits : credits - debits };
+    });
+    const totals = new Map<string, { currency: string; debits_cents: number; credits_cents: number }>();
+    for (const a of accounts) {
+      const t = totals.get(a.currency) ?? { currency: a.currency, debits_cents: 0, credits_cents: 0 };
+      t.debits_cents += a.debits_cents;
+      t.credits_cents += a.credits_cents;
+      totals.set(a.currency, t);
+    }
+    const currencyTotals = [...totals.values()];
+    const balanced = currencyTotals.every((t) => t.debits_cents === t.credits_cents);
+    return {
+      mode,
+      as_of: (asOf ?? new Date()).toISOString(),
+      currency_totals: currencyTotals,
+      accounts,
+      balanced,
+      unbalanced_events: balanced ? [] : await this.unbalancedEvents(mode, asOf),
+    };
+  }
+
+  /** A scan of every posting: only run once the totals showed that something does not balance. */
+  private async unbalancedEvents(mode: Mode, asOf?: Date): Promise<TrialBalance['unbalanced_events']> {
+    const { rows } = await this.db.query(
+      `SELECT event_id, min(event_type) AS event_type, min(position) AS position, currency,
+              sum(debit_cents) AS debits_cents, sum(credit_cents) AS credits_cents
+         FROM journal_postings WHERE mode = $1 AND ($2::timestamptz IS NULL OR recorded_at <= $2)
+        GROUP BY event_id, currency HAVING sum(debit_cents) <> sum(credit_cents) ORDER BY min(position) LIMIT 20`,
+      [mode, asOf?.toISOString() ?? null],
+    );
+    return rows.map((r) => ({ ...r, debits_cents: Number(r.debits_cents), credits_cents: Number(r.credits_cents) })) as TrialBalance['unbalanced_events'];
+  }
+
+  /**
+   * Postings in log order, recorded in [from, to), `limit` at a time after the posting named
+   * by `cursor` (the last posting_id of the previous page); 400 for a cursor that names none.
+   */
+  async postings(mode: Mode, range: { from?: Date; to?: Date }, page: { cursor?: string; limit: number }): Promise<Page<Posting>> {
+    const params: unknown[] = [mode];
+    const where = ['mode = $1'];
+    if (range.from) where.push(`recorded_at >= $${params.push(range.from.toISOString())}`);
+    if (range.to) where.push(`recorded_at < $${params.push(range.to.toISOString())}`);
+    if (page.cursor) {
+      const { rows } = await this.db.query<{ position: string }>('SELECT position FROM journal_postings WHERE mode = $1 AND posting_id = $2', [mode, page.cursor]);
+      if (!rows.length) throw invalidCursor();
+      where.push(`(position, posting_id) > ($${params.push(rows[0].position)}, $${params.push(page.cursor)})`);
+    }
+    const { rows } = await this.db.query(
+      `SELECT * FROM journal_postings WHERE ${where.join(' AND ')} ORDER BY position, posting_id LIMIT $${params.push(page.limit + 1)}`,
+      params,
+    );
+    return toPage(rows.map((r) => ({ ...r, id: r.posting_id })), page.limit, toPosting);
+  }
+}

@@ -1,0 +1,220 @@
+/**
+ * The double-entry journal: every money event, through one pure function, becomes a set of
+ * postings that balances per currency (debits = credits) on named accounts of the creator,
+ * the platform and the processor. No I/O, no clock: the journal projection stores what this
+ * returns, `svc ledger verify` recomputes it from the log, and docs/ledger.md is its prose.
+ */
+import type { RecordedEvent } from '../event-store/event-store';
+import type { Mode } from '../platform/mode';
+
+/** The chart of accounts (docs/ledger.md); every account is kept per mode and currency. */
+export const Accounts = {
+  clearing: 'processor:clearing',
+  feeRevenue: 'platform:fee_revenue',
+  activationRevenue: 'platform:activation_revenue',
+  processorFees: 'platform:processor_fees',
+  disputes: 'platform:disputes',
+  suspense: 'platform:suspense',
+  payable: (accountId: string) => `creator:${accountId}:payable`,
+  inTransit: (accountId: string) => `creator:${accountId}:in_transit`,
+  withheld: (accountId: string) => `creator:${accountId}:withheld`,
+} as const;
+
+/** Assets and expenses grow with debits; liabilities and revenue with credits. */
+export function isDebitNormal(account: string): boolean {
+  return account === Accounts.clearing || account === Accounts.disputes || account === Accounts.processorFees;
+}
+
+export interface Posting {
+  /** `<event id>:<n>`: the same event always yields the same ids, so a rebuild reproduces them. */
+  posting_id: string;
+  event_id: string;
+  event_type: string;
+  position: string;
+  /**
+   * When the event says it happened, as the command that recorded it stamped it (a sale's
+   * created_at, a payout's arrival_date, ...): what a balance "as of" a moment counts. The
+   * events of one ledger never go back in time (ledger.decider.ts), so the last posting of a
+   * creator's account at or before a moment holds its balance then.
+   */
+  recorded_at: string;
+  mode: Mode;
+  currency: string;
+  account: string;
+  debit_cents: number;
+  credit_cents: number;
+  /** What the money concerns: a purchase, a payout or a checkout session id. */
+  reference: string | null;
+  /** The processor's own id for it (payment, refund or transfer), when the event names one. */
+  processor_ref: string | null;
+}
+
+export type JournalEvent = Pick<RecordedEvent, 'id' | 'type' | 'data' | 'position'>;
+
+/** An amount an earlier event opened: a payout put in transit, a duplicate payment held in suspense. */
+export interface Opened {
+  amount_cents: number;
+  currency: string;
+}
+
+/** Event types that post to the journal. */
+export const JOURNAL_EVENT_TYPES = [
+  'SaleRecorded',
+  'RefundRecorded',
+  'PayoutInitiated',
+  'PayoutPaid',
+  'PayoutFailed',
+  'KeyActivationPaid',
+  'DuplicatePaymentReceived',
+  'DuplicatePaymentRefunded',
+] as const;
+
+/**
+ * Events that close what an earlier event opened, and the reference (in the journal) and
+ * account under which it was opened. Events recorded before they carried their amount are
+ * posted with the amount the journal shows opened.
+ */
+export function closes(event: Pick<JournalEvent, 'type' | 'data'>): { reference: string; account: string } | undefined {
+  const d = event.data;
+  switch (event.type) {
+    case 'PayoutPaid':
+      return { reference: d.payout.id, account: Accounts.inTransit(d.account_id) };
+    case 'PayoutFailed':
+      return { reference: d.payout_id, account: Accounts.inTransit(d.account_id) };
+    case 'DuplicatePaymentRefunded':
+      return { reference: d.session_id, account: Accounts.suspense };
+  }
+  return undefined;
+}
+
+/** Thrown for an event the journal cannot post (its projection stops on it: money is never skipped). */
+export class UnpostableEventError extends Error {}
+
+/**
+ * The postings of one event, [] for an event that moves no money. `opened` is what the
+ * journal shows open under `closes(event)` (undefined: not looked up; null: nothing open):
+ * a PayoutPaid with nothing in transit is a payout from before payouts had two steps, paid
+ * straight from the payable balance.
+ */
+export function postingsOf(event: JournalEvent, opened?: Opened | null): Posting[] {
+  const d = event.data;
+  const lines: [account: string, debit: number, credit: number][] = [];
+  let currency: string = d.currency;
+  let reference: string | null = null;
+  let processorRef: string | null = null;
+  const amountOf = (what: string): number => {
+    if (Number.isSafeInteger(d.amount_cents)) return d.amount_cents;
+    if (opened) {
+      currency = opened.currency;
+      return opened.amount_cents;
+    }
+    throw new UnpostableEventError(`${event.type} ${event.id} carries no amount and the journal shows no ${what} open for it`);
+  };
+  switch (event.type) {
+    case 'SaleRecorded':
+      reference = d.purchase_id;
+      lines.push([Accounts.clearing, d.amount_cents, 0], [Accounts.payable(d.account_id), 0, d.net_cents], [Accounts.feeRevenue, 0, d.fee_cents]);
+      break;
+    case 'RefundRecorded':
+      // A refund's amounts are its sale's, negated: the sale's lines, reversed.
+      reference = d.purchase_id;
+      lines.push([Accounts.payable(d.account_id), -d.net_cents, 0], [Accounts.feeRevenue, -d.fee_cents, 0], [Accounts.clearing, 0, -d.amount_cents]);
+      break;
+    case 'PayoutInitiated':
+      reference = d.payout_id;
+      lines.push([Accounts.payable(d.account_id), d.amount_cents, 0], [Accounts.inTransit(d.account_id), 0, d.amount_cents]);
+      break;
+    case 'PayoutPaid': {
+      reference = d.payout.id;
+      processorRef = d.transfer_id ?? null;
+      currency = d.payout.currency;
+      const from = opened === null ? Accounts.payable(d.account_id) : Accounts.inTransit(d.account_id);
+      lines.push([from, d.payout.amount_cents, 0], [Accounts.clearing, 0, d.payout.amount_cents]);
+      break;
+    }
+    case 'PayoutFailed': {
+      reference = d.payout_id;
+      const amount = amountOf('payout in transit');
+      lines.push([Accounts.inTransit(d.account_id), amount, 0], [Accounts.payable(d.account_id), 0, amount]);
+      break;
+    }
+    case 'KeyActivationPaid':
+      reference = d.session_id;
+      processorRef = d.payment_reference;
+      lines.push([Accounts.clearing, d.amount_cents, 0], [Accounts.activationRevenue, 0, d.amount_cents]);
+      break;
+    case 'DuplicatePaymentReceived':
+      reference = d.session_id;
+      processorRef = d.payment_reference;
+      lines.push([Accounts.clearing, d.amount_cents, 0], [Accounts.suspense, 0, d.amount_cents]);
+      break;
+    case 'DuplicatePaymentRefunded': {
+      reference = d.session_id;
+      processorRef = d.processor_refund_id;
+      const amount = amountOf('duplicate payment in suspense');
+      lines.push([Accounts.suspense, amount, 0], [Accounts.clearing, 0, amount]);
+      break;
+    }
+    default:
+      return [];
+  }
+  const at = new Date(occurredAt(event));
+  if (Number.isNaN(at.getTime())) throw new UnpostableEventError(`${event.type} ${event.id} states no time it happened`);
+  const recordedAt = at.toISOString();
+  return lines
+    .filter(([, debit, credit]) => debit !== 0 || credit !== 0)
+    .map(([account, debit, credit], n) => ({
+      posting_id: `${event.id}:${n}`,
+      event_id: event.id,
+      event_type: event.type,
+      position: event.position,
+      recorded_at: recordedAt,
+      mode: d.mode,
+      currency,
+      account,
+      debit_cents: debit,
+      credit_cents: credit,
+      reference,
+      processor_ref: processorRef,
+    }));
+}
+
+/** The time a money event states for itself. */
+function occurredAt({ type, data }: Pick<JournalEvent, 'type' | 'data'>): string {
+  switch (type) {
+    case 'PayoutPaid':
+      return data.payout.arrival_date;
+    case 'PayoutFailed':
+      return data.failed_at;
+    case 'KeyActivationPaid':
+      return data.paid_at;
+    case 'DuplicatePaymentReceived':
+      return data.received_at;
+    case 'DuplicatePaymentRefunded':
+      return data.refunded_at;
+    default:
+      return data.created_at;
+  }
+}
+
+/**
+ * The whole journal of a run of events, oldest first, with what each closing event needs
+ * taken from the postings before it: the reference the projection's SQL is checked against
+ * (verify) and the property tests' model.
+ */
+export function journalOf(events: Iterable<JournalEvent>): Posting[] {
+  const opened = new Map<string, Opened>();
+  const postings: Posting[] = [];
+  for (const event of events) {
+    const closing = closes(event);
+    const key = closing && `${event.data.mode}|${closing.reference}|${closing.account}`;
+    const made = postingsOf(event, key === undefined ? undefined : opened.get(key) ?? null);
+    for (const p of made) {
+      if (p.credit_cents > 0 && (p.account === Accounts.suspense || p.account.endsWith(':in_transit'))) {
+        opened.set(`${p.mode}|${p.reference}|${p.account}`, { amount_cents: p.credit_cents, currency: p.currency });
+      }
+    }
+    postings.push(...made);
+  }
+  return postings;
+}

@@ -1,0 +1,206 @@
+import { publishModel } from '../catalog/catalog-client';
+import { buy, openCheckout, payOnPage, PAST_EXPIRY_MS, PAYS, withClockAhead } from '../commerce/commerce-client';
+import { EVENT_STORE, EventStore, RecordedEvent, START } from '../../src/event-store/event-store';
+import { Accounts, JOURNAL_EVENT_TYPES, journalOf, Posting } from '../../src/ledger/journal';
+import { ProjectionRunner } from '../../src/projection-runner/projection-runner';
+import { startTestApp, TestApp } from '../support/app';
+import { serveForCli, svc } from '../support/cli';
+import { eventually } from '../support/eventually';
+
+/** Every money event of the log, oldest first, through the event store itself. */
+async function moneyEvents(t: TestApp): Promise<RecordedEvent[]> {
+  const store = t.app.get<EventStore>(EVENT_STORE);
+  const found: RecordedEvent[] = [];
+  for (let after = START; ; ) {
+    const batch = await store.readAll({ after, limit: 1000 });
+    found.push(...batch.filter((e) => (JOURNAL_EVENT_TYPES as readonly string[]).includes(e.type)));
+    if (batch.length < 1000) return found;
+    after = batch[batch.length - 1].position;
+  }
+}
+
+/** The journal read model as stored, in log order. */
+async function storedJournal(t: TestApp) {
+  const { rows } = await t.db.query<any>('SELECT * FROM journal_postings ORDER BY position, posting_id');
+  return rows.map((r) => ({ ...r, recorded_at: new Date(r.recorded_at).toISOString(), debit_cents: Number(r.debit_cents), credit_cents: Number(r.credit_cents), balance_after_cents: Number(r.balance_after_cents) }));
+}
+
+const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('the journal: GET /v1/balance, svc ledger trial-balance and journal', () => {
+  let t: TestApp;
+  let restoreEnv: () => void;
+  let seller: { accountId: string; key: string };
+  let buyer: { accountId: string; key: string };
+  beforeAll(async () => {
+    t = await startTestApp({ env: { PLATFORM_FEE_BPS: '1500' } });
+    restoreEnv = await serveForCli(t);
+    seller = await t.accountWithKey({ name: 'Kuka Lab' });
+    buyer = await t.accountWithKey();
+  });
+  afterAll(async () => {
+    restoreEnv();
+    await t.close();
+  });
+
+  const balance = async (key: string, asOf?: string) => {
+    const res = await t.request('GET', `/v1/balance${asOf ? `?as_of=${encodeURIComponent(asOf)}` : ''}`, { key });
+    expect(res.status).toBe(200);
+    return res.body;
+  };
+
+  it('books a checkout, a payout and a duplicate payment, and answers the balance as it stood at any moment', async () => {
+    const before = new Date().toISOString();
+    await pause(5);
+    const model = await publishModel(t, seller.key, { title: 'Grasp Net', price_cents: 2599 });
+    await buy(t, buyer.key, model.slug);
+    const sold = await eventually(async () => {
+      const b = await balance(seller.key);
+      return b.available_cents === 2209 && b;
+    }, 15000, 'the sale in the journal');
+    expect(sold).toEqual({ object: 'balance', currency: 'usd', available_cents: 2209, in_transit_cents: 0, withheld_cents: 0, as_of: expect.any(String) });
+    await pause(5);
+    const afterSale = new Date().toISOString();
+    await pause(5);
+
+    const run = await t.admin('POST', '/admin/payouts/run', { mode: 'test', account: seller.accountId });
+    expect(run.body.items).toEqual([expect.objectContaining({ amount_cents: 2209, status: 'paid' })]);
+    expect(await balance(seller.key)).toMatchObject({ available_cents: 0, in_transit_cents: 0 });
+    // As of an earlier moment the books are as they stood then: a later payout changes nothing.
+    expect(await balance(seller.key, afterSale)).toEqual({ object: 'balance', currency: 'usd', available_cents: 2209, in_transit_cents: 0, withheld_cents: 0, as_of: afterSale });
+    expect(await balance(seller.key, before)).toMatchObject({ available_cents: 0, in_transit_cents: 0, as_of: before });
+    // The buyer has no creator balance, and the other mode's books are apart.
+    expect(await balance(buyer.key)).toMatchObject({ available_cents: 0 });
+    const live = await t.admin('POST', '/admin/keys', { account: seller.accountId, mode: 'live', scopes: ['payouts:read'] });
+    expect(await balance(live.body.key)).toMatchObject({ available_cents: 0, in_transit_cents: 0 });
+
+    // A duplicate payment goes into suspense and out again with its automatic refund.
+    const other = await publishModel(t, seller.key, { title: 'Paid Twice', price_cents: 1900 });
+    const first = await openCheckout(t, buyer.key, { asset: other.id });
+    const second = await withClockAhead(PAST_EXPIRY_MS, () => openCheckout(t, buyer.key, { asset: other.id }));
+    await Promise.all([payOnPage(t, first.body.checkout_url, PAYS), payOnPage(t, second.body.checkout_url, PAYS)]);
+
+    const trial = await eventually(async () => {
+      const res = await t.admin('GET', '/admin/ledger/trial-balance?mode=test');
+      const suspense = res.body.accounts.find((a: any) => a.account === Accounts.suspense);
+      return suspense?.debits_cents === 1900 && res.body;
+    }, 15000, 'the duplicate refund in the journal');
+    const row = (account: string) => trial.accounts.find((a: any) => a.account === account);
+    expect(trial).toMatchObject({ mode: 'test', balanced: true, unbalanced_events: [], currency_totals: [expect.objectContaining({ currency: 'usd' })] });
+    expect(trial.currency_totals[0].debits_cents).toBe(trial.currency_totals[0].credits_cents);
+    expect(row(Accounts.suspense)).toEqual({ account: 'platform:suspense', currency: 'usd', debits_cents: 1900, credits_cents: 1900, balance_cents: 0 });
+    expect(row(Accounts.inTransit(seller.accountId))).toMatchObject({ debits_cents: 2209, credits_cents: 2209, balance_cents: 0 });
+    // Clearing holds what the processor keeps for us: the fees of both sales and nothing of the duplicate.
+    expect(row(Accounts.clearing)).toMatchObject({ balance_cents: 2599 + 1900 + 1900 - 2209 - 1900 });
+    expect(row(Accounts.feeRevenue)).toMatchObject({ balance_cents: 390 + 285 });
+    expect(row(Accounts.payable(seller.accountId))).toMatchObject({ balance_cents: 1615 });
+  });
+
+  it('stores exactly the postings the pure journal derives from the log, and a rebuild reproduces them byte for byte', async () => {
+    const seller2 = await t.accountWithKey();
+    const model = await publishModel(t, seller2.key, { title: 'Lidar Set', price_cents: 1000 });
+    await buy(t, buyer.key, model.slug);
+    await eventually(async () => (await balance(seller2.key)).available_cents === 850, 15000, 'the sale');
+    await t.admin('POST', '/admin/payouts/run', { mode: 'test' });
+
+    const stored = await storedJournal(t);
+    const derived: Posting[] = journalOf(await moneyEvents(t));
+    expect(stored.map(({ balance_after_cents, ...p }) => p)).toEqual(derived);
+    // Each posting's balance_after is its account's running balance in log order.
+    const running = new Map<string, number>();
+    for (const p of stored) {
+      const key = `${p.mode}|${p.account}|${p.currency}`;
+      running.set(key, (running.get(key) ?? 0) + p.debit_cents - p.credit_cents);
+      expect([p.posting_id, p.balance_after_cents]).toEqual([p.posting_id, running.get(key)]);
+    }
+    // GET /v1/balance?as_of= at every moment a posting was recorded is the fold of the log up to it.
+    for (const p of stored.filter((x) => x.account === Accounts.payable(seller2.accountId))) {
+      const upTo = derived.filter((d) => d.recorded_at <= p.recorded_at && d.mode === 'test');
+      const owed = (account: string) => upTo.filter((d) => d.account === account).reduce((s, d) => s + d.credit_cents - d.debit_cents, 0);
+      expect(await balance(seller2.key, p.recorded_at)).toMatchObject({
+        available_cents: owed(Accounts.payable(seller2.accountId)),
+        in_transit_cents: owed(Accounts.inTransit(seller2.accountId)),
+      });
+    }
+
+    const accountsBefore = (await t.db.query('SELECT * FROM journal_accounts ORDER BY mode, account, currency')).rows;
+    await t.app.get(ProjectionRunner).rebuild(['journal']);
+    expect(await storedJournal(t)).toEqual(stored);
+    expect((await t.db.query('SELECT * FROM journal_accounts ORDER BY mode, account, currency')).rows).toEqual(accountsBefore);
+  });
+
+  it('svc ledger trial-balance prints the accounts and exits 0 when balanced, 1 naming the event that broke it', async () => {
+    const ok = await svc('ledger', 'trial-balance', '--mode', 'test', '--json');
+    expect(ok.code).toBe(0);
+    const report = JSON.parse(ok.stdout);
+    expect(Object.keys(report)).toEqual(['mode', 'as_of', 'currency_totals', 'accounts', 'balanced', 'unbalanced_events']);
+    const text = await svc('ledger', 'trial-balance', '--mode', 'test');
+    expect(text.stdout).toMatch(/processor:clearing\s+usd/);
+    expect(text.stdout).toMatch(/total usd: debits (\d+), credits \1 \(balanced\)/);
+
+    // Tamper with the read model: one posting's credit no longer matches.
+    const { rows } = await t.db.query(`SELECT posting_id, event_id, account FROM journal_postings WHERE mode = 'test' AND account = 'platform:fee_revenue' LIMIT 1`);
+    await t.db.query('UPDATE journal_postings SET credit_cents = credit_cents + 1 WHERE posting_id = $1', [rows[0].posting_id]);
+    await t.db.query(`UPDATE journal_accounts SET credits_cents = credits_cents + 1 WHERE mode = 'test' AND account = 'platform:fee_revenue'`);
+    const bad = await svc('ledger', 'trial-balance', '--mode', 'test', '--json');
+    expect(bad.code).toBe(1);
+    expect(JSON.parse(bad.stdout)).toMatchObject({ balanced: false, unbalanced_events: [expect.objectContaining({ event_id: rows[0].event_id })] });
+    expect(JSON.parse(bad.stderr).error).toEqual({ code: 'ledger_unbalanced', message: expect.stringContaining(`event ${rows[0].event_id}`) });
+    await t.app.get(ProjectionRunner).rebuild(['journal']);
+    expect((await svc('ledger', 'trial-balance', '--mode', 'test')).code).toBe(0);
+  });
+
+  it('svc ledger journal writes every posting as CSV or JSON lines, within a range', async () => {
+    const csv = await svc('ledger', 'journal', '--mode', 'test');
+    expect(csv.code).toBe(0);
+    const lines = csv.stdout.trim().split('\n');
+    expect(lines[0]).toBe('posting_id,event_id,event_type,position,recorded_at,mode,account,currency,debit_cents,credit_cents,reference,processor_ref');
+    const stored = (await storedJournal(t)).filter((p) => p.mode === 'test');
+    expect(lines).toHaveLength(stored.length + 1);
+    const jsonl = await svc('ledger', 'journal', '--mode', 'test', '--format', 'jsonl');
+    expect(jsonl.stdout.trim().split('\n').map((l) => JSON.parse(l).posting_id)).toEqual(stored.map((p) => p.posting_id));
+
+    const from = stored[3].recorded_at;
+    const ranged = await svc('ledger', 'journal', '--mode', 'test', '--from', from, '--format', 'jsonl');
+    expect(ranged.stdout.trim().split('\n').map((l) => JSON.parse(l).posting_id)).toEqual(stored.filter((p) => p.recorded_at >= from).map((p) => p.posting_id));
+    expect((await svc('ledger', 'journal', '--mode', 'live', '--format', 'jsonl')).stdout.trim()).toBe('');
+    // Pages follow each other without a gap or a repeat.
+    const page1 = await t.admin('GET', '/admin/ledger/journal?mode=test&limit=2');
+    const page2 = await t.admin('GET', `/admin/ledger/journal?mode=test&limit=2&cursor=${encodeURIComponent(page1.body.next_cursor)}`);
+    expect([...page1.body.items, ...page2.body.items].map((p: any) => p.posting_id)).toEqual(stored.slice(0, 4).map((p) => p.posting_id));
+  });
+
+  it.each([
+    ['as_of=yesterday', 'as_of'],
+    ['as_of=2026-02-30', 'as_of'],
+    ['as_of=2026-09-30T25:00:00Z', 'as_of'],
+    ['as_of=1727654400', 'as_of'],
+  ])('answers 400 validation_failed naming the field for GET /v1/balance?%s', async (q, field) => {
+    const res = await t.request('GET', `/v1/balance?${q}`, { key: seller.key });
+    expect([res.status, res.body.error.code]).toEqual([400, 'validation_failed']);
+    expect(res.body.error.message).toContain(`"${field}"`);
+  });
+
+  it('refuses bad input to the operator routes and the CLI, and a key without payouts:read', async () => {
+    const reversed = await t.admin('GET', '/admin/ledger/journal?mode=test&from=2026-10-01&to=2026-09-01');
+    expect([reversed.status, reversed.body.error.code, reversed.body.error.message]).toEqual([400, 'validation_failed', 'Invalid field "from": must not be after "to".']);
+    expect((await t.admin('GET', '/admin/ledger/journal?mode=test&cursor=nope')).body.error.code).toBe('validation_failed');
+    expect((await t.admin('GET', '/admin/ledger/trial-balance')).body.error.message).toContain('"mode"');
+    expect((await t.admin('GET', '/admin/ledger/trial-balance?mode=test&as_of=soon')).body.error.message).toContain('"as_of"');
+    expect((await svc('ledger', 'journal', '--mode', 'test', '--format', 'xlsx')).code).toBe(2);
+    expect((await svc('ledger', 'trial-balance')).code).toBe(2);
+    const { key } = await t.accountWithKey({ scopes: ['models:read'] });
+    const refused = await t.request('GET', '/v1/balance', { key });
+    expect([refused.status, refused.body.error.code]).toEqual([403, 'scope_required']);
+  });
+
+  it('answers a trial balance as of a moment from the postings recorded by then', async () => {
+    const stored = (await storedJournal(t)).filter((p) => p.mode === 'test');
+    const at = stored[2].recorded_at;
+    const res = await t.admin('GET', `/admin/ledger/trial-balance?mode=test&as_of=${encodeURIComponent(at)}`);
+    const upTo = stored.filter((p) => p.recorded_at <= at);
+    expect(res.body.as_of).toBe(at);
+    expect(res.body.currency_totals).toEqual([{ currency: 'usd', debits_cents: upTo.reduce((s, p) => s + p.debit_cents, 0), credits_cents: upTo.reduce((s, p) => s + p.credit_cents, 0) }]);
+    expect(res.body.accounts.map((a: any) => a.account).sort()).toEqual([...new Set(upTo.map((p) => p.account))].sort());
+  });
+});
