@@ -8,6 +8,7 @@ import { factoryJobsProjection } from './factory-jobs.projection';
 import { inferencePricesProjection } from './inference-prices.projection';
 import { inferenceUsageProjection } from './inference-usage.projection';
 import { journalProjection } from './journal.projection';
+import { payoutsProjection } from './payouts.projection';
 import { purchasesProjection } from './purchases.projection';
 import { webhookEndpointsProjection } from './webhook-endpoints.projection';
 
@@ -20,6 +21,7 @@ export const ALL_PROJECTIONS: readonly Projection[] = [
   webhookEndpointsProjection,
   balanceTransactionsProjection,
   journalProjection,
+  payoutsProjection,
   purchasesProjection,
   inferencePricesProjection,
   inferenceUsageProjection,

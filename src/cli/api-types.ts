@@ -955,15 +955,15 @@ export interface components {
             sale_count: number;
             refund_count: number;
         };
-        /** @description A transfer to the creator. */
+        /** @description A transfer to the creator: in_transit from its start, then paid, or failed with the processor's failure_code (its amount is then back in the balance). */
         Payout: {
             id: string;
             /** @constant */
             object: "payout";
             amount_cents: number;
             currency: string;
-            /** @constant */
-            status: "paid";
+            /** @enum {string} */
+            status: "in_transit" | "paid" | "failed";
             /**
              * Format: date-time
              * @description ISO 8601 UTC with milliseconds
@@ -974,6 +974,8 @@ export interface components {
              * @description ISO 8601 UTC with milliseconds
              */
             arrival_date: string | null;
+            failure_code: string | null;
+            failure_message: string | null;
         };
         Usage: {
             window_days: number;

@@ -175,6 +175,7 @@ export function decide(command: CheckoutCommand, state: CheckoutState): Checkout
           type: 'PurchaseRefunded',
           data: {
             ...purchaseParties(s),
+            purchase: { ...purchaseOf(state)!, status: 'refunded' },
             processor_refund_id: command.processor_refund_id,
             refunded_at: command.now,
           },

@@ -69,6 +69,8 @@ export interface PurchaseRefunded {
   mode: Mode;
   buyer_account_id: string;
   seller_account_id: string;
+  /** The purchase as it stands refunded (source of purchase.refunded); absent on refunds recorded before that webhook. */
+  purchase?: Purchase;
   processor_refund_id: string;
   refunded_at: string;
 }

@@ -42,14 +42,19 @@ export interface RefundRecorded {
   created_at: string;
 }
 
+/** A payout as GET /v1/payouts and the payout.* webhooks show it (Stripe's payout object, in cents). */
 export interface Payout {
   id: string;
   object: 'payout';
   amount_cents: number;
   currency: string;
-  status: 'paid';
+  status: 'in_transit' | 'paid' | 'failed';
   created_at: string;
-  arrival_date: string;
+  /** When it settled; null until it is paid. */
+  arrival_date: string | null;
+  /** Why the processor refused it (its code, e.g. Stripe's); null unless failed. Absent on payouts recorded before failures were shown. */
+  failure_code?: string | null;
+  failure_message?: string | null;
 }
 
 /**
@@ -86,13 +91,14 @@ export interface PayoutFailed {
   payout_id: string;
   account_id: string;
   mode: Mode;
-  /** The payout's amount and currency; absent on failures recorded before the journal (it reads them from the initiation). */
-  amount_cents?: number;
-  currency?: string;
-  /** A stable code for why (Stripe's payout failure codes where the processor gives one). */
-  failure_code?: string;
   reason: string;
   failed_at: string;
+  /**
+   * The payout as it failed (status failed, failure_code, failure_message): source of the
+   * payout.failed webhook. Absent on failures recorded before it was; the journal then reads
+   * the amount from the payout's initiation.
+   */
+  payout?: Payout;
 }
 
 /** Where Stripe transfers this ledger's payouts: the creator's connected account. */

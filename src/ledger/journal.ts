@@ -103,7 +103,11 @@ export function postingsOf(event: JournalEvent, opened?: Opened | null): Posting
   let reference: string | null = null;
   let processorRef: string | null = null;
   const amountOf = (what: string): number => {
-    if (Number.isSafeInteger(d.amount_cents)) return d.amount_cents;
+    const own = d.payout ?? d;
+    if (Number.isSafeInteger(own.amount_cents)) {
+      currency = own.currency;
+      return own.amount_cents;
+    }
     if (opened) {
       currency = opened.currency;
       return opened.amount_cents;

@@ -35,13 +35,15 @@ export function toBalanceTransactionView(row: any): BalanceTransaction {
 
 function toPayout(row: any): Payout {
   return {
-    id: row.payout_id,
+    id: row.id,
     object: 'payout',
-    amount_cents: -Number(row.amount_cents),
+    amount_cents: Number(row.amount_cents),
     currency: row.currency,
-    status: 'paid',
+    status: row.status,
     created_at: iso(row.created_at),
-    arrival_date: iso(row.arrival_date),
+    arrival_date: row.arrival_date ? iso(row.arrival_date) : null,
+    failure_code: row.failure_code,
+    failure_message: row.failure_message,
   };
 }
 
@@ -104,7 +106,7 @@ export class LedgerQueries {
     const where = ['account_id = $1', 'mode = $2'];
     const params: unknown[] = [accountId, mode];
     if (options.type) where.push(`type = $${params.push(options.type)}`);
-    if (options.cursor) where.push(`seq < $${params.push(await this.seqOf(q, accountId, mode, 'id', options.cursor))}`);
+    if (options.cursor) where.push(`seq < $${params.push(await this.seqOf(q, accountId, mode, options.cursor))}`);
     const { rows } = await q.query(
       `SELECT * FROM balance_transactions WHERE ${where.join(' AND ')} ORDER BY seq DESC LIMIT $${params.push(options.limit + 1)}`,
       params,
@@ -112,16 +114,20 @@ export class LedgerQueries {
     return toPage(rows, options.limit, toBalanceTransactionView);
   }
 
-  /** Payouts newest first; the cursor is a payout id. */
+  /** Payouts newest first, in transit, paid or failed; the cursor is a payout id. */
   async payouts(accountId: string, mode: Mode, options: { limit: number; cursor?: string }, q: Queryable = this.db): Promise<Page<Payout>> {
     const params: unknown[] = [accountId, mode];
-    const after = options.cursor ? `AND seq < $${params.push(await this.seqOf(q, accountId, mode, 'payout_id', options.cursor))}` : '';
+    let after = '';
+    if (options.cursor) {
+      const { rows } = await q.query<{ seq: number }>('SELECT seq FROM payouts WHERE account_id = $1 AND mode = $2 AND id = $3', [accountId, mode, options.cursor]);
+      if (!rows.length) throw invalidCursor();
+      after = `AND seq < $${params.push(rows[0].seq)}`;
+    }
     const { rows } = await q.query(
-      `SELECT * FROM balance_transactions WHERE account_id = $1 AND mode = $2 AND type = 'payout' ${after}
-       ORDER BY seq DESC LIMIT $${params.push(options.limit + 1)}`,
+      `SELECT * FROM payouts WHERE account_id = $1 AND mode = $2 ${after} ORDER BY seq DESC LIMIT $${params.push(options.limit + 1)}`,
       params,
     );
-    return toPage(rows.map((r) => ({ ...r, id: r.payout_id })), options.limit, toPayout);
+    return toPage(rows, options.limit, toPayout);
   }
 
   /** Every balance transaction of one ledger, oldest first (export, verify). */
@@ -165,10 +171,10 @@ export class LedgerQueries {
     return rows.map((r) => r.account_id);
   }
 
-  private async seqOf(q: Queryable, accountId: string, mode: Mode, column: 'id' | 'payout_id', value: string): Promise<number> {
+  private async seqOf(q: Queryable, accountId: string, mode: Mode, transactionId: string): Promise<number> {
     const { rows } = await q.query<{ seq: number }>(
-      `SELECT seq FROM balance_transactions WHERE account_id = $1 AND mode = $2 AND ${column} = $3`,
-      [accountId, mode, value],
+      'SELECT seq FROM balance_transactions WHERE account_id = $1 AND mode = $2 AND id = $3',
+      [accountId, mode, transactionId],
     );
     if (!rows.length) throw invalidCursor();
     return rows[0].seq;

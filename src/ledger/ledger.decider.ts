@@ -141,7 +141,7 @@ export function timeOf(event: LedgerEvent): string {
     case 'PayoutInitiated':
       return event.data.created_at;
     case 'PayoutPaid':
-      return event.data.payout.arrival_date;
+      return event.data.payout.arrival_date ?? event.data.payout.created_at;
     case 'PayoutFailed':
       return event.data.failed_at;
     case 'PayoutDestinationSet':
@@ -391,6 +391,8 @@ export function decide(command: LedgerCommand, state: LedgerState): LedgerEvent[
               status: 'paid',
               created_at: p.created_at,
               arrival_date: now,
+              failure_code: null,
+              failure_message: null,
             },
             ...who,
             transaction_id: p.transaction_id,
@@ -408,11 +410,19 @@ export function decide(command: LedgerCommand, state: LedgerState): LedgerEvent[
           data: {
             payout_id: command.payout_id,
             ...who,
-            amount_cents: state.inFlight.amount_cents,
-            currency: state.inFlight.currency,
-            failure_code: command.failure_code,
             reason: command.reason,
             failed_at: now,
+            payout: {
+              id: command.payout_id,
+              object: 'payout',
+              amount_cents: state.inFlight.amount_cents,
+              currency: state.inFlight.currency,
+              status: 'failed',
+              created_at: state.inFlight.created_at,
+              arrival_date: null,
+              failure_code: command.failure_code,
+              failure_message: command.reason,
+            },
           },
         },
       ];

@@ -196,8 +196,18 @@ export const SCHEMAS: Record<string, Schema> = {
     refund_count: int,
   }),
   Payout: object(
-    { id: str, object: { const: 'payout' }, amount_cents: int, currency: str, status: { const: 'paid' }, created_at: timestamp, arrival_date: nullable(timestamp) },
-    { description: 'A transfer to the creator.' },
+    {
+      id: str,
+      object: { const: 'payout' },
+      amount_cents: int,
+      currency: str,
+      status: { type: 'string', enum: ['in_transit', 'paid', 'failed'] },
+      created_at: timestamp,
+      arrival_date: nullable(timestamp),
+      failure_code: nullable(str),
+      failure_message: nullable(str),
+    },
+    { description: 'A transfer to the creator: in_transit from its start, then paid, or failed with the processor\'s failure_code (its amount is then back in the balance).' },
   ),
   Usage: object({
     window_days: int,

@@ -10,6 +10,8 @@ export const PUBLIC_EVENT_TYPES = [
   'factory.job.completed',
   'factory.job.published',
   'payout.paid',
+  'payout.failed',
+  'purchase.refunded',
 ] as const;
 
 export type PublicEventType = (typeof PUBLIC_EVENT_TYPES)[number];
@@ -46,6 +48,10 @@ const MAPPING: Record<string, Mapper> = {
     data: { purchase: d.purchase, listing: d.listing },
   }),
   PayoutPaid: (d) => ({ type: 'payout.paid', accountId: d.account_id, data: { payout: d.payout } }),
+  // Failures recorded before they carried the payout have no webhook (the mapper needs its amount).
+  PayoutFailed: (d) => ({ type: 'payout.failed', accountId: d.payout ? d.account_id : undefined, data: { payout: d.payout } }),
+  // To the seller, whose sale it takes back; refunds recorded before they carried the purchase have none.
+  PurchaseRefunded: (d) => ({ type: 'purchase.refunded', accountId: d.purchase ? d.seller_account_id : undefined, data: { purchase: d.purchase } }),
   GenerationJobCompleted: (d) => ({ type: 'factory.job.completed', accountId: d.account_id, data: { job: d.job } }),
   GenerationJobPublished: (d) => ({ type: 'factory.job.published', accountId: d.account_id, data: { job: d.job } }),
 };

@@ -95,4 +95,24 @@ describe('refunds (svc purchases refund) and what a purchase tells the seller', 
       await receiver.close();
     }
   });
+
+  it('sends purchase.refunded to the seller with the purchase as refunded, and tells the buyer nothing', async () => {
+    const receiver = await startReceiver();
+    const buyerReceiver = await startReceiver();
+    try {
+      await createEndpoint(t, seller.key, receiver.url, ['purchase.refunded']);
+      const buyerWithHooks = await t.accountWithKey();
+      await createEndpoint(t, buyerWithHooks.key, buyerReceiver.url, ['purchase.refunded']);
+      const model = await publishModel(t, seller.key, { title: 'Taken Back', price_cents: 1500 });
+      const session = await buy(t, buyerWithHooks.key, model.id);
+      const purchase = (await t.request('GET', '/v1/purchases?limit=100', { key: buyerWithHooks.key })).body.items.find((p: any) => p.checkout_session_id === session.id);
+      expect((await svc('purchases', 'refund', purchase.id)).code).toBe(0);
+      const [event] = await eventually(() => receiver.events().length > 0 && receiver.events(), 15000, 'purchase.refunded');
+      expect(event).toMatchObject({ type: 'purchase.refunded', data: { purchase: { ...purchase, status: 'refunded' } } });
+      expect(buyerReceiver.received).toHaveLength(0);
+    } finally {
+      await receiver.close();
+      await buyerReceiver.close();
+    }
+  });
 });

@@ -144,6 +144,8 @@ describe('creator ledger: sales, refunds, payouts and GET /v1/balance_transactio
         status: 'paid',
         created_at: expect.stringMatching(ISO),
         arrival_date: expect.stringMatching(ISO),
+        failure_code: null,
+        failure_message: null,
       },
     ]);
     await ledger.sale(accountId, 'test', { purchase_id: 'pur_p3', amount_cents: 100 });

@@ -77,7 +77,7 @@ describe('ledger decider', () => {
       {
         type: 'PayoutPaid',
         data: {
-          payout: { id: 'po_1', object: 'payout', amount_cents: 1700, currency: 'usd', status: 'paid', created_at: who.now, arrival_date: who.now },
+          payout: { id: 'po_1', object: 'payout', amount_cents: 1700, currency: 'usd', status: 'paid', created_at: who.now, arrival_date: who.now, failure_code: null, failure_message: null },
           account_id: 'acct_1',
           mode: 'test',
           transaction_id: 'txn_po1',
@@ -125,7 +125,14 @@ describe('ledger decider', () => {
     expect(run(failed).recorded).toEqual([
       {
         type: 'PayoutFailed',
-        data: { payout_id: 'po_1', account_id: 'acct_1', mode: 'test', amount_cents: 850, currency: 'usd', failure_code: 'account_closed', reason: 'refused', failed_at: who.now },
+        data: {
+          payout_id: 'po_1',
+          account_id: 'acct_1',
+          mode: 'test',
+          reason: 'refused',
+          failed_at: who.now,
+          payout: { id: 'po_1', object: 'payout', amount_cents: 850, currency: 'usd', status: 'failed', created_at: who.now, arrival_date: null, failure_code: 'account_closed', failure_message: 'refused' },
+        },
       },
     ]);
     expect(summaryOf(run(failed).state)).toMatchObject({ balance_cents: 850, paid_out_cents: 0 });

@@ -451,10 +451,29 @@ describe('payments through Stripe (the real SDK against a local Stripe stand-in)
       expect([refused.status, refused.body.error.code]).toEqual([400, 'transfer_failed']);
       expect((await ledgerOf(seller.key)).summary).toMatchObject({ paid_out_cents: 0, balance_cents: 1700 });
       expect(await countOf('PayoutFailed', 'account_id', seller.accountId)).toBe(1);
+      // The failed payout is shown with Stripe's code, and its amount is available again.
+      const failed = (await t.request('GET', '/v1/payouts', { key: seller.key })).body.items;
+      expect(failed).toEqual([
+        {
+          id: expect.stringMatching(/^po_/),
+          object: 'payout',
+          amount_cents: 1700,
+          currency: 'usd',
+          status: 'failed',
+          created_at: expect.any(String),
+          arrival_date: null,
+          failure_code: 'resource_missing',
+          failure_message: expect.stringContaining('resource_missing'),
+        },
+      ]);
+      expect((await t.request('GET', '/v1/balance', { key: seller.key })).body).toMatchObject({ available_cents: 1700, in_transit_cents: 0 });
 
       stripe.connectedAccounts.add('acct_1NotConnectedYet');
       const paid = await run({ mode: 'test', account: seller.accountId });
       expect(paid.body.items.map((p: any) => p.amount_cents)).toEqual([1700]);
+      const payouts = (await t.request('GET', '/v1/payouts', { key: seller.key })).body.items;
+      expect(payouts.map((p: any) => [p.status, p.failure_code])).toEqual([['paid', null], ['failed', 'resource_missing']]);
+      expect((await t.request('GET', '/v1/balance', { key: seller.key })).body).toMatchObject({ available_cents: 0, in_transit_cents: 0 });
     });
 
     it('leaves a payout in flight when Stripe fails, and the next run sends the same transfer, paid once', async () => {
@@ -467,6 +486,10 @@ describe('payments through Stripe (the real SDK against a local Stripe stand-in)
       expect([failed.status, failed.body.error.code]).toEqual([502, 'payment_processor_error']);
       // Outcome unknown: nothing is paid out, and no second payout can start meanwhile.
       expect((await ledgerOf(seller.key)).summary).toMatchObject({ paid_out_cents: 0, balance_cents: 1700 });
+      // The payout is shown in transit, and so is its amount in the balance.
+      const inTransit = (await t.request('GET', '/v1/payouts', { key: seller.key })).body.items;
+      expect(inTransit.map((p: any) => [p.amount_cents, p.status, p.arrival_date])).toEqual([[1700, 'in_transit', null]]);
+      expect((await t.request('GET', '/v1/balance', { key: seller.key })).body).toMatchObject({ available_cents: 0, in_transit_cents: 1700 });
       const keys = new Set(transferRequests().slice(sent).map((r) => r.headers['idempotency-key']));
       expect(keys.size).toBe(1);
 
@@ -477,6 +500,8 @@ describe('payments through Stripe (the real SDK against a local Stripe stand-in)
       expect(transferRequests().slice(sent).every((r) => keys.has(r.headers['idempotency-key']))).toBe(true);
       expect([...stripe.transfers.values()].filter((tr) => tr.destination === 'acct_1Flaky')).toHaveLength(1);
       expect((await ledgerOf(seller.key)).summary).toMatchObject({ paid_out_cents: 1700, balance_cents: 0 });
+      expect((await t.request('GET', '/v1/payouts', { key: seller.key })).body.items.map((p: any) => [p.id, p.status])).toEqual([[inTransit[0].id, 'paid']]);
+      expect((await t.request('GET', '/v1/balance', { key: seller.key })).body).toMatchObject({ available_cents: 0, in_transit_cents: 0 });
     });
   });
 });

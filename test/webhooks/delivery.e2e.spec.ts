@@ -60,7 +60,7 @@ describe('webhook delivery', () => {
   it('maps every domain event to its public type and payload, for the owning account only', async () => {
     const r = await receiver();
     const seller = await t.accountWithKey({ mode: 'test' });
-    const ep = await createEndpoint(t, seller.key, r.url, ['listing.published', 'listing.unpublished', 'asset.downloaded', 'listing.purchased', 'factory.job.completed', 'factory.job.published', 'payout.paid']);
+    const ep = await createEndpoint(t, seller.key, r.url, ['listing.published', 'listing.unpublished', 'asset.downloaded', 'listing.purchased', 'factory.job.completed', 'factory.job.published', 'payout.paid', 'payout.failed']);
     const listing = { id: 'lst_1', slug: 's', title: 'T' };
     const job = { id: 'job_1', stage: 'review' };
     const base = { account_id: seller.accountId, mode: 'test' };
@@ -72,13 +72,15 @@ describe('webhook delivery', () => {
     await emit(t, 'GenerationJobCompleted', { job, account_id: seller.accountId, mode: 'test' });
     await emit(t, 'GenerationJobPublished', { job, account_id: seller.accountId, mode: 'test' });
     await emit(t, 'PayoutPaid', payoutPaid(seller.accountId, 'test'));
+    const failedPayout = { id: 'po_failed1', object: 'payout', amount_cents: 500, currency: 'usd', status: 'failed', created_at: 'x', arrival_date: null, failure_code: 'account_closed', failure_message: 'closed' };
+    await emit(t, 'PayoutFailed', { ...base, payout_id: 'po_failed1', reason: 'closed', failed_at: new Date().toISOString(), payout: failedPayout });
     // The buyer's side of a purchase is not the seller's business, and unknown events are ignored.
     const other = await t.accountWithKey({ mode: 'test' });
     await emit(t, 'PurchaseCompleted', purchaseCompleted(other.accountId, seller.accountId, listing, `pur_${other.accountId}`));
     await emit(t, 'SomethingElse', { account_id: seller.accountId, mode: 'test' });
 
-    await settled(seller.key, ep.id, 7);
-    await eventually(() => r.received.length >= 7);
+    await settled(seller.key, ep.id, 8);
+    await eventually(() => r.received.length >= 8);
     const byType = Object.fromEntries(r.events().map((e) => [e.type, e.data]));
     expect(byType).toEqual({
       'listing.published': { listing },
@@ -88,8 +90,9 @@ describe('webhook delivery', () => {
       'factory.job.completed': { job },
       'factory.job.published': { job },
       'payout.paid': { payout: expect.objectContaining({ object: 'payout' }) },
+      'payout.failed': { payout: failedPayout },
     });
-    expect(r.received).toHaveLength(7);
+    expect(r.received).toHaveLength(8);
   });
 
   it('sends an event only to the right account, mode and subscription', async () => {
