@@ -13,6 +13,7 @@ import type {
   KeyActivationPaid,
   Purchase,
   PurchaseCompleted,
+  ProcessorFeeCharged,
   PurchaseRefunded,
 } from './events';
 
@@ -23,6 +24,8 @@ export interface CheckoutState {
   refunded: PurchaseRefunded | null;
   /** The duplicate payment went back to the buyer. */
   duplicateRefunded: DuplicatePaymentRefunded | null;
+  /** What the processor charged for the payment, once known. */
+  processorFee: ProcessorFeeCharged | null;
 }
 
 /** decisions section 3: requires_payment -> complete | expired. */
@@ -44,7 +47,7 @@ export const CHECKOUT_TTL_MS = 30 * 60 * 1000;
 export function evolve(state: CheckoutState | undefined, event: CheckoutEvent): CheckoutState | undefined {
   switch (event.type) {
     case 'CheckoutSessionOpened':
-      return { opened: event.data, completed: null, refunded: null, duplicateRefunded: null };
+      return { opened: event.data, completed: null, refunded: null, duplicateRefunded: null, processorFee: null };
     case 'PurchaseCompleted':
     case 'KeyActivationPaid':
     case 'DuplicatePaymentReceived':
@@ -53,6 +56,8 @@ export function evolve(state: CheckoutState | undefined, event: CheckoutEvent): 
       return state && { ...state, refunded: event.data };
     case 'DuplicatePaymentRefunded':
       return state && { ...state, duplicateRefunded: event.data };
+    case 'ProcessorFeeCharged':
+      return state && { ...state, processorFee: event.data };
   }
 }
 
@@ -81,7 +86,8 @@ export type CheckoutCommand =
       ownedBy: string | null;
     }
   | { type: 'RecordRefund'; now: string; processor_refund_id: string }
-  | { type: 'RecordDuplicateRefund'; now: string; processor_refund_id: string; settled: boolean };
+  | { type: 'RecordDuplicateRefund'; now: string; processor_refund_id: string; settled: boolean }
+  | { type: 'RecordProcessorFee'; now: string; fee_cents: number; processor_fee_id: string | null };
 
 export const CheckoutErrors = {
   expired: () => new ApiError(400, 'checkout_expired', 'This checkout session has expired; open a new one with POST /v1/purchases.'),
@@ -178,6 +184,24 @@ export function decide(command: CheckoutCommand, state: CheckoutState): Checkout
             purchase: { ...purchaseOf(state)!, status: 'refunded' },
             processor_refund_id: command.processor_refund_id,
             refunded_at: command.now,
+          },
+        },
+      ];
+    }
+    case 'RecordProcessorFee': {
+      // Once per payment: a confirmation delivered again finds the fee recorded.
+      if (!state.completed || state.processorFee) return [];
+      return [
+        {
+          type: 'ProcessorFeeCharged',
+          data: {
+            session_id: s.session_id,
+            mode: s.mode,
+            payment_reference: state.completed.payment_reference,
+            fee_cents: command.fee_cents,
+            currency: s.currency,
+            processor_fee_id: command.processor_fee_id,
+            charged_at: command.now,
           },
         },
       ];

@@ -119,10 +119,27 @@ export interface DuplicatePaymentRefunded {
   refunded_at: string;
 }
 
+/**
+ * What the processor charged us for taking the session's payment (Stripe: the charge's
+ * balance transaction fee; the sandbox: PROCESSOR_FEE_BPS + PROCESSOR_FEE_FIXED_CENTS). The
+ * platform's cost, never the creator's.
+ */
+export interface ProcessorFeeCharged {
+  session_id: string;
+  mode: Mode;
+  payment_reference: string;
+  fee_cents: number;
+  currency: string;
+  /** The processor's record of the fee (Stripe: txn_...), null where it has none. */
+  processor_fee_id: string | null;
+  charged_at: string;
+}
+
 export type CheckoutEvent =
   | { type: 'CheckoutSessionOpened'; data: CheckoutSessionOpened }
   | { type: 'PurchaseCompleted'; data: PurchaseCompleted }
   | { type: 'PurchaseRefunded'; data: PurchaseRefunded }
   | { type: 'KeyActivationPaid'; data: KeyActivationPaid }
   | { type: 'DuplicatePaymentReceived'; data: DuplicatePaymentReceived }
-  | { type: 'DuplicatePaymentRefunded'; data: DuplicatePaymentRefunded };
+  | { type: 'DuplicatePaymentRefunded'; data: DuplicatePaymentRefunded }
+  | { type: 'ProcessorFeeCharged'; data: ProcessorFeeCharged };

@@ -67,6 +67,7 @@ export const JOURNAL_EVENT_TYPES = [
   'KeyActivationPaid',
   'DuplicatePaymentReceived',
   'DuplicatePaymentRefunded',
+  'ProcessorFeeCharged',
 ] as const;
 
 /**
@@ -159,6 +160,11 @@ export function postingsOf(event: JournalEvent, opened?: Opened | null): Posting
       lines.push([Accounts.suspense, amount, 0], [Accounts.clearing, 0, amount]);
       break;
     }
+    case 'ProcessorFeeCharged':
+      reference = d.session_id;
+      processorRef = d.processor_fee_id ?? d.payment_reference;
+      lines.push([Accounts.processorFees, d.fee_cents, 0], [Accounts.clearing, 0, d.fee_cents]);
+      break;
     default:
       return [];
   }
@@ -196,6 +202,8 @@ function occurredAt({ type, data }: Pick<JournalEvent, 'type' | 'data'>): string
       return data.received_at;
     case 'DuplicatePaymentRefunded':
       return data.refunded_at;
+    case 'ProcessorFeeCharged':
+      return data.charged_at;
     default:
       return data.created_at;
   }

@@ -50,12 +50,28 @@ export interface TransferRequest {
   destination: string | null;
 }
 
+export interface FeeRequest {
+  mode: Mode;
+  paymentReference: string;
+  amountCents: number;
+  currency: string;
+}
+
+/** What the processor kept of a payment as its fee. */
+export interface ProcessorFee {
+  feeCents: number;
+  /** The processor's own record of it (Stripe's balance transaction txn_...), null where it has none. */
+  processorFeeId: string | null;
+}
+
 export interface PaymentProcessor {
   readonly name: 'sandbox' | 'stripe';
   /** Whether a payout needs a destination set first (svc payouts destination). */
   readonly requiresPayoutDestination: boolean;
   openCheckout(request: CheckoutRequest): Promise<OpenedCheckout>;
   refund(request: RefundRequest): Promise<ProcessorRefund>;
+  /** The fee the processor charged for a payment; undefined while it does not say yet (Stripe settles it a moment later). */
+  feeOf(request: FeeRequest): Promise<ProcessorFee | undefined>;
   /**
    * Sends a payout. Resolves once the money moved. Rejects with TransferRefusedError when
    * the processor refused it (nothing moved); any other rejection leaves the outcome

@@ -16,7 +16,7 @@ import { StripeWebhookController } from './stripe/stripe-webhook.controller';
       useFactory: (settings: Settings): PaymentProcessor =>
         settings.payments === 'stripe'
           ? new StripeProcessor(settings.stripe, settings.publicBaseUrl)
-          : new SandboxProcessor(settings.publicBaseUrl),
+          : new SandboxProcessor(settings.publicBaseUrl, settings.sandboxProcessorFee),
     },
   ],
   exports: [PAYMENT_PROCESSOR],

@@ -90,8 +90,11 @@ describe('the journal: GET /v1/balance, svc ledger trial-balance and journal', (
     expect(trial.currency_totals[0].debits_cents).toBe(trial.currency_totals[0].credits_cents);
     expect(row(Accounts.suspense)).toEqual({ account: 'platform:suspense', currency: 'usd', debits_cents: 1900, credits_cents: 1900, balance_cents: 0 });
     expect(row(Accounts.inTransit(seller.accountId))).toMatchObject({ debits_cents: 2209, credits_cents: 2209, balance_cents: 0 });
-    // Clearing holds what the processor keeps for us: the fees of both sales and nothing of the duplicate.
-    expect(row(Accounts.clearing)).toMatchObject({ balance_cents: 2599 + 1900 + 1900 - 2209 - 1900 });
+    // The processor charged its fee (2.9% + 30) on every payment, the duplicate's too, and kept it.
+    const fees = [105, 85, 85];
+    expect(row(Accounts.processorFees)).toEqual({ account: 'platform:processor_fees', currency: 'usd', debits_cents: 275, credits_cents: 0, balance_cents: fees.reduce((a, b) => a + b) });
+    // Clearing holds what the processor keeps for us: our fees on both sales less its fees, nothing of the duplicate.
+    expect(row(Accounts.clearing)).toMatchObject({ balance_cents: 2599 + 1900 + 1900 - 2209 - 1900 - 275 });
     expect(row(Accounts.feeRevenue)).toMatchObject({ balance_cents: 390 + 285 });
     expect(row(Accounts.payable(seller.accountId))).toMatchObject({ balance_cents: 1615 });
   });

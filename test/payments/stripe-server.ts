@@ -5,7 +5,7 @@ import Stripe from 'stripe';
 
 /**
  * A stand-in for api.stripe.com on 127.0.0.1, answering the calls StripeProcessor makes
- * (POST /v1/checkout/sessions, POST /v1/refunds, POST /v1/transfers) in Stripe's wire format, so the tests
+ * (POST /v1/checkout/sessions, POST /v1/refunds, POST /v1/transfers, GET /v1/payment_intents/{id}) in Stripe's wire format, so the tests
  * drive the real SDK: its form encoding, headers, retries and error classes.
  */
 
@@ -25,6 +25,8 @@ interface PaymentIntent {
   amount: number;
   currency: string;
   charge: string;
+  /** The charge's balance transaction: Stripe's fee on it. */
+  balanceTransaction: { id: string; fee: number };
   livemode: boolean;
   refund?: StripeObject;
 }
@@ -50,6 +52,9 @@ export interface StripeServer {
 }
 
 const randomId = (prefix: string) => `${prefix}_${randomBytes(12).toString('hex')}`;
+
+/** Stripe's standard card pricing: 2.9% (rounded half up) + 30 cents. */
+export const stripeFee = (amount: number) => Math.floor((amount * 290 + 5000) / 10000) + 30;
 const now = () => Math.floor(Date.now() / 1000);
 
 /** Stripe's form encoding (a[b][0][c]=v) back into objects and arrays. */
@@ -182,7 +187,46 @@ export async function startStripeServer(secretKeys: string[]): Promise<StripeSer
     return [200, transfer];
   }
 
+  /** GET /v1/payment_intents/{id}, its latest charge and that charge's balance transaction expanded when asked. */
+  function retrieveIntent(id: string, body: Record<string, any>): [number, StripeObject] {
+    const intent = intents.get(id);
+    if (!intent) return [404, { error: { type: 'invalid_request_error', message: `No such payment_intent: '${id}'`, code: 'resource_missing', param: 'intent' } }];
+    const expand: string[] = body.expand ?? [];
+    const balanceTransaction = {
+      id: intent.balanceTransaction.id,
+      object: 'balance_transaction',
+      amount: intent.amount,
+      currency: intent.currency,
+      fee: intent.balanceTransaction.fee,
+      net: intent.amount - intent.balanceTransaction.fee,
+      type: 'charge',
+      source: intent.charge,
+    };
+    const charge = {
+      id: intent.charge,
+      object: 'charge',
+      amount: intent.amount,
+      currency: intent.currency,
+      payment_intent: intent.id,
+      balance_transaction: expand.includes('latest_charge.balance_transaction') ? balanceTransaction : balanceTransaction.id,
+    };
+    return [
+      200,
+      {
+        id: intent.id,
+        object: 'payment_intent',
+        amount: intent.amount,
+        currency: intent.currency,
+        livemode: intent.livemode,
+        status: 'succeeded',
+        latest_charge: expand.some((e) => e.startsWith('latest_charge')) ? charge : intent.charge,
+      },
+    ];
+  }
+
   function route(method: string, path: string, body: Record<string, any>, livemode: boolean): [number, StripeObject] {
+    const intent = /^\/v1\/payment_intents\/([^/]+)$/.exec(path);
+    if (method === 'GET' && intent) return retrieveIntent(decodeURIComponent(intent[1]), body);
     if (method === 'POST' && path === '/v1/checkout/sessions') return createSession(body, livemode);
     if (method === 'POST' && path === '/v1/refunds') return createRefund(body);
     if (method === 'POST' && path === '/v1/transfers') return createTransfer(body, livemode);
@@ -194,8 +238,9 @@ export async function startStripeServer(secretKeys: string[]): Promise<StripeSer
     req.setEncoding('utf8');
     req.on('data', (chunk) => (text += chunk));
     req.on('end', () => {
-      const path = (req.url ?? '').split('?')[0];
-      const body = parseForm(text);
+      const [path, query = ''] = (req.url ?? '').split('?');
+      // A GET carries its parameters (expand[]) in the query string.
+      const body = parseForm(req.method === 'GET' ? query : text);
       requests.push({ method: req.method ?? '', path, body, headers: req.headers });
       const send = (status: number, payload: StripeObject, replayed = false) => {
         res.writeHead(status, {
@@ -243,7 +288,14 @@ export async function startStripeServer(secretKeys: string[]): Promise<StripeSer
     },
     completeSession(id, paymentStatus = 'paid') {
       const session = server.session(id);
-      const intent: PaymentIntent = { id: randomId('pi'), amount: session.amount_total, currency: session.currency, charge: randomId('ch'), livemode: session.livemode };
+      const intent: PaymentIntent = {
+        id: randomId('pi'),
+        amount: session.amount_total,
+        currency: session.currency,
+        charge: randomId('ch'),
+        balanceTransaction: { id: randomId('txn'), fee: stripeFee(session.amount_total) },
+        livemode: session.livemode,
+      };
       intents.set(intent.id, intent);
       return { ...Object.assign(session, { status: 'complete', payment_status: paymentStatus, payment_intent: intent.id }) };
     },

@@ -3,7 +3,7 @@ import { LedgerAudit } from '../../src/ledger/ledger-audit';
 import { eventsOfType, openCheckout, PAST_EXPIRY_MS, withClockAhead } from '../commerce/commerce-client';
 import { stallProjections } from '../support/stalled-projections';
 import { startTestApp } from '../support/app';
-import { checkoutCompletedEvent, sign, startStripeServer, StripeServer, stripeEvent } from './stripe-server';
+import { checkoutCompletedEvent, stripeFee, sign, startStripeServer, StripeServer, stripeEvent } from './stripe-server';
 
 const STRIPE = {
   test: { secretKey: 'sk_test_51PaymentsSuiteTestKey', webhookSecret: 'whsec_test_payments_suite' },
@@ -142,6 +142,22 @@ describe('payments through Stripe (the real SDK against a local Stripe stand-in)
       expect(again.map((r) => r.status)).toEqual([200, 200, 200, 200, 200, 200]);
       expect(await countOf('PurchaseCompleted', 'session_id', session.id)).toBe(1);
       expect(await countOf('SaleRecorded', 'purchase_id', purchase.id)).toBe(1);
+      // Stripe's fee on the charge, read from its balance transaction, is booked once, as the platform's cost.
+      const fees = (await eventsOfType(t, 'ProcessorFeeCharged')).filter((e) => e.data.session_id === session.id);
+      expect(fees.map((e) => e.data)).toEqual([
+        {
+          session_id: session.id,
+          mode: 'test',
+          payment_reference: expect.stringMatching(/^pi_/),
+          fee_cents: stripeFee(2500),
+          currency: 'usd',
+          processor_fee_id: expect.stringMatching(/^txn_/),
+          charged_at: expect.any(String),
+        },
+      ]);
+      const retrieve = stripe.requests.find((r) => r.method === 'GET' && r.path === `/v1/payment_intents/${fees[0].data.payment_reference}`);
+      expect(retrieve?.body).toEqual({ expand: ['latest_charge.balance_transaction'] });
+      expect(sales[0].fee_cents).toBe(375); // the creator's fee is the platform's, whatever Stripe charged
     });
 
     it('refuses a tampered body, a wrong secret, a missing header and a stale signature with 400, recording nothing', async () => {

@@ -1,4 +1,4 @@
-import { Inject } from '@nestjs/common';
+import { Inject, Logger } from '@nestjs/common';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { toPublicObject } from '../../catalog/listing';
 import { ListingStore } from '../../catalog/listing-store';
@@ -34,6 +34,8 @@ export class CompleteCheckoutCommand extends Command<CheckoutState> {
 
 @CommandHandler(CompleteCheckoutCommand)
 export class CompleteCheckoutHandler implements ICommandHandler<CompleteCheckoutCommand> {
+  private readonly logger = new Logger('CompleteCheckout');
+
   constructor(
     private readonly streams: CheckoutStreams,
     private readonly entitlements: EntitlementStreams,
@@ -55,8 +57,9 @@ export class CompleteCheckoutHandler implements ICommandHandler<CompleteCheckout
       return { ...command, listing: toPublicObject(listing) };
     });
     await this.fulfilment.waitFor(position);
-    const duplicate = duplicateOf(state);
-    if (!duplicate || state.duplicateRefunded) return state;
+    const charged = await this.recordProcessorFee(mode, sessionId, state);
+    const duplicate = duplicateOf(charged);
+    if (!duplicate || charged.duplicateRefunded) return charged;
     const refund = await this.processor.refund({
       mode,
       paymentReference: duplicate.payment_reference,
@@ -69,5 +72,26 @@ export class CompleteCheckoutHandler implements ICommandHandler<CompleteCheckout
       settled: refund.settled,
     }));
     return refunded.state;
+  }
+
+  /**
+   * Books what the processor kept of the payment. A fee it cannot tell yet (or a failure to
+   * ask) is not a failed payment: the next confirmation of the session asks again.
+   */
+  private async recordProcessorFee(mode: Mode, sessionId: string, state: CheckoutState): Promise<CheckoutState> {
+    if (!state.completed || state.processorFee) return state;
+    const payment = { mode, paymentReference: state.completed.payment_reference, amountCents: state.opened.amount_cents, currency: state.opened.currency };
+    const fee = await this.processor.feeOf(payment).catch((error: Error) => {
+      this.logger.warn(`the processor's fee of session ${sessionId} is unknown for now: ${error.message}`);
+      return undefined;
+    });
+    if (!fee) return state;
+    const charged = await this.streams.handle(mode, sessionId, async () => ({
+      type: 'RecordProcessorFee',
+      now: new Date().toISOString(),
+      fee_cents: fee.feeCents,
+      processor_fee_id: fee.processorFeeId,
+    }));
+    return charged.state;
   }
 }

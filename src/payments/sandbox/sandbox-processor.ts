@@ -1,5 +1,5 @@
 import { newId } from '../../platform/ids';
-import type { CheckoutRequest, OpenedCheckout, PaymentProcessor, ProcessorRefund } from '../payment-processor';
+import type { CheckoutRequest, FeeRequest, OpenedCheckout, PaymentProcessor, ProcessorFee, ProcessorRefund } from '../payment-processor';
 
 /**
  * The embedded processor: the hosted checkout is this service's own page
@@ -9,7 +9,10 @@ export class SandboxProcessor implements PaymentProcessor {
   readonly name = 'sandbox' as const;
   readonly requiresPayoutDestination = false;
 
-  constructor(private readonly publicBaseUrl: string) {}
+  constructor(
+    private readonly publicBaseUrl: string,
+    private readonly fee: { bps: number; fixedCents: number },
+  ) {}
 
   async openCheckout(request: CheckoutRequest): Promise<OpenedCheckout> {
     return { checkoutUrl: `${this.publicBaseUrl}/checkout/${request.sessionId}`, processorSessionId: request.sessionId };
@@ -17,6 +20,11 @@ export class SandboxProcessor implements PaymentProcessor {
 
   async refund(): Promise<ProcessorRefund> {
     return { refundId: newId('re'), settled: true };
+  }
+
+  /** A card processor's price, as Stripe's standard one: bps of the amount (rounded half up) plus a fixed part. */
+  async feeOf(request: FeeRequest): Promise<ProcessorFee> {
+    return { feeCents: Math.floor((request.amountCents * this.fee.bps + 5000) / 10000) + this.fee.fixedCents, processorFeeId: null };
   }
 
   /** The sandbox settles payouts at once. */

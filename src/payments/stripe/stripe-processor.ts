@@ -3,7 +3,17 @@ import Stripe from 'stripe';
 import type { StripeSettings } from '../../config/settings';
 import { ApiError } from '../../platform/errors';
 import type { Mode } from '../../platform/mode';
-import { CheckoutRequest, OpenedCheckout, PaymentProcessor, ProcessorRefund, RefundRequest, TransferRefusedError, TransferRequest } from '../payment-processor';
+import {
+  CheckoutRequest,
+  FeeRequest,
+  OpenedCheckout,
+  PaymentProcessor,
+  ProcessorFee,
+  ProcessorRefund,
+  RefundRequest,
+  TransferRefusedError,
+  TransferRequest,
+} from '../payment-processor';
 
 /** Stripe refuses a Checkout Session that expires sooner than 30 minutes from its own clock. */
 const EXPIRY_MARGIN_SECONDS = 60;
@@ -86,6 +96,20 @@ export class StripeProcessor implements PaymentProcessor {
       throw new ApiError(402, 'refund_failed', `The processor did not refund the payment (refund ${refund.id} is ${refund.status}).`);
     }
     return { refundId: refund.id, settled: refund.status === 'succeeded' };
+  }
+
+  /** The fee on the payment's charge, from its balance transaction; undefined until Stripe has made one. */
+  async feeOf(request: FeeRequest): Promise<ProcessorFee | undefined> {
+    if (!request.paymentReference.startsWith('pi_')) return undefined;
+    const intent = await this.client(request.mode)
+      .paymentIntents.retrieve(request.paymentReference, { expand: ['latest_charge.balance_transaction'] })
+      .catch((error) => {
+        throw processorError(error);
+      });
+    const charge = intent.latest_charge;
+    const balance = typeof charge === 'object' && charge ? charge.balance_transaction : null;
+    if (!balance || typeof balance !== 'object') return undefined;
+    return { feeCents: balance.fee, processorFeeId: balance.id };
   }
 
   async transfer(request: TransferRequest): Promise<{ transferId: string }> {
