@@ -40,6 +40,23 @@ export const LEDGER_COMMANDS: Record<string, CliCommand> = {
       ].join('\n'),
     failure: (r) => (r.balanced ? undefined : new CliError(`the journal does not balance: ${describeUnbalanced(r.unbalanced_events)}`, 'ledger_unbalanced')),
   },
+  'ledger reconcile': {
+    usage: 'ledger reconcile --mode test|live [--from ISO_8601] [--to ISO_8601]',
+    examples: ['svc ledger reconcile --mode live --from 2026-09-01 --to 2026-10-01', 'svc ledger reconcile --mode test --json'],
+    options: { mode: { type: 'string', required: true }, from: { type: 'string' }, to: { type: 'string' } },
+    run: (client, o) => client.request('GET', `/admin/ledger/reconcile${query({ mode: o.mode, from: o.from, to: o.to })}`),
+    print: (r) =>
+      [
+        `reconciled ${r.mode} ${r.from ?? 'start'} .. ${r.to ?? 'now'} with the processor: ${r.matched} matched`,
+        ...r.missing_in_ledger.map((i: any) => `  missing in the ledger: ${describeItem(i)}`),
+        ...r.missing_at_processor.map((i: any) => `  missing at the processor: ${describeItem(i)}`),
+        ...r.amount_mismatches.map((i: any) => `  amounts differ: ${describeItem(i)}`),
+      ].join('\n'),
+    failure: (r) =>
+      r.ok
+        ? undefined
+        : new CliError(`${r.missing_in_ledger.length} missing in the ledger, ${r.missing_at_processor.length} missing at the processor, ${r.amount_mismatches.length} amounts differ`, 'ledger_unreconciled'),
+  },
   'ledger journal': {
     usage: 'ledger journal --mode test|live [--from ISO_8601] [--to ISO_8601] [--format csv|jsonl]',
     examples: ['svc ledger journal --mode live --from 2026-09-01 --to 2026-10-01 > september.csv', 'svc ledger journal --mode live --format jsonl'],
@@ -64,6 +81,11 @@ async function allPostings(client: AdminClient, range: Record<string, string | u
     cursor = page.has_more ? page.next_cursor : undefined;
   } while (cursor);
   return items;
+}
+
+function describeItem(i: { kind: string; processor_id: string | null; currency: string; ledger_cents: number | null; processor_cents: number | null; event_ids: string[] }): string {
+  const side = (cents: number | null) => (cents === null ? '-' : String(cents));
+  return `${i.kind} ${i.processor_id ?? '(no processor id)'}: ledger ${side(i.ledger_cents)}, processor ${side(i.processor_cents)} ${i.currency}${i.event_ids.length ? ` (events ${i.event_ids.join(', ')})` : ''}`;
 }
 
 function describeUnbalanced(events: { event_id: string; event_type: string; currency: string; debits_cents: number; credits_cents: number }[]): string {

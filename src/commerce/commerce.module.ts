@@ -6,6 +6,7 @@ import { CatalogModule } from '../catalog/catalog.module';
 import { SETTINGS, Settings } from '../config/settings';
 import { PAYMENT_PROCESSOR, PaymentProcessor } from '../payments/payment-processor';
 import { sandboxCheckoutPage } from '../payments/sandbox/sandbox-checkout-page';
+import { SandboxProcessor } from '../payments/sandbox/sandbox-processor';
 import { CheckoutStreams } from './checkout-streams';
 import { CommerceAdminController } from './commerce-admin.controller';
 import { CompleteCheckoutHandler } from './commands/complete-checkout';
@@ -53,7 +54,7 @@ export class CommerceModule implements OnModuleInit, OnApplicationBootstrap, Bef
 
   onModuleInit(): void {
     // Not awaited, like the blob routes: the plugin loads at ready() (see StorageModule).
-    if (this.processor.name === 'sandbox') void this.http.httpAdapter.getInstance().register(sandboxCheckoutPage(this.sandbox));
+    if (this.processor instanceof SandboxProcessor) void this.http.httpAdapter.getInstance().register(sandboxCheckoutPage(this.sandbox, this.processor));
   }
 
   async onApplicationBootstrap(): Promise<void> {

@@ -82,6 +82,7 @@ export class Fulfilment {
             asset: e.purchase.asset,
             amount_cents: e.purchase.amount_cents,
             currency: e.purchase.currency,
+            payment_reference: e.payment_reference,
           }),
         );
         return;
@@ -89,7 +90,7 @@ export class Fulfilment {
       case 'PurchaseRefunded': {
         const e = event.data as PurchaseRefunded;
         try {
-          await this.commands.execute(new RecordRefundCommand(e.seller_account_id, e.mode, e.purchase_id));
+          await this.commands.execute(new RecordRefundCommand(e.seller_account_id, e.mode, e.purchase_id, e.processor_refund_id));
         } catch (error) {
           // Replayed after a crash: the debit is already on the ledger.
           if (!(error instanceof ApiError && error.code === 'already_refunded')) throw error;

@@ -9,6 +9,7 @@ function toView(state: CheckoutState): SessionView {
   const s = state.opened;
   return {
     id: s.session_id,
+    mode: s.mode,
     status: statusOf(state, new Date()),
     description: s.asset ? s.asset.title : 'Premium API key activation',
     amount_cents: s.amount_cents,

@@ -24,6 +24,8 @@ export interface SaleRecorded {
   currency: string;
   description: string;
   created_at: string;
+  /** The processor's payment (Stripe pi_..., sandbox sbx_pay_...); absent on sales recorded before the journal. */
+  payment_reference?: string;
 }
 
 /** The matching debit of one sale: its amount, fee and net negated. */
@@ -40,6 +42,8 @@ export interface RefundRecorded {
   currency: string;
   description: string;
   created_at: string;
+  /** The processor's refund (Stripe re_...); absent on refunds recorded before the journal or without one. */
+  processor_refund_id?: string;
 }
 
 /** A payout as GET /v1/payouts and the payout.* webhooks show it (Stripe's payout object, in cents). */

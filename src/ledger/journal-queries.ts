@@ -3,6 +3,7 @@ import { DATABASE, Database } from '../database/database';
 import type { Mode } from '../platform/mode';
 import { invalidCursor, Page, toPage } from '../platform/pagination';
 import { Accounts, isDebitNormal, Posting } from './journal';
+import type { ClearingEntry } from './reconciliation';
 import { DEFAULT_CURRENCY } from './ledger.decider';
 
 /** GET /v1/balance: the creator's accounts of the journal, as they stood at `as_of`. */
@@ -153,5 +154,16 @@ export class JournalQueries {
       params,
     );
     return toPage(rows.map((r) => ({ ...r, id: r.posting_id })), page.limit, toPosting);
+  }
+
+  /** The postings of processor:clearing recorded in [from, to): what moved through our processor balance. */
+  async clearingEntries(mode: Mode, range: { from?: Date; to?: Date }): Promise<ClearingEntry[]> {
+    const { rows } = await this.db.query(
+      `SELECT event_id, event_type, processor_ref, currency, debit_cents + credit_cents AS amount_cents FROM journal_postings
+        WHERE mode = $1 AND account = $2 AND ($3::timestamptz IS NULL OR recorded_at >= $3) AND ($4::timestamptz IS NULL OR recorded_at < $4)
+        ORDER BY position, posting_id`,
+      [mode, Accounts.clearing, range.from?.toISOString() ?? null, range.to?.toISOString() ?? null],
+    );
+    return rows.map((r) => ({ event_id: r.event_id, event_type: r.event_type, processor_ref: r.processor_ref, currency: r.currency, amount_cents: Number(r.amount_cents) }));
   }
 }

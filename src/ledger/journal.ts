@@ -118,11 +118,13 @@ export function postingsOf(event: JournalEvent, opened?: Opened | null): Posting
   switch (event.type) {
     case 'SaleRecorded':
       reference = d.purchase_id;
+      processorRef = d.payment_reference ?? null;
       lines.push([Accounts.clearing, d.amount_cents, 0], [Accounts.payable(d.account_id), 0, d.net_cents], [Accounts.feeRevenue, 0, d.fee_cents]);
       break;
     case 'RefundRecorded':
       // A refund's amounts are its sale's, negated: the sale's lines, reversed.
       reference = d.purchase_id;
+      processorRef = d.processor_refund_id ?? null;
       lines.push([Accounts.payable(d.account_id), -d.net_cents, 0], [Accounts.feeRevenue, -d.fee_cents, 0], [Accounts.clearing, 0, -d.amount_cents]);
       break;
     case 'PayoutInitiated':

@@ -14,6 +14,7 @@ import { JournalQueries } from './journal-queries';
 import { LedgerAudit } from './ledger-audit';
 import { PayoutDestinationDto, PayoutsAccountDto, RunPayoutsDto } from './ledger-admin.dto';
 import { LedgerQueries } from './ledger-queries';
+import { LedgerReconciliation } from './reconciliation';
 
 /** Operator API of the ledger (`svc payouts ...`, `svc ledger ...`), behind ADMIN_TOKEN. */
 @Controller('admin')
@@ -26,6 +27,7 @@ export class LedgerAdminController {
     private readonly queries: LedgerQueries,
     private readonly audit: LedgerAudit,
     private readonly journal: JournalQueries,
+    private readonly reconciliation: LedgerReconciliation,
   ) {}
 
   @Post('payouts/run')
@@ -79,9 +81,21 @@ export class LedgerAdminController {
     @Query('cursor') cursor?: unknown,
     @Query('limit') limit?: unknown,
   ) {
-    const range = { from: instantParam('from', from), to: instantParam('to', to) };
-    if (range.from && range.to && range.from > range.to) throw Errors.validationFailed('Invalid field "from": must not be after "to".');
+    const range = rangeParams(from, to);
     if (cursor !== undefined && (typeof cursor !== 'string' || cursor.length > 200)) throw Errors.validationFailed('Invalid field "cursor": not a cursor this list returned.');
     return this.journal.postings(modeParam(mode, true)!, range, { cursor: cursor as string | undefined, limit: parseLimit(limit, { fallback: 1000, max: 5000 }) });
   }
+
+  /** The journal's processor:clearing against the processor's own records for [from, to). */
+  @Get('ledger/reconcile')
+  reconcile(@Query('mode') mode?: unknown, @Query('from') from?: unknown, @Query('to') to?: unknown) {
+    return this.reconciliation.reconcile(modeParam(mode, true)!, rangeParams(from, to));
+  }
+}
+
+/** `from` and `to` query parameters: ISO 8601 instants, from not after to. */
+function rangeParams(from: unknown, to: unknown): { from?: Date; to?: Date } {
+  const range = { from: instantParam('from', from), to: instantParam('to', to) };
+  if (range.from && range.to && range.from > range.to) throw Errors.validationFailed('Invalid field "from": must not be after "to".');
+  return range;
 }

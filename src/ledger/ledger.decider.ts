@@ -259,8 +259,9 @@ export type LedgerCommand =
       amount_cents: number;
       currency: string;
       fee_bps: number;
+      payment_reference?: string;
     })
-  | (LedgerIdentity & { type: 'RecordRefund'; transaction_id: string; purchase_id: string })
+  | (LedgerIdentity & { type: 'RecordRefund'; transaction_id: string; purchase_id: string; processor_refund_id?: string })
   | (LedgerIdentity & {
       type: 'RunPayout';
       transaction_id: string;
@@ -329,6 +330,7 @@ export function decide(command: LedgerCommand, state: LedgerState): LedgerEvent[
             currency: command.currency,
             description: `Sale of "${command.asset.title}"`,
             created_at: now,
+            ...(command.payment_reference ? { payment_reference: command.payment_reference } : {}),
           },
         },
       ];
@@ -353,6 +355,7 @@ export function decide(command: LedgerCommand, state: LedgerState): LedgerEvent[
             currency: entry.currency,
             description: `Refund of "${entry.asset!.title}"`,
             created_at: now,
+            ...(command.processor_refund_id ? { processor_refund_id: command.processor_refund_id } : {}),
           },
         },
       ];

@@ -12,6 +12,7 @@ import { LedgerAdminController } from './ledger-admin.controller';
 import { LedgerAudit } from './ledger-audit';
 import { LedgerQueries } from './ledger-queries';
 import { LedgerStreams } from './ledger-streams';
+import { LedgerReconciliation } from './reconciliation';
 
 @Module({
   imports: [AccountsModule],
@@ -21,6 +22,7 @@ import { LedgerStreams } from './ledger-streams';
     LedgerStreams,
     LedgerQueries,
     JournalQueries,
+    LedgerReconciliation,
     LedgerAudit,
     RecordSaleHandler,
     RecordRefundHandler,

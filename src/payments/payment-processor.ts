@@ -64,6 +64,27 @@ export interface ProcessorFee {
   processorFeeId: string | null;
 }
 
+export interface ProcessorRecordsRequest {
+  mode: Mode;
+  /** Records made in [from, to); either end open when absent. */
+  from?: Date;
+  to?: Date;
+}
+
+/**
+ * One entry of the processor's own books, as reconciliation compares them with ours: a charge
+ * (a payment taken), the fee it kept on one, a refund or a transfer (a payout). Amounts are
+ * positive; the kind says which way the money went.
+ */
+export interface ProcessorRecord {
+  kind: 'charge' | 'fee' | 'refund' | 'transfer';
+  /** The id our events name it by: the payment (Stripe pi_...), the fee (txn_...), the refund or the transfer. */
+  id: string;
+  amount_cents: number;
+  currency: string;
+  created_at: string;
+}
+
 export interface PaymentProcessor {
   readonly name: 'sandbox' | 'stripe';
   /** Whether a payout needs a destination set first (svc payouts destination). */
@@ -78,6 +99,8 @@ export interface PaymentProcessor {
    * unknown, and the payout stays in flight to be retried with the same payout id.
    */
   transfer(request: TransferRequest): Promise<{ transferId: string }>;
+  /** The processor's own books in a period, for reconciliation. */
+  records(request: ProcessorRecordsRequest): Promise<ProcessorRecord[]>;
 }
 
 /** The processor answered and refused a transfer: no money moved. */

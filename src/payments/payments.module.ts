@@ -1,5 +1,6 @@
 import { Global, Module } from '@nestjs/common';
 import { SETTINGS, Settings } from '../config/settings';
+import { DATABASE, Database } from '../database/database';
 import { PAYMENT_PROCESSOR, PaymentProcessor } from './payment-processor';
 import { SandboxProcessor } from './sandbox/sandbox-processor';
 import { StripeProcessor } from './stripe/stripe-processor';
@@ -12,11 +13,11 @@ import { StripeWebhookController } from './stripe/stripe-webhook.controller';
   providers: [
     {
       provide: PAYMENT_PROCESSOR,
-      inject: [SETTINGS],
-      useFactory: (settings: Settings): PaymentProcessor =>
+      inject: [SETTINGS, DATABASE],
+      useFactory: (settings: Settings, db: Database): PaymentProcessor =>
         settings.payments === 'stripe'
           ? new StripeProcessor(settings.stripe, settings.publicBaseUrl)
-          : new SandboxProcessor(settings.publicBaseUrl, settings.sandboxProcessorFee),
+          : new SandboxProcessor(settings.publicBaseUrl, settings.sandboxProcessorFee, db),
     },
   ],
   exports: [PAYMENT_PROCESSOR],

@@ -5,7 +5,8 @@ import Stripe from 'stripe';
 
 /**
  * A stand-in for api.stripe.com on 127.0.0.1, answering the calls StripeProcessor makes
- * (POST /v1/checkout/sessions, POST /v1/refunds, POST /v1/transfers, GET /v1/payment_intents/{id}) in Stripe's wire format, so the tests
+ * (POST /v1/checkout/sessions, POST /v1/refunds, POST /v1/transfers, GET /v1/payment_intents/{id},
+ * GET /v1/balance_transactions) in Stripe's wire format, so the tests
  * drive the real SDK: its form encoding, headers, retries and error classes.
  */
 
@@ -42,6 +43,8 @@ export interface StripeServer {
   transferOutages: number;
   /** Transfers made, by id: each moved money once. */
   transfers: Map<string, StripeObject>;
+  /** Stripe's own books: a balance transaction for every charge (with its fee), refund and transfer. */
+  balanceTransactions: StripeObject[];
   /** The session as Stripe holds it, by its cs_ id. */
   session(id: string): StripeObject;
   /** The buyer finished Stripe's page: the session completes with a new PaymentIntent. */
@@ -161,6 +164,7 @@ export async function startStripeServer(secretKeys: string[]): Promise<StripeSer
       reason: null,
       status: server.refundStatus,
     };
+    if (server.refundStatus !== 'failed') record('refund', -intent.amount, 0, intent.currency, intent.refund.id, intent.livemode, intent.refund.balance_transaction);
     return [200, intent.refund];
   }
 
@@ -184,6 +188,7 @@ export async function startStripeServer(secretKeys: string[]): Promise<StripeSer
       reversed: false,
     };
     server.transfers.set(transfer.id, transfer);
+    record('transfer', -transfer.amount, 0, transfer.currency, transfer.id, livemode);
     return [200, transfer];
   }
 
@@ -224,7 +229,35 @@ export async function startStripeServer(secretKeys: string[]): Promise<StripeSer
     ];
   }
 
+  function record(type: string, amount: number, fee: number, currency: string, source: string, livemode: boolean, id = randomId('txn')) {
+    server.balanceTransactions.push({ id, object: 'balance_transaction', type, amount, fee, net: amount - fee, currency, created: now(), source, livemode });
+  }
+
+  /** GET /v1/balance_transactions: newest first, created[gte|lt], starting_after, limit; expand[]=data.source. */
+  function listBalanceTransactions(body: Record<string, any>, livemode: boolean): [number, StripeObject] {
+    const created = body.created ?? {};
+    let all = server.balanceTransactions
+      .filter((bt) => bt.livemode === livemode)
+      .filter((bt) => (created.gte === undefined || bt.created >= Number(created.gte)) && (created.lt === undefined || bt.created < Number(created.lt)))
+      .reverse();
+    if (body.starting_after) all = all.slice(all.findIndex((bt) => bt.id === body.starting_after) + 1);
+    const limit = Number(body.limit ?? 10);
+    const page = all.slice(0, limit);
+    const expand = (body.expand ?? []).includes('data.source');
+    const sourceOf = (bt: StripeObject) => {
+      if (!expand) return bt.source;
+      if (bt.type === 'charge') {
+        const intent = [...intents.values()].find((i) => i.charge === bt.source);
+        return { id: bt.source, object: 'charge', payment_intent: intent?.id ?? null };
+      }
+      return { id: bt.source, object: bt.type };
+    };
+    const data = page.map(({ livemode: _, ...bt }) => ({ ...bt, source: sourceOf({ ...bt }) }));
+    return [200, { object: 'list', data, has_more: all.length > limit, url: '/v1/balance_transactions' }];
+  }
+
   function route(method: string, path: string, body: Record<string, any>, livemode: boolean): [number, StripeObject] {
+    if (method === 'GET' && path === '/v1/balance_transactions') return listBalanceTransactions(body, livemode);
     const intent = /^\/v1\/payment_intents\/([^/]+)$/.exec(path);
     if (method === 'GET' && intent) return retrieveIntent(decodeURIComponent(intent[1]), body);
     if (method === 'POST' && path === '/v1/checkout/sessions') return createSession(body, livemode);
@@ -281,6 +314,7 @@ export async function startStripeServer(secretKeys: string[]): Promise<StripeSer
     connectedAccounts: new Set(),
     transferOutages: 0,
     transfers: new Map(),
+    balanceTransactions: [],
     session(id) {
       const session = sessions.get(id);
       if (!session) throw new Error(`no Stripe checkout session ${id}`);
@@ -297,6 +331,9 @@ export async function startStripeServer(secretKeys: string[]): Promise<StripeSer
         livemode: session.livemode,
       };
       intents.set(intent.id, intent);
+      if (paymentStatus === 'paid') {
+        record('charge', intent.amount, intent.balanceTransaction.fee, intent.currency, intent.charge, intent.livemode, intent.balanceTransaction.id);
+      }
       return { ...Object.assign(session, { status: 'complete', payment_status: paymentStatus, payment_intent: intent.id }) };
     },
     settleRefund(paymentIntentId) {

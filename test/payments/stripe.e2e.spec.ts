@@ -460,6 +460,34 @@ describe('payments through Stripe (the real SDK against a local Stripe stand-in)
       expect([again.status, again.body.error.code]).toEqual([400, 'nothing_to_pay']);
     });
 
+    it("reconciles the journal with Stripe's balance transactions, naming what is missing or altered on either side", async () => {
+      // A period of this test's own: Stripe's clock counts whole seconds.
+      await new Promise((r) => setTimeout(r, 1100));
+      const from = new Date(Math.floor(Date.now() / 1000) * 1000).toISOString();
+      const seller = await creatorWithSale('live');
+      stripe.connectedAccounts.add('acct_1Reconciled');
+      await t.admin('POST', '/admin/payouts/destination', { account: seller.accountId, mode: 'live', stripe_account: 'acct_1Reconciled' });
+      expect((await run({ mode: 'live', account: seller.accountId })).status).toBe(200);
+      const reconcile = async () => (await t.admin('GET', `/admin/ledger/reconcile?mode=live&from=${encodeURIComponent(from)}`)).body;
+
+      // The charge (by its PaymentIntent), the fee Stripe kept on it (by its balance transaction) and the transfer.
+      const clean = await reconcile();
+      expect(clean).toMatchObject({ ok: true, matched: 3, missing_in_ledger: [], missing_at_processor: [], amount_mismatches: [] });
+      const listed = stripe.requests.filter((r) => r.method === 'GET' && r.path === '/v1/balance_transactions');
+      expect(listed.at(-1)!.headers.authorization).toBe(`Bearer ${STRIPE.live.secretKey}`);
+      expect(listed.at(-1)!.body).toMatchObject({ expand: ['data.source'], created: { gte: String(Date.parse(from) / 1000) } });
+
+      const ours = stripe.balanceTransactions.filter((bt) => bt.livemode && bt.created >= Date.parse(from) / 1000);
+      const charge = ours.find((bt) => bt.type === 'charge')!;
+      const transfer = ours.find((bt) => bt.type === 'transfer')!;
+      charge.fee += 7;
+      stripe.balanceTransactions.splice(stripe.balanceTransactions.indexOf(transfer), 1);
+      const tampered = await reconcile();
+      expect(tampered).toMatchObject({ ok: false, matched: 1, missing_in_ledger: [] });
+      expect(tampered.amount_mismatches).toEqual([expect.objectContaining({ kind: 'fee', processor_id: charge.id, processor_cents: stripeFee(2000) + 7, ledger_cents: stripeFee(2000) })]);
+      expect(tampered.missing_at_processor).toEqual([expect.objectContaining({ kind: 'transfer', processor_id: transfer.source, ledger_cents: 1700, processor_cents: null })]);
+    });
+
     it('keeps the balance when Stripe refuses the transfer, and pays it on a later run', async () => {
       const seller = await creatorWithSale('test');
       await t.admin('POST', '/admin/payouts/destination', { account: seller.accountId, mode: 'test', stripe_account: 'acct_1NotConnectedYet' });

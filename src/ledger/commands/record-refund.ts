@@ -9,7 +9,13 @@ import { LedgerStreams } from '../ledger-streams';
  * sale. 404 sale_not_found for a purchase not on this ledger, 400 already_refunded twice.
  */
 export class RecordRefundCommand extends Command<BalanceTransaction> {
-  constructor(readonly sellerAccountId: string, readonly mode: Mode, readonly purchaseId: string) {
+  constructor(
+    readonly sellerAccountId: string,
+    readonly mode: Mode,
+    readonly purchaseId: string,
+    /** The processor's refund, for reconciliation. */
+    readonly processorRefundId?: string,
+  ) {
     super();
   }
 }
@@ -18,7 +24,7 @@ export class RecordRefundCommand extends Command<BalanceTransaction> {
 export class RecordRefundHandler implements ICommandHandler<RecordRefundCommand> {
   constructor(private readonly ledgers: LedgerStreams) {}
 
-  async execute({ sellerAccountId, mode, purchaseId }: RecordRefundCommand): Promise<BalanceTransaction> {
+  async execute({ sellerAccountId, mode, purchaseId, processorRefundId }: RecordRefundCommand): Promise<BalanceTransaction> {
     return this.ledgers.handle(
       {
         type: 'RecordRefund',
@@ -27,6 +33,7 @@ export class RecordRefundHandler implements ICommandHandler<RecordRefundCommand>
         now: new Date().toISOString(),
         transaction_id: newId('txn'),
         purchase_id: purchaseId,
+        processor_refund_id: processorRefundId,
       },
       (state) => {
         const index = state.entries.length - 1;

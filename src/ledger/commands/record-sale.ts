@@ -13,6 +13,8 @@ export interface SaleInput {
   asset: AssetRef;
   amount_cents: number;
   currency: string;
+  /** The processor's payment, for reconciliation. */
+  payment_reference?: string;
 }
 
 /**
@@ -48,6 +50,7 @@ export class RecordSaleHandler implements ICommandHandler<RecordSaleCommand> {
         amount_cents: sale.amount_cents,
         currency: sale.currency,
         fee_bps: this.settings.platformFeeBps,
+        payment_reference: sale.payment_reference,
       },
       (state) => {
         const index = state.sales.get(sale.purchase_id)!.index;

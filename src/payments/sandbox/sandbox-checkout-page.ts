@@ -1,9 +1,9 @@
 import { Logger } from '@nestjs/common';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { randomBase62 } from '../../platform/ids';
 import { sendError } from '../../platform/error-filter';
 import { ApiError } from '../../platform/errors';
-import { SANDBOX_CARDS } from './sandbox-processor';
+import type { Mode } from '../../platform/mode';
+import { SANDBOX_CARDS, SandboxProcessor } from './sandbox-processor';
 
 /** What the page needs of the commerce context, so this file knows nothing of streams. */
 export interface SandboxCheckout {
@@ -15,6 +15,7 @@ export interface SandboxCheckout {
 
 export interface SessionView {
   id: string;
+  mode: Mode;
   status: 'requires_payment' | 'complete' | 'expired';
   description: string;
   amount_cents: number;
@@ -69,7 +70,7 @@ function html(reply: FastifyReply, status: number, body: string) {
  * JavaScript. A plain Fastify plugin, so its form body parser stays in its own context: the
  * JSON API answers 415 to form posts and this page 415 to anything but a form.
  */
-export function sandboxCheckoutPage(checkout: SandboxCheckout) {
+export function sandboxCheckoutPage(checkout: SandboxCheckout, processor: SandboxProcessor) {
   return async (fastify: FastifyInstance) => {
     // Only the form a browser posts; anything else is 415.
     fastify.removeAllContentTypeParsers();
@@ -101,7 +102,9 @@ export function sandboxCheckoutPage(checkout: SandboxCheckout) {
       }
       let paid: SessionView;
       try {
-        paid = await checkout.pay(s.id, `sbx_pay_${randomBase62(24)}`);
+        // The processor takes the money first (once per session), then tells the one fulfilment path.
+        const payment = await processor.charge({ mode: s.mode, sessionId: s.id, amountCents: s.amount_cents, currency: s.currency });
+        paid = await checkout.pay(s.id, payment);
       } catch (error) {
         if (error instanceof ApiError && error.code === 'checkout_expired') return html(reply, 400, expired());
         throw error;

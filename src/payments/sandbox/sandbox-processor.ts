@@ -1,9 +1,26 @@
-import { newId } from '../../platform/ids';
-import type { CheckoutRequest, FeeRequest, OpenedCheckout, PaymentProcessor, ProcessorFee, ProcessorRefund } from '../payment-processor';
+import type { Database } from '../../database/database';
+import { ApiError } from '../../platform/errors';
+import { newId, randomBase62 } from '../../platform/ids';
+import type { Mode } from '../../platform/mode';
+import type {
+  CheckoutRequest,
+  FeeRequest,
+  OpenedCheckout,
+  PaymentProcessor,
+  ProcessorFee,
+  ProcessorRecord,
+  ProcessorRecordsRequest,
+  ProcessorRefund,
+  RefundRequest,
+  TransferRequest,
+} from '../payment-processor';
 
 /**
  * The embedded processor: the hosted checkout is this service's own page
- * ({PUBLIC_BASE_URL}/checkout/{id}, see sandbox-checkout-page.ts); refunds and payouts settle at once.
+ * ({PUBLIC_BASE_URL}/checkout/{id}, see sandbox-checkout-page.ts); refunds and payouts settle
+ * at once. Like a real processor it keeps its own books (sandbox_processor_records) of what it
+ * charged, kept as fees, refunded and transferred, apart from our event log, so that
+ * reconciliation compares two independent records.
  */
 export class SandboxProcessor implements PaymentProcessor {
   readonly name = 'sandbox' as const;
@@ -12,24 +29,94 @@ export class SandboxProcessor implements PaymentProcessor {
   constructor(
     private readonly publicBaseUrl: string,
     private readonly fee: { bps: number; fixedCents: number },
+    private readonly db: Database,
   ) {}
 
   async openCheckout(request: CheckoutRequest): Promise<OpenedCheckout> {
     return { checkoutUrl: `${this.publicBaseUrl}/checkout/${request.sessionId}`, processorSessionId: request.sessionId };
   }
 
-  async refund(): Promise<ProcessorRefund> {
-    return { refundId: newId('re'), settled: true };
+  /**
+   * The card on the hosted page paid: the session is charged (once, however often its form is
+   * posted) and the processor's fee on it kept. Returns the payment's id.
+   */
+  async charge(request: { mode: Mode; sessionId: string; amountCents: number; currency: string }): Promise<string> {
+    return this.db.transaction(async (tx) => {
+      const id = `sbx_pay_${randomBase62(24)}`;
+      const { rowCount } = await tx.query(
+        `INSERT INTO sandbox_processor_records (id, mode, kind, amount_cents, currency, session_id)
+         VALUES ($1, $2, 'charge', $3, $4, $5) ON CONFLICT (session_id) WHERE kind = 'charge' DO NOTHING`,
+        [id, request.mode, request.amountCents, request.currency, request.sessionId],
+      );
+      if (rowCount === 1) {
+        await tx.query(
+          `INSERT INTO sandbox_processor_records (id, mode, kind, amount_cents, currency, payment_id) VALUES ($1, $2, 'fee', $3, $4, $5)`,
+          [`sbx_fee_${randomBase62(24)}`, request.mode, this.feeOn(request.amountCents), request.currency, id],
+        );
+        return id;
+      }
+      const { rows } = await tx.query<{ id: string }>(`SELECT id FROM sandbox_processor_records WHERE session_id = $1 AND kind = 'charge'`, [request.sessionId]);
+      return rows[0].id;
+    });
   }
 
-  /** A card processor's price, as Stripe's standard one: bps of the amount (rounded half up) plus a fixed part. */
-  async feeOf(request: FeeRequest): Promise<ProcessorFee> {
-    return { feeCents: Math.floor((request.amountCents * this.fee.bps + 5000) / 10000) + this.fee.fixedCents, processorFeeId: null };
+  /** The fee kept on a payment it charged; undefined for a payment it never took. */
+  async feeOf(request: FeeRequest): Promise<ProcessorFee | undefined> {
+    const { rows } = await this.db.query<{ id: string; amount_cents: string }>(
+      `SELECT id, amount_cents FROM sandbox_processor_records WHERE payment_id = $1 AND kind = 'fee'`,
+      [request.paymentReference],
+    );
+    return rows[0] && { feeCents: Number(rows[0].amount_cents), processorFeeId: rows[0].id };
+  }
+
+  /** The whole payment back; the fee stays with the processor, as Stripe's does. */
+  async refund(request: RefundRequest): Promise<ProcessorRefund> {
+    const { rows: charges } = await this.db.query<{ amount_cents: string; currency: string; mode: string }>(
+      `SELECT amount_cents, currency, mode FROM sandbox_processor_records WHERE id = $1 AND kind = 'charge'`,
+      [request.paymentReference],
+    );
+    const charge = charges[0];
+    if (!charge || charge.mode !== request.mode) {
+      throw new ApiError(402, 'refund_failed', `The processor has no payment ${request.paymentReference} to refund.`);
+    }
+    const id = await this.once(request.idempotencyKey, 're', { mode: request.mode, kind: 'refund', amountCents: Number(charge.amount_cents), currency: charge.currency, paymentId: request.paymentReference });
+    return { refundId: id, settled: true };
   }
 
   /** The sandbox settles payouts at once. */
-  async transfer(): Promise<{ transferId: string }> {
-    return { transferId: newId('tr') };
+  async transfer(request: TransferRequest): Promise<{ transferId: string }> {
+    const id = await this.once(`payout-${request.payoutId}`, 'tr', { mode: request.mode, kind: 'transfer', amountCents: request.amountCents, currency: request.currency, paymentId: null });
+    return { transferId: id };
+  }
+
+  async records(request: ProcessorRecordsRequest): Promise<ProcessorRecord[]> {
+    const { rows } = await this.db.query(
+      `SELECT id, kind, amount_cents, currency, created_at FROM sandbox_processor_records
+        WHERE mode = $1 AND ($2::timestamptz IS NULL OR created_at >= $2) AND ($3::timestamptz IS NULL OR created_at < $3)
+        ORDER BY created_at, id`,
+      [request.mode, request.from?.toISOString() ?? null, request.to?.toISOString() ?? null],
+    );
+    return rows.map((r) => ({ kind: r.kind, id: r.id, amount_cents: Number(r.amount_cents), currency: r.currency, created_at: new Date(r.created_at).toISOString() }));
+  }
+
+  /** A record made once per idempotency key: a retry answers the first one's id. */
+  private async once(
+    key: string,
+    prefix: string,
+    record: { mode: Mode; kind: 'refund' | 'transfer'; amountCents: number; currency: string; paymentId: string | null },
+  ): Promise<string> {
+    await this.db.query(
+      `INSERT INTO sandbox_processor_records (id, mode, kind, amount_cents, currency, payment_id, idempotency_key)
+       VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (idempotency_key) DO NOTHING`,
+      [newId(prefix), record.mode, record.kind, record.amountCents, record.currency, record.paymentId, key],
+    );
+    const { rows } = await this.db.query<{ id: string }>('SELECT id FROM sandbox_processor_records WHERE idempotency_key = $1', [key]);
+    return rows[0].id;
+  }
+
+  /** A card processor's price, as Stripe's standard one: bps of the amount (rounded half up) plus a fixed part. */
+  private feeOn(amountCents: number): number {
+    return Math.floor((amountCents * this.fee.bps + 5000) / 10000) + this.fee.fixedCents;
   }
 }
 

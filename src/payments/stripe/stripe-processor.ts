@@ -9,6 +9,8 @@ import {
   OpenedCheckout,
   PaymentProcessor,
   ProcessorFee,
+  ProcessorRecord,
+  ProcessorRecordsRequest,
   ProcessorRefund,
   RefundRequest,
   TransferRefusedError,
@@ -136,5 +138,35 @@ export class StripeProcessor implements PaymentProcessor {
       // Outcome unknown: the payout stays in flight and the next run sends the same transfer.
       throw processorError(error);
     }
+  }
+
+  /**
+   * Stripe's own books for the period: its balance transactions, each with its source
+   * expanded, as our events name them: a charge by its PaymentIntent (and the fee Stripe kept
+   * on it by the balance transaction's id), a refund and a transfer by their own ids.
+   */
+  async records(request: ProcessorRecordsRequest): Promise<ProcessorRecord[]> {
+    const created = { ...(request.from && { gte: Math.floor(request.from.getTime() / 1000) }), ...(request.to && { lt: Math.ceil(request.to.getTime() / 1000) }) };
+    const records: ProcessorRecord[] = [];
+    const list = this.client(request.mode).balanceTransactions.list({ limit: 100, expand: ['data.source'], ...(request.from || request.to ? { created } : {}) });
+    try {
+      for await (const bt of list) {
+        const source = typeof bt.source === 'object' && bt.source ? (bt.source as { id: string; object: string; payment_intent?: string | { id: string } | null }) : undefined;
+        const at = new Date(bt.created * 1000).toISOString();
+        const record = (kind: ProcessorRecord['kind'], id: string, amount: number) => records.push({ kind, id, amount_cents: amount, currency: bt.currency, created_at: at });
+        if (bt.type === 'charge' || bt.type === 'payment') {
+          const intent = source?.payment_intent;
+          record('charge', (typeof intent === 'string' ? intent : intent?.id) ?? source?.id ?? bt.id, bt.amount);
+          if (bt.fee) record('fee', bt.id, bt.fee);
+        } else if (bt.type === 'refund' || bt.type === 'payment_refund') {
+          record('refund', source?.id ?? bt.id, -bt.amount);
+        } else if (bt.type === 'transfer') {
+          record('transfer', source?.id ?? bt.id, -bt.amount);
+        }
+      }
+    } catch (error) {
+      throw processorError(error);
+    }
+    return records;
   }
 }

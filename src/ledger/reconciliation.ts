@@ -1,0 +1,98 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { PAYMENT_PROCESSOR, PaymentProcessor, ProcessorRecord } from '../payments/payment-processor';
+import type { Mode } from '../platform/mode';
+import { JournalQueries } from './journal-queries';
+
+type Kind = ProcessorRecord['kind'];
+
+/** Which processor record each money event's clearing posting stands for. */
+const KIND_OF_EVENT: Record<string, Kind> = {
+  SaleRecorded: 'charge',
+  KeyActivationPaid: 'charge',
+  DuplicatePaymentReceived: 'charge',
+  ProcessorFeeCharged: 'fee',
+  RefundRecorded: 'refund',
+  DuplicatePaymentRefunded: 'refund',
+  PayoutPaid: 'transfer',
+};
+
+/** A clearing posting of the journal, as reconciliation reads it. */
+export interface ClearingEntry {
+  event_id: string;
+  event_type: string;
+  processor_ref: string | null;
+  currency: string;
+  /** What moved through our processor balance, positive. */
+  amount_cents: number;
+}
+
+export interface ReconciliationItem {
+  kind: Kind;
+  /** The processor's id (a payment, fee, refund or transfer); null for an entry of ours that names none. */
+  processor_id: string | null;
+  currency: string;
+  ledger_cents: number | null;
+  processor_cents: number | null;
+  /** Our events behind it. */
+  event_ids: string[];
+}
+
+export interface Reconciliation {
+  mode: Mode;
+  from: string | null;
+  to: string | null;
+  ok: boolean;
+  matched: number;
+  missing_in_ledger: ReconciliationItem[];
+  missing_at_processor: ReconciliationItem[];
+  amount_mismatches: ReconciliationItem[];
+}
+
+/**
+ * Our clearing account against the processor's own records, item by item: matched when both
+ * name the same payment, fee, refund or transfer with the same amount and currency.
+ */
+export function compareBooks(ours: ClearingEntry[], theirs: ProcessorRecord[]): Omit<Reconciliation, 'mode' | 'from' | 'to'> {
+  const items = new Map<string, ReconciliationItem>();
+  const item = (kind: Kind, id: string | null, currency: string, key: string) =>
+    items.get(key) ?? items.set(key, { kind, processor_id: id, currency, ledger_cents: null, processor_cents: null, event_ids: [] }).get(key)!;
+  ours.forEach((entry, i) => {
+    const kind = KIND_OF_EVENT[entry.event_type];
+    if (!kind) return;
+    // An entry that names no processor id cannot be matched: it stands alone.
+    const key = entry.processor_ref ? `${kind}|${entry.processor_ref}|${entry.currency}` : `unnamed|${i}`;
+    const it = item(kind, entry.processor_ref, entry.currency, key);
+    it.ledger_cents = (it.ledger_cents ?? 0) + entry.amount_cents;
+    it.event_ids.push(entry.event_id);
+  });
+  for (const record of theirs) {
+    const it = item(record.kind, record.id, record.currency, `${record.kind}|${record.id}|${record.currency}`);
+    it.processor_cents = (it.processor_cents ?? 0) + record.amount_cents;
+  }
+  const all = [...items.values()];
+  const matched = all.filter((i) => i.ledger_cents !== null && i.ledger_cents === i.processor_cents).length;
+  const missingInLedger = all.filter((i) => i.ledger_cents === null);
+  const missingAtProcessor = all.filter((i) => i.processor_cents === null);
+  const mismatches = all.filter((i) => i.ledger_cents !== null && i.processor_cents !== null && i.ledger_cents !== i.processor_cents);
+  return {
+    ok: !missingInLedger.length && !missingAtProcessor.length && !mismatches.length,
+    matched,
+    missing_in_ledger: missingInLedger,
+    missing_at_processor: missingAtProcessor,
+    amount_mismatches: mismatches,
+  };
+}
+
+/** svc ledger reconcile: the journal's processor:clearing against the processor's books for a period. */
+@Injectable()
+export class LedgerReconciliation {
+  constructor(
+    private readonly journal: JournalQueries,
+    @Inject(PAYMENT_PROCESSOR) private readonly processor: PaymentProcessor,
+  ) {}
+
+  async reconcile(mode: Mode, range: { from?: Date; to?: Date }): Promise<Reconciliation> {
+    const [ours, theirs] = await Promise.all([this.journal.clearingEntries(mode, range), this.processor.records({ mode, ...range })]);
+    return { mode, from: range.from?.toISOString() ?? null, to: range.to?.toISOString() ?? null, ...compareBooks(ours, theirs) };
+  }
+}
