@@ -11,9 +11,16 @@ export const LEDGER_COMMANDS: Record<string, CliCommand> = {
     run: (client, o) => client.request('GET', `/admin/ledger/verify${query({ account: o.account, mode: o.mode })}`),
     print: (r) =>
       r.ok
-        ? `ledger verified: ${r.ledgers_checked} ledgers, ${r.transactions_checked} transactions match the event log`
-        : `ledger differs from the event log: ${describeDifference(r.first_difference)}`,
-    failure: (r) => (r.ok ? undefined : new CliError(describeDifference(r.first_difference), 'ledger_mismatch')),
+        ? `ledger verified: ${r.ledgers_checked} ledgers, ${r.transactions_checked} transactions and ${r.journal.postings_checked} journal postings match the event log`
+        : r.first_difference
+          ? `ledger differs from the event log: ${describeDifference(r.first_difference)}`
+          : ['the journal does not hold:', ...r.journal.problems.map((p: { check: string; message: string }) => `  ${p.check}: ${p.message}`)].join('\n'),
+    failure: (r) =>
+      r.ok
+        ? undefined
+        : r.first_difference
+          ? new CliError(describeDifference(r.first_difference), 'ledger_mismatch')
+          : new CliError(r.journal.problems[0].message, 'journal_mismatch'),
   },
   'ledger export': {
     usage: 'ledger export --account ID_OR_SLUG --mode test|live [--format csv|json]',

@@ -35,6 +35,8 @@ export interface Settings {
   readonly uploadMaxBytes: number;
   /** How long a consumer's leader keeps its lease without renewing it (a crashed leader's work moves after this). */
   readonly consumerLeaseTtlMs: number;
+  /** svc ledger verify reports a payout in transit longer than this (seconds; default 3 days). */
+  readonly payoutInTransitMaxSeconds: number;
   /** Failures on one event before a consumer parks it (or, for money, reports itself stalled). */
   readonly consumerMaxAttempts: number;
   /** A rebuild, catching up beside the live build of its read model, pauses this percentage of each batch's time after it. */
@@ -304,6 +306,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     s3: s3Settings(env),
     uploadMaxBytes: integer(env, 'UPLOAD_MAX_BYTES', 5 * 1024 ** 3, 1, Number.MAX_SAFE_INTEGER),
     consumerLeaseTtlMs: integer(env, 'CONSUMER_LEASE_TTL_MS', 5000, 200, 600_000),
+    payoutInTransitMaxSeconds: integer(env, 'PAYOUT_IN_TRANSIT_MAX', 3 * 24 * 3600, 0, 365 * 24 * 3600),
     consumerMaxAttempts: integer(env, 'CONSUMER_MAX_ATTEMPTS', 5, 1, 1000),
     rebuildPausePercent: integer(env, 'REBUILD_PAUSE_PERCENT', 1000, 0, 10_000),
     readyMaxLagSeconds: integer(env, 'READY_MAX_LAG_SECONDS', 30, 1, 86_400),

@@ -36,7 +36,7 @@ export interface TrialBalance {
   unbalanced_events: { event_id: string; event_type: string; position: string; currency: string; debits_cents: number; credits_cents: number }[];
 }
 
-const toPosting = (row: any): Posting => ({
+export const toPosting = (row: any): Posting => ({
   posting_id: row.posting_id,
   event_id: row.event_id,
   event_type: row.event_type,

@@ -10,6 +10,7 @@ import { parseLimit } from '../platform/pagination';
 import { PausePayoutsCommand, ResumePayoutsCommand } from './commands/pause-payouts';
 import { RunPayoutsCommand } from './commands/run-payouts';
 import { SetPayoutDestinationCommand } from './commands/set-payout-destination';
+import { JournalAudit } from './journal-audit';
 import { JournalQueries } from './journal-queries';
 import { LedgerAudit } from './ledger-audit';
 import { PayoutDestinationDto, PayoutsAccountDto, RunPayoutsDto } from './ledger-admin.dto';
@@ -28,6 +29,7 @@ export class LedgerAdminController {
     private readonly audit: LedgerAudit,
     private readonly journal: JournalQueries,
     private readonly reconciliation: LedgerReconciliation,
+    private readonly journalAudit: JournalAudit,
   ) {}
 
   @Post('payouts/run')
@@ -57,7 +59,9 @@ export class LedgerAdminController {
   @Get('ledger/verify')
   async verify(@Query('account') account?: unknown, @Query('mode') mode?: unknown) {
     const accountId = account === undefined ? undefined : await accountIdParam(this.accounts, account);
-    return this.audit.verify({ accountId, mode: modeParam(mode, false) });
+    const filter = { accountId, mode: modeParam(mode, false) };
+    const [ledger, journal] = await Promise.all([this.audit.verify(filter), this.journalAudit.verify({ mode: filter.mode })]);
+    return { ...ledger, ok: ledger.ok && journal.ok, journal };
   }
 
   /** Every balance transaction of one ledger, oldest first. */

@@ -7,6 +7,7 @@ import { RecordRefundHandler } from './commands/record-refund';
 import { RecordSaleHandler } from './commands/record-sale';
 import { RunPayoutsHandler } from './commands/run-payouts';
 import { SetPayoutDestinationHandler } from './commands/set-payout-destination';
+import { JournalAudit } from './journal-audit';
 import { JournalQueries } from './journal-queries';
 import { LedgerAdminController } from './ledger-admin.controller';
 import { LedgerAudit } from './ledger-audit';
@@ -22,6 +23,7 @@ import { LedgerReconciliation } from './reconciliation';
     LedgerStreams,
     LedgerQueries,
     JournalQueries,
+    JournalAudit,
     LedgerReconciliation,
     LedgerAudit,
     RecordSaleHandler,

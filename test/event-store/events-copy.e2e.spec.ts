@@ -43,7 +43,7 @@ describe(`moving a populated ${onPostgresServer ? 'Postgres server' : 'PGlite'} 
     await ledger.payouts('test');
     const audited = await eventually(async () => {
       const r = await before.admin('GET', '/admin/ledger/verify');
-      return r.body?.ok && r.body.ledgers_checked === 4 && r.body;
+      return r.body?.ok && r.body.ledgers_checked === 4 && r.body.journal.postings_checked === 32 && r.body;
     }, 15000, 'the ledger read model on the old log');
     const exports = await Promise.all(accounts.map(({ accountId }) => before.admin('GET', `/admin/ledger/export?account=${accountId}&mode=test`)));
     let env: NodeJS.ProcessEnv;
@@ -70,13 +70,15 @@ describe(`moving a populated ${onPostgresServer ? 'Postgres server' : 'PGlite'} 
       const rebuilt = await eventually(async () => {
         const r = await after.admin('GET', '/admin/ledger/verify');
         // The audit passes at every point of the rebuild; wait until it has reached the whole log.
-        return r.body?.ok && r.body.transactions_checked === audited.transactions_checked && r.body;
+        return r.body?.ok && r.body.transactions_checked === audited.transactions_checked && r.body.journal.postings_checked === audited.journal.postings_checked && r.body;
       }, 30000, 'the ledger read model rebuilt from EventStoreDB');
       // Positions are the target's own ($all's), everything else the same.
-      expect({ ...rebuilt, position: undefined }).toEqual({ ...audited, position: undefined });
+      const withoutPositions = (report: any) => ({ ...report, position: undefined, journal: { ...report.journal, position: undefined } });
+      expect(withoutPositions(rebuilt)).toEqual(withoutPositions(audited));
+      expect(audited.journal.postings_checked).toBe(32);
       const restore = await serveForCli(after);
       try {
-        expect(await svc('ledger', 'verify')).toEqual({ code: 0, stdout: 'ledger verified: 4 ledgers, 10 transactions match the event log\n', stderr: '' });
+        expect(await svc('ledger', 'verify')).toEqual({ code: 0, stdout: 'ledger verified: 4 ledgers, 10 transactions and 32 journal postings match the event log\n', stderr: '' });
       } finally {
         restore();
       }

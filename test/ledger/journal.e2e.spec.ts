@@ -3,7 +3,9 @@ import { buy, openCheckout, payOnPage, PAST_EXPIRY_MS, PAYS, withClockAhead } fr
 import { EVENT_STORE, EventStore, RecordedEvent, START } from '../../src/event-store/event-store';
 import { Accounts, JOURNAL_EVENT_TYPES, journalOf, Posting } from '../../src/ledger/journal';
 import { ProjectionRunner } from '../../src/projection-runner/projection-runner';
+import { LedgerStreams } from '../../src/ledger/ledger-streams';
 import { startTestApp, TestApp } from '../support/app';
+import { stallProjections } from '../support/stalled-projections';
 import { serveForCli, svc } from '../support/cli';
 import { eventually } from '../support/eventually';
 
@@ -205,5 +207,72 @@ describe('the journal: GET /v1/balance, svc ledger trial-balance and journal', (
     expect(res.body.as_of).toBe(at);
     expect(res.body.currency_totals).toEqual([{ currency: 'usd', debits_cents: upTo.reduce((s, p) => s + p.debit_cents, 0), credits_cents: upTo.reduce((s, p) => s + p.credit_cents, 0) }]);
     expect(res.body.accounts.map((a: any) => a.account).sort()).toEqual([...new Set(upTo.map((p) => p.account))].sort());
+  });
+
+  describe('svc ledger verify, the journal half', () => {
+    const verify = async () => {
+      const res = await svc('ledger', 'verify', '--mode', 'test', '--json');
+      return { code: res.code, report: JSON.parse(res.stdout), stderr: res.stderr };
+    };
+
+    it('recomputes every posting from the log and finds them all, and names a posting changed in the read model', async () => {
+      const clean = await verify();
+      expect(clean.code).toBe(0);
+      expect(clean.report.journal).toMatchObject({ ok: true, problems: [] });
+      expect(clean.report.journal.postings_checked).toBeGreaterThan(20);
+      expect((await svc('ledger', 'verify')).stdout).toMatch(/^ledger verified: \d+ ledgers, \d+ transactions and \d+ journal postings match the event log\n$/);
+
+      const { rows } = await t.db.query(`SELECT posting_id, event_id FROM journal_postings WHERE mode = 'test' AND account = 'platform:fee_revenue' LIMIT 1`);
+      await t.db.query('UPDATE journal_postings SET credit_cents = credit_cents + 1 WHERE posting_id = $1', [rows[0].posting_id]);
+      const bad = await verify();
+      expect(bad.code).toBe(1);
+      expect(bad.report.ok).toBe(false);
+      expect(bad.report.journal.problems).toEqual(
+        expect.arrayContaining([
+          { check: 'journal_differs', message: expect.stringContaining(`posting ${rows[0].posting_id}: credit_cents is`) },
+          { check: 'unbalanced_event', message: expect.stringContaining(`event ${rows[0].event_id} posts debits and credits that differ by -1 usd`) },
+        ]),
+      );
+      expect(JSON.parse(bad.stderr).error.code).toBe('journal_mismatch');
+      await t.app.get(ProjectionRunner).rebuild(['journal']);
+      expect((await verify()).code).toBe(0);
+    });
+
+    it('reports a payment whose sale is missing a minute on, and is whole again once fulfilment catches up', async () => {
+      const model = await publishModel(t, seller.key, { title: 'Unfulfilled', price_cents: 1500 });
+      const stalled = await stallProjections(t);
+      let session: { id: string };
+      try {
+        session = await buy(t, buyer.key, model.slug);
+        const late = await withClockAhead(2 * 60_000, verify);
+        expect(late.code).toBe(1);
+        expect(late.report.journal.problems).toEqual([{ check: 'sale_missing', message: expect.stringMatching(/^purchase pur_\w+ \(test\) was paid at .* but no sale is recorded for it$/) }]);
+        // Within the minute a subscriber takes to record it, a missing sale is not a problem yet.
+        expect((await verify()).report.journal.problems).toEqual([]);
+      } finally {
+        await stalled.resume();
+      }
+      expect((await withClockAhead(2 * 60_000, verify)).code).toBe(0);
+      expect(session!.id).toMatch(/^cs_test_/);
+    });
+
+    it('reports a payout in transit longer than PAYOUT_IN_TRANSIT_MAX', async () => {
+      const creator = await t.accountWithKey();
+      const model = await publishModel(t, creator.key, { title: 'Slow Payout', price_cents: 1000 });
+      await buy(t, buyer.key, model.slug);
+      await eventually(async () => (await balance(creator.key)).available_cents === 850, 15000, 'the sale');
+      // The transfer is under way and its outcome unknown: only the initiation is recorded.
+      const who = { account_id: creator.accountId, mode: 'test' as const, now: new Date().toISOString() };
+      const ledgers = t.app.get(LedgerStreams);
+      await ledgers.handle({ type: 'RunPayout', ...who, transaction_id: 'txn_slowpayout00000000001', payout_id: 'po_slowpayout0000000000001', requires_destination: false }, () => undefined);
+      expect(await balance(creator.key)).toMatchObject({ available_cents: 0, in_transit_cents: 850 });
+      expect((await verify()).code).toBe(0);
+      const days = await withClockAhead(3 * 24 * 3600_000 + 60_000, verify);
+      expect(days.report.journal.problems).toEqual([
+        { check: 'payout_in_transit_too_long', message: `account ${creator.accountId} (test): payout po_slowpayout0000000000001 of 850 has been in transit since ${who.now}` },
+      ]);
+      await ledgers.handle({ type: 'SettlePayout', ...who, payout_id: 'po_slowpayout0000000000001', transfer_id: 'tr_slow' }, () => undefined);
+      expect((await withClockAhead(3 * 24 * 3600_000 + 60_000, verify)).code).toBe(0);
+    });
   });
 });
