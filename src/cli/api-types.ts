@@ -419,6 +419,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/balance/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The creator’s balance interval by interval: opening, activity by reporting category, closing
+         * @description Needs one of the scopes: payouts:read (an unrestricted key has all).
+         */
+        get: operations["BalanceController_history"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/balance_transactions": {
         parameters: {
             query?: never;
@@ -929,6 +949,9 @@ export interface components {
             created_at: string;
             source: Record<string, never>;
             description: string;
+            /** @enum {string} */
+            reporting_category: "charge" | "refund" | "payout";
+            balance_after_cents: number;
         };
         /** @description What the platform owes the creator: available now, in payouts under way, and withheld for open disputes. */
         Balance: {
@@ -943,6 +966,35 @@ export interface components {
              * @description ISO 8601 UTC with milliseconds
              */
             as_of: string;
+        };
+        /** @description Each interval’s closing balance is its opening plus its activity, and the next interval’s opening. */
+        BalanceHistory: {
+            /** @constant */
+            object: "balance_history";
+            /** @enum {string} */
+            interval: "day" | "week" | "month";
+            currency: string;
+            items: {
+                /**
+                 * Format: date-time
+                 * @description ISO 8601 UTC with milliseconds
+                 */
+                start: string;
+                /**
+                 * Format: date-time
+                 * @description ISO 8601 UTC with milliseconds
+                 */
+                end: string;
+                opening_balance_cents: number;
+                activity: {
+                    sales_cents: number;
+                    fees_cents: number;
+                    refunds_cents: number;
+                    payouts_cents: number;
+                    disputes_cents: number;
+                };
+                closing_balance_cents: number;
+            }[];
         };
         BalanceSummary: {
             currency: string;
@@ -2377,11 +2429,48 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
+    BalanceController_history: {
+        parameters: {
+            query?: {
+                /** @description ISO 8601; rounded down to the start of its interval (UTC; weeks start on Monday). Default: 30 days before `to`. */
+                from?: string;
+                /** @description ISO 8601, exclusive. Default: now. */
+                to?: string;
+                /** @description day (default), week or month; at most 366 intervals. */
+                interval?: "day" | "week" | "month";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The creator’s balance interval by interval: opening, activity by reporting category, closing */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BalanceHistory"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            default: components["responses"]["Error"];
+        };
+    };
     BalanceController_balanceTransactions: {
         parameters: {
             query?: {
                 /** @description Only entries of this type. */
                 type?: "sale" | "refund" | "payout";
+                /** @description Only entries created at or after this ISO 8601 instant. */
+                "created[gte]"?: string;
+                /** @description Only entries created before this ISO 8601 instant. */
+                "created[lt]"?: string;
+                /** @description Only the sales and refunds this payout (po_...) paid out; their net_cents add up to its amount. */
+                payout?: string;
                 /** @description Items per page, 1-100 (default 20). */
                 limit?: number;
                 /** @description next_cursor of the previous page. */
@@ -2411,6 +2500,15 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            /** @description not_found: no such payout on this ledger. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             default: components["responses"]["Error"];
         };
     };

@@ -104,7 +104,7 @@ function describeDifference(d: { account_id: string; mode: string; transaction_i
   return `account ${d.account_id} (${d.mode}), ${where}: ${d.field} is ${JSON.stringify(d.actual)} in the read model but ${JSON.stringify(d.expected)} from the events`;
 }
 
-const TRANSACTION_COLUMNS = ['id', 'type', 'amount_cents', 'fee_cents', 'net_cents', 'currency', 'status', 'created_at', 'purchase_id', 'asset_slug', 'asset_title', 'payout_id', 'description'];
+const TRANSACTION_COLUMNS = ['id', 'type', 'amount_cents', 'fee_cents', 'net_cents', 'currency', 'status', 'created_at', 'purchase_id', 'asset_slug', 'asset_title', 'payout_id', 'description', 'reporting_category', 'balance_after_cents'];
 
 const POSTING_COLUMNS = ['posting_id', 'event_id', 'event_type', 'position', 'recorded_at', 'mode', 'account', 'currency', 'debit_cents', 'credit_cents', 'reference', 'processor_ref'];
 

@@ -3,12 +3,15 @@ import { Auth, AuthContext, RequireScope } from '../platform/auth/auth-context';
 import { Errors } from '../platform/errors';
 import { parseCursor, parseLimit } from '../platform/pagination';
 import { instantParam } from '../platform/instant';
-import { JournalQueries } from './journal-queries';
+import { Interval, JournalQueries, periodsOf } from './journal-queries';
 import type { TransactionType } from './ledger.decider';
 import { LedgerQueries } from './ledger-queries';
 
 const TYPES: readonly TransactionType[] = ['sale', 'refund', 'payout'];
 const PAGE = { fallback: 50, max: 200 };
+const INTERVALS: readonly Interval[] = ['day', 'week', 'month'];
+/** A year of days: a longer history is asked for by week or month. */
+const MAX_PERIODS = 366;
 
 /** The creator's ledger in the caller's mode (spec part 4 "Payouts and balance", decisions section 4). */
 @Controller('v1')
@@ -25,17 +28,48 @@ export class BalanceController {
     return this.journal.balance(auth.accountId, auth.mode, instantParam('as_of', asOf));
   }
 
+  /** GET /v1/balance/history?from=&to=&interval=day|week|month: the balance interval by interval, from the journal. */
+  @Get('balance/history')
+  async history(@Auth() auth: AuthContext, @Query('from') from?: unknown, @Query('to') to?: unknown, @Query('interval') interval?: unknown) {
+    if (interval !== undefined && !INTERVALS.includes(interval as Interval)) {
+      throw Errors.validationFailed(`Invalid field "interval": must be one of ${INTERVALS.join(', ')}.`);
+    }
+    const every = (interval ?? 'day') as Interval;
+    const end = instantParam('to', to) ?? new Date();
+    const start = instantParam('from', from) ?? new Date(end.getTime() - 30 * 24 * 3600_000);
+    if (start > end) throw Errors.validationFailed('Invalid field "from": must not be after "to".');
+    const periods = periodsOf(start, end, every);
+    if (periods.length > MAX_PERIODS) {
+      throw Errors.validationFailed(`Invalid field "from": ${periods.length} ${every}s from "from" to "to"; ask for at most ${MAX_PERIODS}, or a longer interval.`);
+    }
+    const items = await this.journal.history(auth.accountId, auth.mode, periods);
+    return { object: 'balance_history', interval: every, currency: (await this.journal.balance(auth.accountId, auth.mode)).currency, items };
+  }
+
   @Get('balance_transactions')
   async balanceTransactions(
     @Auth() auth: AuthContext,
     @Query('type') type?: unknown,
     @Query('limit') limit?: unknown,
     @Query('cursor') cursor?: unknown,
+    @Query('created[gte]') createdGte?: unknown,
+    @Query('created[lt]') createdLt?: unknown,
+    @Query('payout') payout?: unknown,
   ) {
     if (type !== undefined && !TYPES.includes(type as TransactionType)) {
       throw Errors.validationFailed(`Invalid field "type": must be one of ${TYPES.join(', ')}.`);
     }
-    const options = { type: type as TransactionType | undefined, limit: parseLimit(limit, PAGE), cursor: parseCursor(cursor) };
+    if (payout !== undefined && (typeof payout !== 'string' || !/^po_[A-Za-z0-9]{1,64}$/.test(payout))) {
+      throw Errors.validationFailed('Invalid field "payout": must be a payout id (po_...).');
+    }
+    const options = {
+      type: type as TransactionType | undefined,
+      limit: parseLimit(limit, PAGE),
+      cursor: parseCursor(cursor),
+      createdGte: instantParam('created[gte]', createdGte),
+      createdLt: instantParam('created[lt]', createdLt),
+      payoutId: payout as string | undefined,
+    };
     return this.ledger.snapshot(async (q) => {
       const page = await this.ledger.transactions(auth.accountId, auth.mode, options, q);
       const { summary, payouts_paused } = await this.ledger.account(auth.accountId, auth.mode, q);

@@ -16,6 +16,33 @@ export interface Balance {
   as_of: string;
 }
 
+export type Interval = 'day' | 'week' | 'month';
+
+/** One interval of GET /v1/balance/history: what the creator's balance did in [start, end). */
+export interface BalancePeriod {
+  start: string;
+  end: string;
+  opening_balance_cents: number;
+  /** By reporting category: sales at their amount, the platform's fees on them (negative, returned on a refund), refunds at their amount, payouts sent, disputes. */
+  activity: { sales_cents: number; fees_cents: number; refunds_cents: number; payouts_cents: number; disputes_cents: number };
+  closing_balance_cents: number;
+}
+
+/** The interval boundaries in UTC from `from` (truncated to its interval) until `to`; weeks start on Monday. */
+export function periodsOf(from: Date, to: Date, interval: Interval): { start: Date; end: Date }[] {
+  const start = new Date(Date.UTC(from.getUTCFullYear(), from.getUTCMonth(), interval === 'month' ? 1 : from.getUTCDate()));
+  if (interval === 'week') start.setUTCDate(start.getUTCDate() - ((start.getUTCDay() + 6) % 7));
+  const next = (d: Date) => {
+    const n = new Date(d);
+    if (interval === 'month') n.setUTCMonth(n.getUTCMonth() + 1);
+    else n.setUTCDate(n.getUTCDate() + (interval === 'week' ? 7 : 1));
+    return n;
+  };
+  const periods: { start: Date; end: Date }[] = [];
+  for (let at = start; at < to; at = next(at)) periods.push({ start: at, end: next(at) });
+  return periods;
+}
+
 export interface TrialBalanceAccount {
   account: string;
   currency: string;
@@ -165,5 +192,61 @@ export class JournalQueries {
       [mode, Accounts.clearing, range.from?.toISOString() ?? null, range.to?.toISOString() ?? null],
     );
     return rows.map((r) => ({ event_id: r.event_id, event_type: r.event_type, processor_ref: r.processor_ref, currency: r.currency, amount_cents: Number(r.amount_cents) }));
+  }
+
+  /**
+   * The creator's balance (payable and in transit: what the balance transactions add up to)
+   * interval by interval: the opening of the first read as of its start, then each interval's
+   * activity from the journal's postings of the creator's own events; closing = opening +
+   * activity, and one interval's closing is the next one's opening.
+   */
+  async history(accountId: string, mode: Mode, periods: { start: Date; end: Date }[]): Promise<BalancePeriod[]> {
+    if (!periods.length) return [];
+    const accounts = [Accounts.payable(accountId), Accounts.inTransit(accountId)];
+    const first = periods[0].start;
+    const last = periods[periods.length - 1].end;
+    const { rows: opening } = await this.db.query<{ balance: string }>(
+      `SELECT COALESCE(sum(p.balance_after_cents), 0) AS balance FROM unnest($2::text[]) AS a(account)
+         CROSS JOIN LATERAL (SELECT balance_after_cents FROM journal_postings
+                              WHERE mode = $1 AND account = a.account AND recorded_at < $3 ORDER BY recorded_at DESC, position DESC LIMIT 1) p`,
+      [mode, accounts, first.toISOString()],
+    );
+    // Every posting of the creator's events in the range: their own accounts and the platform's fee on them.
+    const { rows } = await this.db.query<{ recorded_at: Date; event_type: string; account: string; debit_cents: string; credit_cents: string }>(
+      `SELECT recorded_at, event_type, account, debit_cents, credit_cents FROM journal_postings
+        WHERE mode = $1 AND event_id IN (SELECT event_id FROM journal_postings
+                                          WHERE mode = $1 AND account = ANY($2::text[]) AND recorded_at >= $3 AND recorded_at < $4)`,
+      [mode, accounts, first.toISOString(), last.toISOString()],
+    );
+    let balance = 0 - Number(opening[0].balance);
+    return periods.map(({ start, end }) => {
+      const activity = { sales_cents: 0, fees_cents: 0, refunds_cents: 0, payouts_cents: 0, disputes_cents: 0 };
+      for (const row of rows) {
+        const at = new Date(row.recorded_at);
+        if (at < start || at >= end) continue;
+        const credit = Number(row.credit_cents) - Number(row.debit_cents);
+        const mine = accounts.includes(row.account);
+        switch (row.event_type) {
+          case 'SaleRecorded':
+            // The buyer paid the sale's amount; the platform kept its fee.
+            if (mine) activity.sales_cents += credit;
+            else if (row.account === Accounts.feeRevenue) (activity.sales_cents += credit), (activity.fees_cents -= credit);
+            break;
+          case 'RefundRecorded':
+            if (mine) activity.refunds_cents += credit;
+            else if (row.account === Accounts.feeRevenue) (activity.refunds_cents += credit), (activity.fees_cents -= credit);
+            break;
+          case 'PayoutPaid':
+          case 'PayoutInitiated':
+          case 'PayoutFailed':
+            // Between payable and in transit nothing leaves the balance; a paid payout does.
+            if (mine) activity.payouts_cents += credit;
+            break;
+        }
+      }
+      const opening = balance;
+      balance = opening + activity.sales_cents + activity.fees_cents + activity.refunds_cents + activity.payouts_cents + activity.disputes_cents;
+      return { start: start.toISOString(), end: end.toISOString(), opening_balance_cents: opening, activity, closing_balance_cents: balance };
+    });
   }
 }

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DATABASE, Database, Queryable } from '../database/database';
 import type { Mode } from '../platform/mode';
+import { Errors } from '../platform/errors';
 import { invalidCursor, Page, toPage } from '../platform/pagination';
 import type { Payout } from './events';
 import { BalanceTransaction, DEFAULT_CURRENCY, emptySummary, LedgerSummary, TransactionType } from './ledger.decider';
@@ -13,6 +14,15 @@ export interface LedgerAccountView {
 }
 
 const iso = (value: Date | string) => new Date(value).toISOString();
+
+/** Stripe's reporting categories of a balance transaction. */
+const REPORTING_CATEGORY = { sale: 'charge', refund: 'refund', payout: 'payout' } as const;
+
+/** An item of GET /v1/balance_transactions: the spec's fields, its reporting category and the balance after it. */
+export type BalanceTransactionItem = BalanceTransaction & {
+  reporting_category: (typeof REPORTING_CATEGORY)[TransactionType];
+  balance_after_cents: number;
+};
 
 export function toBalanceTransactionView(row: any): BalanceTransaction {
   return {
@@ -96,22 +106,68 @@ export class LedgerQueries {
     return rows[0] ? toLedgerAccount(rows[0]) : emptyLedger(accountId, mode);
   }
 
-  /** Newest first; the cursor is the id of the last item of the previous page. */
+  /**
+   * Newest first; the cursor is the id of the last item of the previous page. Each item also
+   * gets its reporting_category and the ledger's balance after it. `payoutId`: the sales and
+   * refunds that payout paid out (since the payout before it that was not refused, up to its
+   * initiation); 404 for a payout not on this ledger.
+   */
   async transactions(
     accountId: string,
     mode: Mode,
-    options: { type?: TransactionType; limit: number; cursor?: string },
+    options: { type?: TransactionType; limit: number; cursor?: string; createdGte?: Date; createdLt?: Date; payoutId?: string },
     q: Queryable = this.db,
-  ): Promise<Page<BalanceTransaction>> {
+  ): Promise<Page<BalanceTransactionItem>> {
     const where = ['account_id = $1', 'mode = $2'];
     const params: unknown[] = [accountId, mode];
     if (options.type) where.push(`type = $${params.push(options.type)}`);
     if (options.cursor) where.push(`seq < $${params.push(await this.seqOf(q, accountId, mode, options.cursor))}`);
-    const { rows } = await q.query(
+    if (options.createdGte) where.push(`created_at >= $${params.push(options.createdGte.toISOString())}`);
+    if (options.createdLt) where.push(`created_at < $${params.push(options.createdLt.toISOString())}`);
+    if (options.payoutId) {
+      const { from, to } = await this.paidOutBy(q, accountId, mode, options.payoutId);
+      where.push(`type IN ('sale', 'refund')`, `seq > $${params.push(from)}`, `seq < $${params.push(to)}`);
+    }
+    const { rows } = await q.query<{ id: string; seq: number }>(
       `SELECT * FROM balance_transactions WHERE ${where.join(' AND ')} ORDER BY seq DESC LIMIT $${params.push(options.limit + 1)}`,
       params,
     );
-    return toPage(rows, options.limit, toBalanceTransactionView);
+    const page = toPage(rows, options.limit, (row) => ({ seq: Number(row.seq), item: toBalanceTransactionView(row) }));
+    const after = await this.balancesAfter(q, accountId, mode, page.items.map((i) => i.seq));
+    return { ...page, items: page.items.map(({ seq, item }) => ({ ...item, reporting_category: REPORTING_CATEGORY[item.type], balance_after_cents: after.get(seq)! })) };
+  }
+
+  /**
+   * The ledger's balance after each of the given entries, in line order: its whole balance
+   * less the entries after it, read back from the newest to the oldest asked for.
+   */
+  private async balancesAfter(q: Queryable, accountId: string, mode: Mode, seqs: number[]): Promise<Map<number, number>> {
+    const balances = new Map<number, number>();
+    if (!seqs.length) return balances;
+    const { rows } = await q.query<{ seq: number; net_cents: string }>(
+      'SELECT seq, net_cents FROM balance_transactions WHERE account_id = $1 AND mode = $2 AND seq >= $3 ORDER BY seq DESC',
+      [accountId, mode, Math.min(...seqs)],
+    );
+    let balance = (await this.account(accountId, mode, q)).summary.balance_cents;
+    for (const row of rows) {
+      balances.set(Number(row.seq), balance);
+      balance -= Number(row.net_cents);
+    }
+    return balances;
+  }
+
+  /** The seq range of the sales and refunds a payout paid out: after the last payout before it that was not refused, before its own. */
+  private async paidOutBy(q: Queryable, accountId: string, mode: Mode, payoutId: string): Promise<{ from: number; to: number }> {
+    const { rows } = await q.query<{ seq: number; status: string; previous: number | null }>(
+      `SELECT p.seq, p.status,
+              (SELECT max(b.seq) FROM payouts b WHERE b.account_id = p.account_id AND b.mode = p.mode AND b.seq < p.seq AND b.status <> 'failed') AS previous
+         FROM payouts p WHERE p.account_id = $1 AND p.mode = $2 AND p.id = $3`,
+      [accountId, mode, payoutId],
+    );
+    if (!rows.length) throw Errors.notFound('payout');
+    // A refused payout paid nothing out.
+    if (rows[0].status === 'failed') return { from: 0, to: 0 };
+    return { from: rows[0].previous ?? -1, to: rows[0].seq };
   }
 
   /** Payouts newest first, in transit, paid or failed; the cursor is a payout id. */
@@ -130,10 +186,15 @@ export class LedgerQueries {
     return toPage(rows, options.limit, toPayout);
   }
 
-  /** Every balance transaction of one ledger, oldest first (export, verify). */
-  async all(accountId: string, mode: Mode, q: Queryable = this.db): Promise<BalanceTransaction[]> {
+  /** Every balance transaction of one ledger, oldest first, as the list shows them (export). */
+  async all(accountId: string, mode: Mode, q: Queryable = this.db): Promise<BalanceTransactionItem[]> {
     const { rows } = await q.query('SELECT * FROM balance_transactions WHERE account_id = $1 AND mode = $2 ORDER BY seq', [accountId, mode]);
-    return rows.map(toBalanceTransactionView);
+    let balance = 0;
+    return rows.map((row) => {
+      const item = toBalanceTransactionView(row);
+      balance += item.net_cents;
+      return { ...item, reporting_category: REPORTING_CATEGORY[item.type], balance_after_cents: balance };
+    });
   }
 
   /** Every balance transaction of every ledger, optionally of one account and/or mode, by "account:mode", oldest first (verify). */

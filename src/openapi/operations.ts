@@ -139,10 +139,26 @@ export const OPERATIONS: Record<string, OperationNotes> = {
     query: [{ name: 'as_of', description: 'ISO 8601 instant: the books as they stood then (events recorded at or before it). A date alone is midnight UTC.', schema: { type: 'string', format: 'date-time' } }],
     response: ref('Balance'),
   },
+  'GET /v1/balance/history': {
+    summary: 'The creator’s balance interval by interval: opening, activity by reporting category, closing',
+    query: [
+      { name: 'from', description: 'ISO 8601; rounded down to the start of its interval (UTC; weeks start on Monday). Default: 30 days before `to`.', schema: { type: 'string', format: 'date-time' } },
+      { name: 'to', description: 'ISO 8601, exclusive. Default: now.', schema: { type: 'string', format: 'date-time' } },
+      { name: 'interval', description: 'day (default), week or month; at most 366 intervals.', schema: { type: 'string', enum: ['day', 'week', 'month'] } },
+    ],
+    response: ref('BalanceHistory'),
+  },
   'GET /v1/balance_transactions': {
     summary: 'The creator’s ledger: sales, refunds and payouts',
-    query: [{ name: 'type', description: 'Only entries of this type.', schema: { type: 'string', enum: ['sale', 'refund', 'payout'] } }, ...PAGE],
+    query: [
+      { name: 'type', description: 'Only entries of this type.', schema: { type: 'string', enum: ['sale', 'refund', 'payout'] } },
+      { name: 'created[gte]', description: 'Only entries created at or after this ISO 8601 instant.', schema: { type: 'string', format: 'date-time' } },
+      { name: 'created[lt]', description: 'Only entries created before this ISO 8601 instant.', schema: { type: 'string', format: 'date-time' } },
+      { name: 'payout', description: 'Only the sales and refunds this payout (po_...) paid out; their net_cents add up to its amount.', schema: { type: 'string', maxLength: 200 } },
+      ...PAGE,
+    ],
     response: page(ref('BalanceTransaction'), { summary: ref('BalanceSummary'), payouts_paused: { type: 'boolean' } }),
+    errors: { 404: 'not_found: no such payout on this ledger.' },
   },
   'GET /v1/payouts': {
     summary: 'Transfers to the creator, and what is owed now',

@@ -179,10 +179,30 @@ export const SCHEMAS: Record<string, Schema> = {
     created_at: timestamp,
     source: { type: 'object' },
     description: str,
+    reporting_category: { type: 'string', enum: ['charge', 'refund', 'payout'] },
+    balance_after_cents: int,
   }),
   Balance: object(
     { object: { const: 'balance' }, currency: str, available_cents: int, in_transit_cents: int, withheld_cents: int, as_of: timestamp },
     { description: 'What the platform owes the creator: available now, in payouts under way, and withheld for open disputes.' },
+  ),
+  BalanceHistory: object(
+    {
+      object: { const: 'balance_history' },
+      interval: { type: 'string', enum: ['day', 'week', 'month'] },
+      currency: str,
+      items: {
+        type: 'array',
+        items: object({
+          start: timestamp,
+          end: timestamp,
+          opening_balance_cents: int,
+          activity: object({ sales_cents: int, fees_cents: int, refunds_cents: int, payouts_cents: int, disputes_cents: int }),
+          closing_balance_cents: int,
+        }),
+      },
+    },
+    { description: 'Each interval’s closing balance is its opening plus its activity, and the next interval’s opening.' },
   ),
   BalanceSummary: object({
     currency: str,

@@ -41,7 +41,7 @@ describe('creator ledger: sales, refunds, payouts and GET /v1/balance_transactio
       ['pur_b', 150, 'pending'],
       ['pur_a', 152, 'pending'],
     ]);
-    expect(body.items[1]).toEqual(first);
+    expect(body.items[1]).toEqual({ ...first, reporting_category: 'charge', balance_after_cents: 858 });
     expect(body.summary).toEqual({
       currency: 'usd',
       gross_cents: 2013,
@@ -62,7 +62,7 @@ describe('creator ledger: sales, refunds, payouts and GET /v1/balance_transactio
     const again = await ledger.sale(accountId, 'test', { purchase_id: 'pur_once', amount_cents: 5000 });
     expect(again).toEqual(first);
     const body = await ledger.balance(key);
-    expect(body.items).toEqual([first]);
+    expect(body.items).toEqual([{ ...first, reporting_category: 'charge', balance_after_cents: 850 }]);
     expect(body.summary.sale_count).toBe(1);
   });
 

@@ -65,11 +65,12 @@ describe('svc payouts and svc ledger against a running service', () => {
     const csv = await svc('ledger', 'export', '--account', accountId, '--mode', 'test');
     expect(csv.code).toBe(0);
     const lines = csv.stdout.trimEnd().split('\n');
-    expect(lines[0]).toBe('id,type,amount_cents,fee_cents,net_cents,currency,status,created_at,purchase_id,asset_slug,asset_title,payout_id,description');
+    expect(lines[0]).toBe('id,type,amount_cents,fee_cents,net_cents,currency,status,created_at,purchase_id,asset_slug,asset_title,payout_id,description,reporting_category,balance_after_cents');
     expect(lines).toHaveLength(4);
-    expect(lines[1]).toMatch(/^txn_\w+,sale,1000,150,850,usd,paid,[^,]+,pur_c1,gripper,"Gripper, ""v2""",,"Sale of ""Gripper, ""v2"""""$/);
+    expect(lines[1]).toMatch(/^txn_\w+,sale,1000,150,850,usd,paid,[^,]+,pur_c1,gripper,"Gripper, ""v2""",,"Sale of ""Gripper, ""v2""""",charge,850$/);
     expect(lines[2]).toContain(`,evil,"'=HYPERLINK(""http://x"")",`);
-    expect(lines[3]).toMatch(/^txn_\w+,payout,-1700,0,-1700,usd,paid,[^,]+,,,,po_\w+,Payout$/);
+    expect(lines[2]).toMatch(/,charge,1700$/);
+    expect(lines[3]).toMatch(/^txn_\w+,payout,-1700,0,-1700,usd,paid,[^,]+,,,,po_\w+,Payout,payout,0$/);
 
     const json = await svc('ledger', 'export', '--account', accountId, '--mode', 'test', '--format', 'json');
     expect(JSON.parse(json.stdout).items.map((i: any) => i.type)).toEqual(['sale', 'sale', 'payout']);
