@@ -74,7 +74,7 @@ export class DraftListingDto extends ListingMetadataDto {
   @IsOptional() @IsString() @Length(1, 255)
   file_name?: string;
 
-  @IsOptional() @IsInt() @Min(1)
+  @IsOptional() @IsInt() @Min(1) @Max(Number.MAX_SAFE_INTEGER)
   file_size?: number;
 
   @IsOptional() @IsString() @Length(1, 20)
@@ -98,7 +98,7 @@ export class PublishModelDto extends ListingMetadataDto {
   @IsString() @Length(1, 255)
   file_name: string;
 
-  @IsInt() @Min(1)
+  @IsInt() @Min(1) @Max(Number.MAX_SAFE_INTEGER)
   file_size: number;
 
   @IsOptional() @IsString() @Length(1, 20)

@@ -1,5 +1,5 @@
 import { Body, Controller, Get, HttpCode, Inject, Post, Put } from '@nestjs/common';
-import { IsInt, IsString, Length, Min } from 'class-validator';
+import { IsInt, IsString, Length, Max, Min } from 'class-validator';
 import { SETTINGS, Settings } from '../config/settings';
 import { Auth, AuthContext, RequireScope } from '../platform/auth/auth-context';
 import { BLOB_STORE, BlobStore, UPLOAD_URL_TTL_SECONDS } from '../storage/blob-store';
@@ -20,6 +20,7 @@ export class CreateUploadDto {
 
   @IsInt()
   @Min(1)
+  @Max(Number.MAX_SAFE_INTEGER)
   file_size: number;
 }
 

@@ -23,11 +23,12 @@ function rebuildsOf(events: readonly RecordedEvent[]): number[] {
   return events.filter((e) => e.type === FactoryEvents.GenerationJobRebuildRequested).map((e) => e.data.build as number);
 }
 
-/** Job ids are ours (newId('job')): anything else is rejected before a stream name is built from it. */
+/** Job ids are ours (newId('job')): anything else names no job, and no stream name is built from it. */
 const JOB_ID = /^job_[A-Za-z0-9]{24}$/;
 
+/** Ids are opaque (spec section 1): one that cannot be a job names nothing, 404 like an unknown one. */
 export function assertJobId(id: string): void {
-  if (!JOB_ID.test(id)) throw Errors.validationFailed(`Invalid path parameter "id": "${id.slice(0, 64)}" is not a job id (job_ followed by 24 letters and digits).`);
+  if (!JOB_ID.test(id)) throw Errors.notFound('factory job');
 }
 
 /** Loads and appends job streams (job-<mode>-<id>); commands and the worker decide on these, never on the read model. */

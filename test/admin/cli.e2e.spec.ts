@@ -235,6 +235,16 @@ describe('the svc operator CLI against a running service (decisions section 2)',
       expect(await svcJson('keys', 'list', '--account', account.id)).toEqual({ items: [] });
     });
 
+    it('keys create refuses inference:run on a free key with validation_failed naming the rule, and creates no key', async () => {
+      const account = await newAccount();
+      const stderr = await svcFails(['keys', 'create', '--account', account.id, '--mode', 'test', '--scopes', 'models:read,inference:run'], 1);
+      expect(stderr).toContain('validation_failed');
+      expect(stderr).toContain('inference:run is for premium keys only');
+      expect(await svcJson('keys', 'list', '--account', account.id)).toEqual({ items: [] });
+      // The same scope on a premium key is what it always carries.
+      expect((await svcJson('keys', 'create', '--account', account.id, '--mode', 'test', '--tier', 'premium', '--scopes', 'inference:run')).scopes).toEqual(['inference:run']);
+    });
+
     it('with --json the failure on stderr is one JSON error document', async () => {
       const account = await newAccount();
       const res = await svc(['keys', 'create', '--account', account.id, '--mode', 'staging', '--json']);

@@ -65,6 +65,17 @@ describe('listings: the seller view', () => {
     expect((await t.request('GET', '/v1/listings', { key: other.key })).body.items).toEqual(before);
   });
 
+  it.each([1e308, 2 ** 53 + 1, 2 ** 63, 1.5, 6 * 1024 ** 3])('refuses a file_size of %p on a draft with 400 naming it, and drafts nothing', async (size) => {
+    const other = await t.accountWithKey();
+    const res = await t.request('POST', '/v1/listings', {
+      key: other.key,
+      body: { title: 'Huge', storage_path: `user/${other.accountId}/1-huge.onnx`, file_name: 'huge.onnx', file_size: size },
+    });
+    expect([res.status, res.body.error.code]).toEqual([400, 'validation_failed']);
+    expect(res.body.error.message).toContain('file_size');
+    expect((await t.request('GET', '/v1/listings', { key: other.key })).body.items).toEqual([]);
+  });
+
   it("reads another account's listing as 404", async () => {
     const draft = await t.request('POST', '/v1/listings', { key: seller.key, body: { title: 'Private Draft' } });
     const other = await t.accountWithKey();

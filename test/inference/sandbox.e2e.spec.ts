@@ -104,6 +104,19 @@ describe('chat completions in test mode (the sandbox engine), through the offici
     expect(usage.summary).toMatchObject({ calls: 2, cost_micros: expected, cost_usd: expected / 1e6 });
   });
 
+  it.each([1e-7, 0.0000001, 5e-324, 0.1234567])('refuses a price of %p (more than 6 decimal places) with 400 naming the field, and changes no price', async (price) => {
+    const { key } = await t.accountWithKey({ tier: 'premium' });
+    const prices = async () => (await t.request('GET', '/v1/inference/models', { key })).body.items.map((m: any) => [m.id, m.pricing]);
+    const before = await prices();
+    const res = await t.admin('POST', '/admin/inference/prices', { model: 'svc-fast-8b', input_usd_per_million: price, output_usd_per_million: 1 });
+    expect([res.status, res.body.error.code]).toEqual([400, 'validation_failed']);
+    expect(res.body.error.message).toContain('input_usd_per_million');
+    expect(await prices()).toEqual(before);
+    // Six decimal places, however JavaScript prints them, are a price.
+    const fine = await t.admin('POST', '/admin/inference/prices', { model: 'svc-fast-8b', input_usd_per_million: 0.000001, output_usd_per_million: 0.1 });
+    expect(fine.body).toMatchObject({ pricing: { input_usd_per_million: 0.000001, output_usd_per_million: 0.1 } });
+  });
+
   it('svc inference price sets a live price and svc usage --days reports what the API does', async () => {
     const saved = { SVC_URL: process.env.SVC_URL, ADMIN_TOKEN: process.env.ADMIN_TOKEN };
     process.env.SVC_URL = `http://127.0.0.1:${(t.app.getHttpServer().address() as AddressInfo).port}`;

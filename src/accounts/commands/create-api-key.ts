@@ -49,6 +49,10 @@ export class CreateApiKeyHandler implements ICommandHandler<CreateApiKeyCommand>
       throw Errors.validationFailed('Invalid field "expires_at": must be in the future.');
     }
     const scopes = [...new Set(command.scopes)];
+    // Spec section 5: inference:run is for premium keys only; a free key with it would only ever get 403.
+    if (command.tier !== 'premium' && scopes.includes('inference:run')) {
+      throw Errors.validationFailed('Invalid field "scopes": inference:run is for premium keys only; create the key with tier "premium" (svc keys create --tier premium).');
+    }
     // Premium keys always carry inference:run; an empty list is already unrestricted.
     if (command.tier === 'premium' && scopes.length && !scopes.includes('inference:run')) scopes.push('inference:run');
     // A live premium key waits for its one-time activation payment; test premium is free.

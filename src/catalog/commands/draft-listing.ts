@@ -1,6 +1,7 @@
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { AccountStreams } from '../../accounts/account-streams';
+import { SETTINGS, Settings } from '../../config/settings';
 import { EVENT_STORE, EventStore, NewEvent, WrongExpectedRevisionError } from '../../event-store/event-store';
 import type { AuthContext } from '../../platform/auth/auth-context';
 import { newId, randomBase62 } from '../../platform/ids';
@@ -11,6 +12,7 @@ import { CatalogEvents, ListingDetails, ListingDrafted, ListingKind, ListingSlug
 import { assertValidPrice, evolve, ListingState } from '../listing';
 import { ListingStore } from '../listing-store';
 import { assertFileReference, preparePublication } from '../publish-validation';
+import { assertWithinMaxBytes } from '../upload-policy';
 import { publishedEvent } from './publish-listing';
 
 /**
@@ -38,12 +40,16 @@ export class DraftListingHandler implements ICommandHandler<DraftListingCommand>
     @Inject(BLOB_STORE) private readonly blobs: BlobStore,
     private readonly accounts: AccountStreams,
     private readonly listings: ListingStore,
+    @Inject(SETTINGS) private readonly settings: Settings,
   ) {}
 
   async execute({ auth, kind, details, publish, listingId: chosenId }: DraftListingCommand): Promise<ListingState> {
     assertValidPrice(details.price.amount);
-    // A draft may precede its upload, but never point outside the seller's prefix.
-    if (details.file) assertFileReference(auth.accountId, details.file);
+    // A draft may precede its upload, but never point outside the seller's prefix, nor name a file no upload could be.
+    if (details.file) {
+      assertFileReference(auth.accountId, details.file);
+      assertWithinMaxBytes(details.file.size, this.settings.uploadMaxBytes, 'file_size');
+    }
     const account = await this.accounts.getById(auth.accountId);
     const listingId = chosenId ?? newId('lst');
     const now = new Date().toISOString();
