@@ -8,7 +8,7 @@ import { DraftListingCommand } from './commands/draft-listing';
 import { UnpublishListingCommand } from './commands/unpublish-listing';
 import { UpdateListingCommand } from './commands/update-listing';
 import { listingDetails, metadataChanges, PublishModelDto, UpdateListingDto } from './dto';
-import { toListingObject, toPublicObject } from './listing';
+import { DATASET_TYPES, toListingObject, toPublicObject } from './listing';
 import { publicListQuery } from './list-params';
 
 /** Models (spec part 4): public reads of published rows; writes act on the caller's own. */
@@ -38,6 +38,10 @@ export class ModelsController {
   @Post()
   @RequireScope('models:upload')
   async publish(@Auth() auth: AuthContext, @Body() body: PublishModelDto) {
+    // A dataset made here would be a model no /v1/datasets route ever shows.
+    if ((DATASET_TYPES as readonly string[]).includes(body.type)) {
+      throw Errors.validationFailed(`Invalid field "type": "${body.type}" is a dataset type; create datasets with POST /v1/datasets.`);
+    }
     const listing = await this.commands.execute(new DraftListingCommand(auth, 'model', listingDetails(body, { type: body.type }), true));
     return toPublicObject(listing);
   }

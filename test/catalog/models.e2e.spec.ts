@@ -64,6 +64,15 @@ describe('models: publish, read, update, unpublish', () => {
     });
   });
 
+  it.each(['dataset', 'telemetry', 'calibration'])('answers 400 to POST /v1/models of type %p, pointing to POST /v1/datasets, and creates nothing', async (type) => {
+    const grant = await upload(t, seller.key, 'runs.mcap', 'recording');
+    const before = (await eventsOf(t, 'ListingDrafted', seller.accountId)).length;
+    const res = await t.request('POST', '/v1/models', { key: seller.key, body: modelBody(grant, { title: `Runs ${type}`, type }) });
+    expect([res.status, res.body.error.code]).toEqual([400, 'validation_failed']);
+    expect(res.body.error.message).toContain('POST /v1/datasets');
+    expect((await eventsOf(t, 'ListingDrafted', seller.accountId)).length).toBe(before);
+  });
+
   it('de-duplicates slugs derived from the same title', async () => {
     const first = await publishModel(t, seller.key, { title: 'Depth Net' });
     const second = await publishModel(t, seller.key, { title: 'Depth Net' });
