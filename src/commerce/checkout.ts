@@ -22,6 +22,8 @@ export interface CheckoutState {
   /** The session's payment, once confirmed: a purchase, a key activation, or a duplicate of a purchase the buyer holds. */
   completed: PurchaseCompleted | KeyActivationPaid | DuplicatePaymentReceived | null;
   refunded: PurchaseRefunded | null;
+  /** How much of the payment went back in parts so far. */
+  partiallyRefundedCents: number;
   /** The duplicate payment went back to the buyer. */
   duplicateRefunded: DuplicatePaymentRefunded | null;
   /** What the processor charged for the payment, once known. */
@@ -47,13 +49,15 @@ export const CHECKOUT_TTL_MS = 30 * 60 * 1000;
 export function evolve(state: CheckoutState | undefined, event: CheckoutEvent): CheckoutState | undefined {
   switch (event.type) {
     case 'CheckoutSessionOpened':
-      return { opened: event.data, completed: null, refunded: null, duplicateRefunded: null, processorFee: null };
+      return { opened: event.data, completed: null, refunded: null, partiallyRefundedCents: 0, duplicateRefunded: null, processorFee: null };
     case 'PurchaseCompleted':
     case 'KeyActivationPaid':
     case 'DuplicatePaymentReceived':
       return state && { ...state, completed: event.data };
     case 'PurchaseRefunded':
       return state && { ...state, refunded: event.data };
+    case 'PurchasePartiallyRefunded':
+      return state && { ...state, partiallyRefundedCents: event.data.refunded_total_cents };
     case 'DuplicatePaymentRefunded':
       return state && { ...state, duplicateRefunded: event.data };
     case 'ProcessorFeeCharged':
@@ -86,6 +90,8 @@ export type CheckoutCommand =
       ownedBy: string | null;
     }
   | { type: 'RecordRefund'; now: string; processor_refund_id: string }
+  /** The processor's running total refunded of the payment, less than all of it. */
+  | { type: 'RecordPartialRefund'; now: string; processor_refund_id: string; refunded_total_cents: number }
   | { type: 'RecordDuplicateRefund'; now: string; processor_refund_id: string; settled: boolean }
   | { type: 'RecordProcessorFee'; now: string; fee_cents: number; processor_fee_id: string | null };
 
@@ -202,6 +208,25 @@ export function decide(command: CheckoutCommand, state: CheckoutState): Checkout
             currency: s.currency,
             processor_fee_id: command.processor_fee_id,
             charged_at: command.now,
+          },
+        },
+      ];
+    }
+    case 'RecordPartialRefund': {
+      if (!purchaseOf(state)) throw CheckoutErrors.notPaid(s.purchase_id ?? s.session_id);
+      const part = command.refunded_total_cents - state.partiallyRefundedCents;
+      // Reported again, or already refunded whole: nothing new. All of it is a full refund (RecordRefund).
+      if (state.refunded || part <= 0 || command.refunded_total_cents >= s.amount_cents) return [];
+      return [
+        {
+          type: 'PurchasePartiallyRefunded',
+          data: {
+            ...purchaseParties(s),
+            processor_refund_id: command.processor_refund_id,
+            amount_cents: part,
+            refunded_total_cents: command.refunded_total_cents,
+            currency: s.currency,
+            refunded_at: command.now,
           },
         },
       ];

@@ -11,7 +11,7 @@ import { CheckoutStreams } from './checkout-streams';
 import { CommerceAdminController } from './commerce-admin.controller';
 import { CompleteCheckoutHandler } from './commands/complete-checkout';
 import { OpenKeyActivationCheckoutHandler, OpenPurchaseCheckoutHandler } from './commands/open-checkout';
-import { PurchaseLocator, RecordProcessorRefundHandler, RefundPurchaseHandler } from './commands/refund-purchase';
+import { PurchaseLocator, RecordProcessorPartialRefundHandler, RecordProcessorRefundHandler, RefundPurchaseHandler } from './commands/refund-purchase';
 import { EntitlementStreams } from './entitlement-streams';
 import { EntitlementBackfill } from './entitlement-backfill';
 import { Fulfilment } from './fulfilment';
@@ -40,6 +40,7 @@ import { SandboxCheckoutService } from './sandbox-checkout';
     CompleteCheckoutHandler,
     RefundPurchaseHandler,
     RecordProcessorRefundHandler,
+    RecordProcessorPartialRefundHandler,
   ],
 })
 export class CommerceModule implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown {

@@ -75,6 +75,25 @@ export interface PurchaseRefunded {
   refunded_at: string;
 }
 
+/**
+ * Part of a purchase's payment went back to the buyer (Stripe's charge.refunded with less than
+ * the whole charge refunded): the purchase stays paid and entitled; the subscriber records
+ * the ledger's partial debit. A later full refund (PurchaseRefunded) takes back the rest.
+ */
+export interface PurchasePartiallyRefunded {
+  session_id: string;
+  purchase_id: string;
+  mode: Mode;
+  buyer_account_id: string;
+  seller_account_id: string;
+  processor_refund_id: string;
+  /** This refund's part, and all refunded of the payment with it. */
+  amount_cents: number;
+  refunded_total_cents: number;
+  currency: string;
+  refunded_at: string;
+}
+
 /** The activation fee of a live premium key is paid; the subscriber activates the key. */
 export interface KeyActivationPaid {
   session_id: string;
@@ -139,6 +158,7 @@ export type CheckoutEvent =
   | { type: 'CheckoutSessionOpened'; data: CheckoutSessionOpened }
   | { type: 'PurchaseCompleted'; data: PurchaseCompleted }
   | { type: 'PurchaseRefunded'; data: PurchaseRefunded }
+  | { type: 'PurchasePartiallyRefunded'; data: PurchasePartiallyRefunded }
   | { type: 'KeyActivationPaid'; data: KeyActivationPaid }
   | { type: 'DuplicatePaymentReceived'; data: DuplicatePaymentReceived }
   | { type: 'DuplicatePaymentRefunded'; data: DuplicatePaymentRefunded }

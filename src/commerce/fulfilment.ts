@@ -9,14 +9,14 @@ import { EventWriter } from '../projection-runner/event-writer';
 import { ProjectionRunner } from '../projection-runner/projection-runner';
 import { CheckoutStreams } from './checkout-streams';
 import { EntitlementStreams } from './entitlement-streams';
-import type { KeyActivationPaid, PurchaseCompleted, PurchaseRefunded } from './events';
+import type { KeyActivationPaid, PurchaseCompleted, PurchasePartiallyRefunded, PurchaseRefunded } from './events';
 
 /** Its row in projection_checkpoints; like the webhook fan-out it is never rebuilt. */
 export const FULFILMENT_CHECKPOINT = 'subscriber:fulfilment';
 
 const BATCH_SIZE = 100;
 /** The completions whose consequence this subscriber records (see fulfil). */
-const FULFILLED = ['PurchaseCompleted', 'PurchaseRefunded', 'KeyActivationPaid'];
+const FULFILLED = ['PurchaseCompleted', 'PurchasePartiallyRefunded', 'PurchaseRefunded', 'KeyActivationPaid'];
 /** How long a payment confirmation waits for its fulfilment before answering anyway. */
 const WAIT_MS = 10_000;
 
@@ -85,6 +85,12 @@ export class Fulfilment {
             payment_reference: e.payment_reference,
           }),
         );
+        return;
+      }
+      case 'PurchasePartiallyRefunded': {
+        // Its part of the sale, fee in proportion; the ledger records each processor refund once.
+        const e = event.data as PurchasePartiallyRefunded;
+        await this.commands.execute(new RecordRefundCommand(e.seller_account_id, e.mode, e.purchase_id, e.processor_refund_id, e.amount_cents));
         return;
       }
       case 'PurchaseRefunded': {

@@ -55,13 +55,23 @@ export interface LedgerEntry {
   payout: Payout | null;
 }
 
+export interface SaleRefunds {
+  index: number;
+  refundedCents: number;
+  refundedFeeCents: number;
+  /** Processor refund ids already recorded: a partial refund reported again records nothing. */
+  refundIds: Set<string>;
+  /** The whole amount went back. */
+  refunded: boolean;
+}
+
 export interface LedgerState {
   /** Every sale, refund and payout, oldest first. */
   entries: LedgerEntry[];
   /** Entries before the latest payout's line: those sales and refunds are `paid`. */
   settledCount: number;
-  /** By purchase id: the index of its sale entry and whether it was refunded. */
-  sales: Map<string, { index: number; refunded: boolean }>;
+  /** By purchase id: the index of its sale entry, how much of it was refunded, and by which processor refunds. */
+  sales: Map<string, SaleRefunds>;
   /** Fixed by the first sale; one ledger holds one currency. */
   currency: string | null;
   paused: boolean;
@@ -158,7 +168,7 @@ function evolveEntries(state: LedgerState, event: LedgerEvent): LedgerState {
   switch (event.type) {
     case 'SaleRecorded': {
       const e = event.data;
-      state.sales.set(e.purchase_id, { index: state.entries.length, refunded: false });
+      state.sales.set(e.purchase_id, { index: state.entries.length, refundedCents: 0, refundedFeeCents: 0, refundIds: new Set(), refunded: false });
       state.entries.push(purchaseEntry('sale', e));
       const gross = s.gross_cents + e.amount_cents;
       const fee = s.platform_fee_cents + e.fee_cents;
@@ -178,7 +188,12 @@ function evolveEntries(state: LedgerState, event: LedgerEvent): LedgerState {
     case 'RefundRecorded': {
       const e = event.data;
       const sale = state.sales.get(e.purchase_id);
-      if (sale) sale.refunded = true;
+      if (sale) {
+        sale.refundedCents -= e.amount_cents;
+        sale.refundedFeeCents -= e.fee_cents;
+        if (e.processor_refund_id) sale.refundIds.add(e.processor_refund_id);
+        sale.refunded = sale.refundedCents >= state.entries[sale.index].amount_cents;
+      }
       state.entries.push(purchaseEntry('refund', e));
       // A refund carries negated amounts: the refunded fee leaves the platform's take.
       const fee = s.platform_fee_cents + e.fee_cents;
@@ -261,7 +276,14 @@ export type LedgerCommand =
       fee_bps: number;
       payment_reference?: string;
     })
-  | (LedgerIdentity & { type: 'RecordRefund'; transaction_id: string; purchase_id: string; processor_refund_id?: string })
+  | (LedgerIdentity & {
+      type: 'RecordRefund';
+      transaction_id: string;
+      purchase_id: string;
+      processor_refund_id?: string;
+      /** A partial refund's amount; absent: whatever of the sale is not refunded yet. */
+      amount_cents?: number;
+    })
   | (LedgerIdentity & {
       type: 'RunPayout';
       transaction_id: string;
@@ -278,6 +300,23 @@ export type LedgerCommand =
 /** Platform fee in cents: amount x bps / 10000, rounded half up, in integer arithmetic. */
 export function platformFee(amountCents: number, feeBps: number): number {
   return Math.floor((amountCents * feeBps + 5000) / 10000);
+}
+
+/**
+ * What a refund takes back: `requested` cents (all that is left when absent) and the platform
+ * fee in proportion, rounded half up (never more than is left of it); the refund that empties
+ * the sale takes the fee's rest, so a sale refunded in parts gives back exactly its fee.
+ */
+function refundOf(entry: LedgerEntry, sale: SaleRefunds, requested: number | undefined): { amount: number; fee: number } {
+  const left = entry.amount_cents - sale.refundedCents;
+  const amount = requested ?? left;
+  if (!Number.isSafeInteger(amount) || amount < 1 || amount > left) {
+    throw Errors.validationFailed(`Invalid field "amount_cents": must be an integer between 1 and ${left}, what is left of the sale to refund.`);
+  }
+  const feeLeft = entry.fee_cents - sale.refundedFeeCents;
+  if (amount === left) return { amount, fee: feeLeft };
+  // Many small parts each rounded up must not give back more fee than the sale had.
+  return { amount, fee: Math.min(feeLeft, Math.floor((2 * entry.fee_cents * amount + entry.amount_cents) / (2 * entry.amount_cents))) };
 }
 
 /** 0 - n, not -n: a zero fee must refund as 0, never as -0. */
@@ -338,8 +377,12 @@ export function decide(command: LedgerCommand, state: LedgerState): LedgerEvent[
     case 'RecordRefund': {
       const sale = state.sales.get(command.purchase_id);
       if (!sale) throw LedgerErrors.saleNotFound(command.purchase_id);
+      // The processor's report of a partial refund recorded already.
+      if (command.processor_refund_id && sale.refundIds.has(command.processor_refund_id)) return [];
       if (sale.refunded) throw LedgerErrors.alreadyRefunded(command.purchase_id);
       const entry = state.entries[sale.index];
+      const { amount, fee } = refundOf(entry, sale, command.amount_cents);
+      const partial = amount < entry.amount_cents;
       return [
         {
           type: 'RefundRecorded',
@@ -349,11 +392,11 @@ export function decide(command: LedgerCommand, state: LedgerState): LedgerEvent[
             purchase_id: command.purchase_id,
             sale_transaction_id: entry.id,
             asset: entry.asset!,
-            amount_cents: negate(entry.amount_cents),
-            fee_cents: negate(entry.fee_cents),
-            net_cents: negate(entry.net_cents),
+            amount_cents: negate(amount),
+            fee_cents: negate(fee),
+            net_cents: negate(amount - fee),
             currency: entry.currency,
-            description: `Refund of "${entry.asset!.title}"`,
+            description: `${partial ? 'Partial refund' : 'Refund'} of "${entry.asset!.title}"`,
             created_at: now,
             ...(command.processor_refund_id ? { processor_refund_id: command.processor_refund_id } : {}),
           },

@@ -57,6 +57,37 @@ describe('ledger decider', () => {
     expect(run([sale('p', 100), sale('p', 100)]).recorded).toEqual([]);
   });
 
+  describe('partial refunds', () => {
+    const part = (purchase: string, amount: number, id: string): LedgerCommand => ({ ...refund(purchase), transaction_id: `txn_${id}`, processor_refund_id: id, amount_cents: amount } as LedgerCommand);
+
+    it('takes back the fee in proportion, rounded half up: 1,000 of a 2,599 sale at 15% (fee 390) gives back 150', () => {
+      const { recorded, state } = run([sale('p', 2599), part('p', 1000, 're_1')]);
+      expect(recorded[0].data).toMatchObject({ amount_cents: -1000, fee_cents: -150, net_cents: -850, description: 'Partial refund of "Arm"', processor_refund_id: 're_1' });
+      expect(summaryOf(state)).toMatchObject({ refunded_cents: 1000, platform_fee_cents: 240, balance_cents: 1359, refund_count: 1 });
+    });
+
+    it('records a processor refund reported again once, and the last part takes the rest of the fee exactly', () => {
+      const parts = [sale('p', 2599), part('p', 1000, 're_1'), part('p', 1000, 're_1'), part('p', 999, 're_2')];
+      expect(run(parts.slice(0, 3)).recorded).toEqual([]);
+      const { recorded, state } = run([...parts, refund('p')]);
+      // 2,599 - 1,000 - 999 = 600 left, and 390 - 150 - 150 = 90 of the fee.
+      expect(recorded[0].data).toMatchObject({ amount_cents: -600, fee_cents: -90, net_cents: -510, description: 'Partial refund of "Arm"' });
+      expect(summaryOf(state)).toMatchObject({ gross_cents: 2599, refunded_cents: 2599, platform_fee_cents: 0, balance_cents: 0, refund_count: 3 });
+      expect(() => run([...parts, refund('p'), refund('p')])).toThrow(expect.objectContaining({ code: 'already_refunded' }));
+    });
+
+    it('never gives back more fee than the sale had, however small the parts', () => {
+      const parts = Array.from({ length: 9 }, (_, i) => part('p', 1, `re_${i}`));
+      const { state } = run([sale('p', 10, 5000), ...parts, refund('p')]);
+      expect(transactionsOf(state).filter((t) => t.type === 'refund').map((t) => t.fee_cents)).toEqual([-1, -1, -1, -1, -1, 0, 0, 0, 0, 0]);
+      expect(summaryOf(state)).toMatchObject({ platform_fee_cents: 0, balance_cents: 0 });
+    });
+
+    it.each([0, -5, 2600, 10.5])('refuses a part of %p cents of a 2,599 sale, naming the field, recording nothing', (amount) => {
+      expect(() => run([sale('p', 2599), part('p', amount, 're_x')])).toThrow(expect.objectContaining({ code: 'validation_failed', message: expect.stringContaining('"amount_cents"') }));
+    });
+  });
+
   it('refunds exactly the sale, once, and only a known sale', () => {
     const { recorded, state } = run([sale('p', 1000), refund('p')]);
     expect(recorded[0].data).toMatchObject({ amount_cents: -1000, fee_cents: -150, net_cents: -850, sale_transaction_id: 'txn_p' });

@@ -28,6 +28,8 @@ interface PaymentIntent {
   charge: string;
   /** The charge's balance transaction: Stripe's fee on it. */
   balanceTransaction: { id: string; fee: number };
+  /** Refunds of parts of the charge, newest first. */
+  parts?: StripeObject[];
   livemode: boolean;
   refund?: StripeObject;
 }
@@ -51,6 +53,8 @@ export interface StripeServer {
   completeSession(id: string, paymentStatus?: 'paid' | 'unpaid'): StripeObject;
   /** A pending refund goes through; returns the charge.refunded event. */
   settleRefund(paymentIntentId: string): StripeObject;
+  /** Part of the charge is refunded (from Stripe's dashboard, say); returns the charge.refunded event, refunded false until all of it is. */
+  refundPart(paymentIntentId: string, amount: number): StripeObject;
   close(): Promise<void>;
 }
 
@@ -151,10 +155,12 @@ export async function startStripeServer(secretKeys: string[]): Promise<StripeSer
       return invalid(`No such payment_intent: '${body.payment_intent}'`, { code: 'resource_missing', param: 'payment_intent' });
     }
     if (intent.refund) return invalid(`Charge ${intent.charge} has already been refunded.`, { code: 'charge_already_refunded' });
+    // Without an amount, Stripe refunds what is left of the charge.
+    const left = intent.amount - (intent.parts ?? []).reduce((sum, r) => sum + r.amount, 0);
     intent.refund = {
       id: randomId('re'),
       object: 'refund',
-      amount: intent.amount,
+      amount: left,
       balance_transaction: randomId('txn'),
       charge: intent.charge,
       created: now(),
@@ -164,7 +170,7 @@ export async function startStripeServer(secretKeys: string[]): Promise<StripeSer
       reason: null,
       status: server.refundStatus,
     };
-    if (server.refundStatus !== 'failed') record('refund', -intent.amount, 0, intent.currency, intent.refund.id, intent.livemode, intent.refund.balance_transaction);
+    if (server.refundStatus !== 'failed') record('refund', -left, 0, intent.currency, intent.refund.id, intent.livemode, intent.refund.balance_transaction);
     return [200, intent.refund];
   }
 
@@ -352,6 +358,28 @@ export async function startStripeServer(secretKeys: string[]): Promise<StripeSer
         payment_intent: intent.id,
         refunded: true,
         refunds: { object: 'list', data: [intent.refund], has_more: false, total_count: 1, url: `/v1/charges/${intent.charge}/refunds` },
+        status: 'succeeded',
+      });
+    },
+    refundPart(paymentIntentId, amount) {
+      const intent = intents.get(paymentIntentId);
+      if (!intent) throw new Error(`no payment ${paymentIntentId}`);
+      const refund = { id: randomId('re'), object: 'refund', amount, balance_transaction: randomId('txn'), charge: intent.charge, currency: intent.currency, payment_intent: intent.id, status: 'succeeded' };
+      intent.parts = [refund, ...(intent.parts ?? [])];
+      record('refund', -amount, 0, intent.currency, refund.id, intent.livemode, refund.balance_transaction);
+      const refunded = intent.parts.reduce((sum, r) => sum + r.amount, 0);
+      return stripeEvent('charge.refunded', {
+        id: intent.charge,
+        object: 'charge',
+        amount: intent.amount,
+        amount_captured: intent.amount,
+        amount_refunded: refunded,
+        currency: intent.currency,
+        livemode: intent.livemode,
+        paid: true,
+        payment_intent: intent.id,
+        refunded: refunded >= intent.amount,
+        refunds: { object: 'list', data: intent.parts, has_more: false, total_count: intent.parts.length, url: `/v1/charges/${intent.charge}/refunds` },
         status: 'succeeded',
       });
     },

@@ -278,6 +278,39 @@ describe('payments through Stripe (the real SDK against a local Stripe stand-in)
     const refund = (purchaseId: string) => t.admin('POST', `/admin/purchases/${purchaseId}/refund`);
     const refundRequests = () => stripe.requests.filter((r) => r.path === '/v1/refunds');
 
+    it('records partial refunds from Stripe: the purchase stays paid, the seller gives back each part with the fee in proportion, once', async () => {
+      const { model, purchaseId, paymentIntent } = await buy('test', 2599);
+      const seller = accounts.test.seller.key;
+      const linesOf = async () =>
+        (await t.request('GET', '/v1/balance_transactions?limit=200', { key: seller })).body.items
+          .filter((i: any) => i.source?.purchase_id === purchaseId)
+          .map((i: any) => [i.type, i.amount_cents, i.fee_cents, i.net_cents, i.description]);
+
+      const first = stripe.refundPart(paymentIntent, 1000);
+      expect((await deliverSigned('test', first)).body).toEqual({ received: true, handled: true });
+      // Delivered again: nothing more.
+      expect((await deliverSigned('test', first)).status).toBe(200);
+      // 1,000 of 2,599 at 15% (fee 390): 150 of the fee back, rounded half up.
+      expect(await linesOf()).toEqual([
+        ['refund', -1000, -150, -850, `Partial refund of "${model.title}"`],
+        ['sale', 2599, 390, 2209, `Sale of "${model.title}"`],
+      ]);
+      expect((await download(accounts.test.buyer.key, model.id)).status).toBe(200);
+      const purchase = (await t.request('GET', '/v1/purchases?limit=100', { key: accounts.test.buyer.key })).body.items.find((p: any) => p.id === purchaseId);
+      expect(purchase.status).toBe('paid');
+
+      // The rest, through svc purchases refund: Stripe refunds what is left, and so does the ledger.
+      const rest = await t.admin('POST', `/admin/purchases/${purchaseId}/refund`);
+      expect([rest.status, rest.body.status]).toEqual([200, 'refunded']);
+      expect(await linesOf()).toEqual([
+        ['refund', -1599, -240, -1359, `Partial refund of "${model.title}"`],
+        ['refund', -1000, -150, -850, `Partial refund of "${model.title}"`],
+        ['sale', 2599, 390, 2209, `Sale of "${model.title}"`],
+      ]);
+      expect((await download(accounts.test.buyer.key, model.id)).status).toBe(402);
+      expect((await t.app.get(LedgerAudit).verify({})).ok).toBe(true);
+    });
+
     it('refunds through Stripe; a succeeded refund ends the entitlement and debits the seller at once', async () => {
       const { model, purchaseId, paymentIntent } = await buy('test', 2500);
       const sent = refundRequests().length;

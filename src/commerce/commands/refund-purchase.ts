@@ -126,3 +126,36 @@ export class RecordProcessorRefundHandler implements ICommandHandler<RecordProce
     }
   }
 }
+
+/**
+ * A partial refund the processor reports (Stripe charge.refunded with less than the whole
+ * charge refunded), by its payment and the running total refunded: the purchase stays paid.
+ */
+export class RecordProcessorPartialRefundCommand extends Command<Purchase | undefined> {
+  constructor(readonly mode: Mode, readonly paymentReference: string, readonly refundId: string, readonly refundedTotalCents: number) {
+    super();
+  }
+}
+
+@CommandHandler(RecordProcessorPartialRefundCommand)
+export class RecordProcessorPartialRefundHandler implements ICommandHandler<RecordProcessorPartialRefundCommand> {
+  constructor(
+    private readonly streams: CheckoutStreams,
+    private readonly locator: PurchaseLocator,
+    private readonly fulfilment: Fulfilment,
+  ) {}
+
+  /** undefined when the payment is none of our purchases. */
+  async execute({ mode, paymentReference, refundId, refundedTotalCents }: RecordProcessorPartialRefundCommand): Promise<Purchase | undefined> {
+    const located = await this.locator.byPayment(mode, paymentReference);
+    if (!located) return undefined;
+    const { state, position } = await this.streams.handle(mode, located.session_id, async () => ({
+      type: 'RecordPartialRefund',
+      now: new Date().toISOString(),
+      processor_refund_id: refundId,
+      refunded_total_cents: refundedTotalCents,
+    }));
+    await this.fulfilment.waitFor(position);
+    return purchaseOf(state);
+  }
+}

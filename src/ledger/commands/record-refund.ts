@@ -13,8 +13,10 @@ export class RecordRefundCommand extends Command<BalanceTransaction> {
     readonly sellerAccountId: string,
     readonly mode: Mode,
     readonly purchaseId: string,
-    /** The processor's refund, for reconciliation. */
+    /** The processor's refund, for reconciliation; a partial one already recorded records nothing. */
     readonly processorRefundId?: string,
+    /** A partial refund's amount; absent: what is left of the sale. */
+    readonly amountCents?: number,
   ) {
     super();
   }
@@ -24,7 +26,7 @@ export class RecordRefundCommand extends Command<BalanceTransaction> {
 export class RecordRefundHandler implements ICommandHandler<RecordRefundCommand> {
   constructor(private readonly ledgers: LedgerStreams) {}
 
-  async execute({ sellerAccountId, mode, purchaseId, processorRefundId }: RecordRefundCommand): Promise<BalanceTransaction> {
+  async execute({ sellerAccountId, mode, purchaseId, processorRefundId, amountCents }: RecordRefundCommand): Promise<BalanceTransaction> {
     return this.ledgers.handle(
       {
         type: 'RecordRefund',
@@ -34,9 +36,12 @@ export class RecordRefundHandler implements ICommandHandler<RecordRefundCommand>
         transaction_id: newId('txn'),
         purchase_id: purchaseId,
         processor_refund_id: processorRefundId,
+        amount_cents: amountCents,
       },
-      (state) => {
-        const index = state.entries.length - 1;
+      (state, recorded) => {
+        let index = state.entries.length - 1;
+        // A repeated report records nothing: answer the purchase's latest refund.
+        if (!recorded.length) while (index > 0 && !(state.entries[index].type === 'refund' && state.entries[index].purchase_id === purchaseId)) index--;
         return toBalanceTransaction(state.entries[index], statusOf(state, index));
       },
     );

@@ -3,7 +3,7 @@ import { CommandBus } from '@nestjs/cqrs';
 import type { FastifyRequest } from 'fastify';
 import type Stripe from 'stripe';
 import { CompleteCheckoutCommand } from '../../commerce/commands/complete-checkout';
-import { RecordProcessorRefundCommand } from '../../commerce/commands/refund-purchase';
+import { RecordProcessorPartialRefundCommand, RecordProcessorRefundCommand } from '../../commerce/commands/refund-purchase';
 import { modeOfSessionId } from '../../commerce/checkout';
 import { WithoutApiKey } from '../../platform/auth/auth-context';
 import { ApiError, Errors } from '../../platform/errors';
@@ -75,11 +75,16 @@ export class StripeWebhookController {
       case 'charge.refunded': {
         const charge = event.data.object;
         const paymentIntent = idOf(charge.payment_intent);
-        // Only a full refund reverses a sale; a partial one is left to an operator.
-        if (!charge.refunded || !paymentIntent) return false;
-        // Newer API versions leave `refunds` out of the charge; the charge then names the refund.
-        const refundId = idOf(charge.refunds?.data?.[0]) ?? charge.id;
-        return (await this.commands.execute(new RecordProcessorRefundCommand(mode, paymentIntent, refundId))) !== undefined;
+        if (!paymentIntent) return false;
+        // Newer API versions leave `refunds` out of the charge; the charge (and, for a part, the
+        // total refunded so far) then names the refund.
+        const newest = idOf(charge.refunds?.data?.[0]);
+        if (charge.refunded) return (await this.commands.execute(new RecordProcessorRefundCommand(mode, paymentIntent, newest ?? charge.id))) !== undefined;
+        // A part: the purchase stays paid; the seller's ledger gives back that part, fee in proportion.
+        const partial = new RecordProcessorPartialRefundCommand(mode, paymentIntent, newest ?? `${charge.id}/${charge.amount_refunded}`, charge.amount_refunded);
+        const recorded = (await this.commands.execute(partial)) !== undefined;
+        if (!recorded) this.logger.warn(`${event.id}: refund of ${paymentIntent} names none of our purchases; ignored`);
+        return recorded;
       }
       default:
         return false;
