@@ -25,8 +25,7 @@ export const payoutsProjection: Projection = {
       failure_message text,
       transfer_id     text,
       UNIQUE (account_id, mode, seq)
-    );
-    CREATE INDEX IF NOT EXISTS payouts_in_transit ON payouts (mode, created_at) WHERE status = 'in_transit';`,
+    );`,
   handles: ['PayoutInitiated', 'PayoutPaid', 'PayoutFailed'],
   whenFailing: 'stop',
   async apply(tx, event) {

@@ -140,7 +140,7 @@ export interface DuplicatePaymentRefunded {
 
 /**
  * What the processor charged us for taking the session's payment (Stripe: the charge's
- * balance transaction fee; the sandbox: PROCESSOR_FEE_BPS + PROCESSOR_FEE_FIXED_CENTS). The
+ * balance transaction fee; the sandbox: SANDBOX_PROCESSOR_FEE_BPS + SANDBOX_PROCESSOR_FEE_FIXED_CENTS). The
  * platform's cost, never the creator's.
  */
 export interface ProcessorFeeCharged {

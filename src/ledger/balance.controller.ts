@@ -42,8 +42,7 @@ export class BalanceController {
     if (periods.length > MAX_PERIODS) {
       throw Errors.validationFailed(`Invalid field "from": ${periods.length} ${every}s from "from" to "to"; ask for at most ${MAX_PERIODS}, or a longer interval.`);
     }
-    const items = await this.journal.history(auth.accountId, auth.mode, periods);
-    return { object: 'balance_history', interval: every, currency: (await this.journal.balance(auth.accountId, auth.mode)).currency, items };
+    return { object: 'balance_history', interval: every, ...(await this.journal.history(auth.accountId, auth.mode, periods)) };
   }
 
   @Get('balance_transactions')
@@ -71,8 +70,8 @@ export class BalanceController {
       payoutId: payout as string | undefined,
     };
     return this.ledger.snapshot(async (q) => {
-      const page = await this.ledger.transactions(auth.accountId, auth.mode, options, q);
       const { summary, payouts_paused } = await this.ledger.account(auth.accountId, auth.mode, q);
+      const page = await this.ledger.transactions(auth.accountId, auth.mode, options, summary.balance_cents, q);
       return { items: page.items, summary, payouts_paused, next_cursor: page.next_cursor, has_more: page.has_more };
     });
   }

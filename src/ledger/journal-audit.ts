@@ -7,8 +7,7 @@ import { liveBuild, readFromSchema } from '../projection-runner/read-model-build
 import { journalProjection } from '../../projections/journal.projection';
 import { Accounts, JOURNAL_EVENT_TYPES, journalOf, Posting } from './journal';
 import { toPosting } from './journal-queries';
-import { evolve, initialState, LedgerState } from './ledger.decider';
-import { isLedgerEvent, toLedgerEvent } from './ledger-streams';
+import { foldLedgers } from './ledger-audit';
 
 export interface JournalProblem {
   check: 'journal_differs' | 'unbalanced_event' | 'payable_differs' | 'payout_in_transit_too_long' | 'sale_missing' | 'refund_missing' | 'duplicate_not_refunded';
@@ -69,14 +68,8 @@ export class JournalAudit {
     this.compare(derived, stored, report);
     this.balanced(stored, report);
 
-    const ledgers = new Map<string, LedgerState>();
-    for (const e of upTo) {
-      if (!isLedgerEvent(e) || !inMode(e)) continue;
-      const key = `${e.data.mode}|${e.data.account_id}`;
-      ledgers.set(key, evolve(ledgers.get(key) ?? initialState(), toLedgerEvent(e)));
-    }
-    for (const [key, state] of ledgers) {
-      const [mode, accountId] = key.split('|');
+    for (const [key, state] of foldLedgers(upTo, filter)) {
+      const [accountId, mode] = key.split(':');
       const mine = derived.filter((p) => p.mode === mode);
       const owed = (account: string) => mine.filter((p) => p.account === account).reduce((s, p) => s + p.credit_cents - p.debit_cents, 0);
       const journal = owed(Accounts.payable(accountId)) + owed(Accounts.inTransit(accountId));

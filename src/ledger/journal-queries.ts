@@ -43,6 +43,18 @@ export function periodsOf(from: Date, to: Date, interval: Interval): { start: Da
   return periods;
 }
 
+/** The period holding `at`: periods are in order and adjoin. */
+function periodIndex(periods: { start: Date }[], at: Date): number {
+  let low = 0;
+  let high = periods.length - 1;
+  while (low < high) {
+    const mid = (low + high + 1) >> 1;
+    if (periods[mid].start <= at) low = mid;
+    else high = mid - 1;
+  }
+  return low;
+}
+
 export interface TrialBalanceAccount {
   account: string;
   currency: string;
@@ -200,53 +212,54 @@ export class JournalQueries {
    * activity from the journal's postings of the creator's own events; closing = opening +
    * activity, and one interval's closing is the next one's opening.
    */
-  async history(accountId: string, mode: Mode, periods: { start: Date; end: Date }[]): Promise<BalancePeriod[]> {
-    if (!periods.length) return [];
+  async history(accountId: string, mode: Mode, periods: { start: Date; end: Date }[]): Promise<{ currency: string; items: BalancePeriod[] }> {
+    if (!periods.length) return { currency: DEFAULT_CURRENCY, items: [] };
     const accounts = [Accounts.payable(accountId), Accounts.inTransit(accountId)];
     const first = periods[0].start;
     const last = periods[periods.length - 1].end;
-    const { rows: opening } = await this.db.query<{ balance: string }>(
-      `SELECT COALESCE(sum(p.balance_after_cents), 0) AS balance FROM unnest($2::text[]) AS a(account)
-         CROSS JOIN LATERAL (SELECT balance_after_cents FROM journal_postings
+    const { rows: opening } = await this.db.query<{ balance: string; currency: string | null }>(
+      `SELECT COALESCE(sum(p.balance_after_cents), 0) AS balance, min(p.currency) AS currency FROM unnest($2::text[]) AS a(account)
+         CROSS JOIN LATERAL (SELECT balance_after_cents, currency FROM journal_postings
                               WHERE mode = $1 AND account = a.account AND recorded_at < $3 ORDER BY recorded_at DESC, position DESC LIMIT 1) p`,
       [mode, accounts, first.toISOString()],
     );
     // Every posting of the creator's events in the range: their own accounts and the platform's fee on them.
-    const { rows } = await this.db.query<{ recorded_at: Date; event_type: string; account: string; debit_cents: string; credit_cents: string }>(
-      `SELECT recorded_at, event_type, account, debit_cents, credit_cents FROM journal_postings
+    const { rows } = await this.db.query<{ recorded_at: Date; event_type: string; account: string; currency: string; debit_cents: string; credit_cents: string }>(
+      `SELECT recorded_at, event_type, account, currency, debit_cents, credit_cents FROM journal_postings
         WHERE mode = $1 AND event_id IN (SELECT event_id FROM journal_postings
                                           WHERE mode = $1 AND account = ANY($2::text[]) AND recorded_at >= $3 AND recorded_at < $4)`,
       [mode, accounts, first.toISOString(), last.toISOString()],
     );
-    let balance = 0 - Number(opening[0].balance);
-    return periods.map(({ start, end }) => {
-      const activity = { sales_cents: 0, fees_cents: 0, refunds_cents: 0, payouts_cents: 0, disputes_cents: 0 };
-      for (const row of rows) {
-        const at = new Date(row.recorded_at);
-        if (at < start || at >= end) continue;
-        const credit = Number(row.credit_cents) - Number(row.debit_cents);
-        const mine = accounts.includes(row.account);
-        switch (row.event_type) {
-          case 'SaleRecorded':
-            // The buyer paid the sale's amount; the platform kept its fee.
-            if (mine) activity.sales_cents += credit;
-            else if (row.account === Accounts.feeRevenue) (activity.sales_cents += credit), (activity.fees_cents -= credit);
-            break;
-          case 'RefundRecorded':
-            if (mine) activity.refunds_cents += credit;
-            else if (row.account === Accounts.feeRevenue) (activity.refunds_cents += credit), (activity.fees_cents -= credit);
-            break;
-          case 'PayoutPaid':
-          case 'PayoutInitiated':
-          case 'PayoutFailed':
-            // Between payable and in transit nothing leaves the balance; a paid payout does.
-            if (mine) activity.payouts_cents += credit;
-            break;
-        }
+    const activities = periods.map(() => ({ sales_cents: 0, fees_cents: 0, refunds_cents: 0, payouts_cents: 0, disputes_cents: 0 }));
+    for (const row of rows) {
+      const activity = activities[periodIndex(periods, new Date(row.recorded_at))];
+      const credit = Number(row.credit_cents) - Number(row.debit_cents);
+      const mine = accounts.includes(row.account);
+      switch (row.event_type) {
+        case 'SaleRecorded':
+          // The buyer paid the sale's amount; the platform kept its fee.
+          if (mine) activity.sales_cents += credit;
+          else if (row.account === Accounts.feeRevenue) (activity.sales_cents += credit), (activity.fees_cents -= credit);
+          break;
+        case 'RefundRecorded':
+          if (mine) activity.refunds_cents += credit;
+          else if (row.account === Accounts.feeRevenue) (activity.refunds_cents += credit), (activity.fees_cents -= credit);
+          break;
+        case 'PayoutPaid':
+        case 'PayoutInitiated':
+        case 'PayoutFailed':
+          // Between payable and in transit nothing leaves the balance; a paid payout does.
+          if (mine) activity.payouts_cents += credit;
+          break;
       }
-      const opening = balance;
-      balance = opening + activity.sales_cents + activity.fees_cents + activity.refunds_cents + activity.payouts_cents + activity.disputes_cents;
-      return { start: start.toISOString(), end: end.toISOString(), opening_balance_cents: opening, activity, closing_balance_cents: balance };
+    }
+    let balance = 0 - Number(opening[0].balance);
+    const items = periods.map(({ start, end }, i) => {
+      const activity = activities[i];
+      const openingBalance = balance;
+      balance = openingBalance + activity.sales_cents + activity.fees_cents + activity.refunds_cents + activity.payouts_cents + activity.disputes_cents;
+      return { start: start.toISOString(), end: end.toISOString(), opening_balance_cents: openingBalance, activity, closing_balance_cents: balance };
     });
+    return { currency: opening[0].currency ?? rows[0]?.currency ?? DEFAULT_CURRENCY, items };
   }
 }

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DATABASE, Database } from '../database/database';
-import { EVENT_STORE, EventStore, Position, START } from '../event-store/event-store';
+import { EVENT_STORE, EventStore, Position, RecordedEvent, START } from '../event-store/event-store';
 import type { Mode } from '../platform/mode';
 import { balanceTransactionsProjection } from '../../projections/balance-transactions.projection';
 import type { LedgerEvent } from './events';
@@ -124,17 +124,22 @@ export class LedgerAudit {
     while (after < until) {
       const events = await this.store.readAll({ after, limit: BATCH });
       if (!events.length) break;
-      for (const recorded of events) {
-        if (recorded.position > until) return states;
-        if (!isLedgerEvent(recorded)) continue;
-        const event: LedgerEvent = toLedgerEvent(recorded);
-        const { account_id, mode } = event.data;
-        if ((filter.accountId && account_id !== filter.accountId) || (filter.mode && mode !== filter.mode)) continue;
-        const key = `${account_id}:${mode}`;
-        states.set(key, evolve(states.get(key) ?? initialState(), event));
-      }
+      foldLedgers(events.filter((e) => e.position <= until), filter, states);
       after = events[events.length - 1].position;
     }
     return states;
   }
+}
+
+/** Folds the ledger events among `events` (of one account and/or mode) into `states`, by "account:mode", through the decider's evolve. */
+export function foldLedgers(events: Iterable<RecordedEvent>, filter: { accountId?: string; mode?: Mode }, states = new Map<string, LedgerState>()): Map<string, LedgerState> {
+  for (const recorded of events) {
+    if (!isLedgerEvent(recorded)) continue;
+    const event: LedgerEvent = toLedgerEvent(recorded);
+    const { account_id, mode } = event.data;
+    if ((filter.accountId && account_id !== filter.accountId) || (filter.mode && mode !== filter.mode)) continue;
+    const key = `${account_id}:${mode}`;
+    states.set(key, evolve(states.get(key) ?? initialState(), event));
+  }
+  return states;
 }

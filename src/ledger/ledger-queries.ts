@@ -116,6 +116,8 @@ export class LedgerQueries {
     accountId: string,
     mode: Mode,
     options: { type?: TransactionType; limit: number; cursor?: string; createdGte?: Date; createdLt?: Date; payoutId?: string },
+    /** The ledger's whole balance (its summary's), read in the same snapshot: the balances after each line count back from it. */
+    balanceCents: number,
     q: Queryable = this.db,
   ): Promise<Page<BalanceTransactionItem>> {
     const where = ['account_id = $1', 'mode = $2'];
@@ -133,7 +135,7 @@ export class LedgerQueries {
       params,
     );
     const page = toPage(rows, options.limit, (row) => ({ seq: Number(row.seq), item: toBalanceTransactionView(row) }));
-    const after = await this.balancesAfter(q, accountId, mode, page.items.map((i) => i.seq));
+    const after = await this.balancesAfter(q, accountId, mode, page.items.map((i) => i.seq), balanceCents);
     return { ...page, items: page.items.map(({ seq, item }) => ({ ...item, reporting_category: REPORTING_CATEGORY[item.type], balance_after_cents: after.get(seq)! })) };
   }
 
@@ -141,14 +143,14 @@ export class LedgerQueries {
    * The ledger's balance after each of the given entries, in line order: its whole balance
    * less the entries after it, read back from the newest to the oldest asked for.
    */
-  private async balancesAfter(q: Queryable, accountId: string, mode: Mode, seqs: number[]): Promise<Map<number, number>> {
+  private async balancesAfter(q: Queryable, accountId: string, mode: Mode, seqs: number[], balanceCents: number): Promise<Map<number, number>> {
     const balances = new Map<number, number>();
     if (!seqs.length) return balances;
     const { rows } = await q.query<{ seq: number; net_cents: string }>(
       'SELECT seq, net_cents FROM balance_transactions WHERE account_id = $1 AND mode = $2 AND seq >= $3 ORDER BY seq DESC',
       [accountId, mode, Math.min(...seqs)],
     );
-    let balance = (await this.account(accountId, mode, q)).summary.balance_cents;
+    let balance = balanceCents;
     for (const row of rows) {
       balances.set(Number(row.seq), balance);
       balance -= Number(row.net_cents);
