@@ -1,10 +1,13 @@
 import type { Queryable } from '../src/database/database';
-import type { PayoutPaid, PayoutsPaused, PayoutsResumed, RefundRecorded, SaleRecorded } from '../src/ledger/events';
+import type { DisputeClosed, DisputeOpened, PayoutPaid, PayoutsPaused, PayoutsResumed, RefundRecorded, SaleRecorded } from '../src/ledger/events';
 import type { RecordedEvent } from '../src/event-store/event-store';
 import type { Projection } from '../src/projection-runner/projection';
 
+/** Ledger events that add a line of their own (a lost dispute's closing adds none), applied in runs. */
+const ENTRY_EVENTS = ['SaleRecorded', 'RefundRecorded', 'DisputeOpened', 'DisputeClosed'];
+
 /**
- * balance_transactions: every sale, refund and payout of a ledger (seq = its revision in
+ * balance_transactions: every sale, refund, dispute (and its reversal) and payout of a ledger (seq = its revision in
  * the ledger stream); ledger_accounts: the summary and payouts_paused per account and mode.
  * This SQL is written independently of the decider on purpose: `svc ledger verify`
  * compares the two, so a mistake in either shows up as a difference.
@@ -53,7 +56,7 @@ export const balanceTransactionsProjection: Projection = {
       payout_in_flight_seq integer,
       PRIMARY KEY (account_id, mode)
     );`,
-  handles: ['SaleRecorded', 'RefundRecorded', 'PayoutInitiated', 'PayoutPaid', 'PayoutFailed', 'PayoutsPaused', 'PayoutsResumed'],
+  handles: ['SaleRecorded', 'RefundRecorded', 'DisputeOpened', 'DisputeClosed', 'PayoutInitiated', 'PayoutPaid', 'PayoutFailed', 'PayoutsPaused', 'PayoutsResumed'],
   whenFailing: 'stop', // money: a skipped sale or refund is worse than waiting
   /**
    * Runs of sales and refunds (nearly every ledger event) are applied set-based: one
@@ -63,7 +66,7 @@ export const balanceTransactionsProjection: Projection = {
   async applyBatch(tx, events) {
     let run: RecordedEvent[] = [];
     for (const event of events) {
-      if (event.type === 'SaleRecorded' || event.type === 'RefundRecorded') {
+      if (ENTRY_EVENTS.includes(event.type)) {
         run.push(event);
         continue;
       }
@@ -74,7 +77,7 @@ export const balanceTransactionsProjection: Projection = {
     await applyEntries(tx, run);
   },
   async apply(tx, event) {
-    if (event.type === 'SaleRecorded' || event.type === 'RefundRecorded') return applyEntries(tx, [event]);
+    if (ENTRY_EVENTS.includes(event.type)) return applyEntries(tx, [event]);
     const { account_id, mode } = event.data as { account_id: string; mode: string };
     await tx.query('INSERT INTO ledger_accounts (account_id, mode) VALUES ($1, $2) ON CONFLICT DO NOTHING', [account_id, mode]);
     const key = [account_id, mode];
@@ -132,16 +135,45 @@ export const balanceTransactionsProjection: Projection = {
   },
 };
 
+interface EntryLine {
+  transaction_id: string;
+  account_id: string;
+  mode: string;
+  amount_cents: number;
+  fee_cents: number;
+  net_cents: number;
+  currency: string;
+  created_at: string;
+  purchase_id: string;
+  asset: { id: string; slug: string; title: string };
+  description: string;
+}
+
 /**
- * Sales and refunds in one statement: entries inserted (a replayed one is skipped), then only
- * the inserted ones added to the summary of their account, created when new. The same sums
- * as apply's per-event updates: a sale adds its amount to gross, its fee to the platform fee
- * and amount minus fee to earned; a refund (negative amounts) adds its fee (giving the fee
- * back), subtracts its fee from earned and its amount from refunded.
+ * The line an entry event adds: a sale or refund as it states itself; a dispute withholds
+ * (and its won closing releases) the net withheld, with no fee of its own.
+ */
+function lineOf(event: RecordedEvent): { seq: number; type: string; e: EntryLine } | undefined {
+  if (event.type === 'SaleRecorded' || event.type === 'RefundRecorded') {
+    return { seq: event.revision, type: event.type === 'SaleRecorded' ? 'sale' : 'refund', e: event.data as SaleRecorded | RefundRecorded };
+  }
+  const d = event.data as DisputeOpened | DisputeClosed;
+  if (event.type === 'DisputeClosed' && (d as DisputeClosed).outcome !== 'won') return undefined;
+  const net = event.type === 'DisputeOpened' ? -d.withheld_cents : d.withheld_cents;
+  return { seq: event.revision, type: event.type === 'DisputeOpened' ? 'dispute' : 'dispute_reversal', e: { ...d, amount_cents: net, fee_cents: 0, net_cents: net } };
+}
+
+/**
+ * Sales, refunds and disputes in one statement: entries inserted (a replayed one is skipped),
+ * then only the inserted ones added to the summary of their account, created when new. The
+ * same sums as apply's per-event updates: a sale adds its amount to gross, its fee to the
+ * platform fee and amount minus fee to earned; a refund (negative amounts) adds its fee
+ * (giving the fee back), subtracts its fee from earned and its amount from refunded; a
+ * dispute and its reversal move only the balance.
  */
 async function applyEntries(tx: Queryable, events: RecordedEvent[]): Promise<void> {
-  if (!events.length) return;
-  const entries = events.map((event) => ({ seq: event.revision, type: event.type === 'SaleRecorded' ? 'sale' : 'refund', e: event.data as SaleRecorded | RefundRecorded }));
+  const entries = events.map(lineOf).filter((line) => line !== undefined);
+  if (!entries.length) return;
   const column = <T>(pick: (x: (typeof entries)[number]) => T) => entries.map(pick);
   await tx.query(
     `WITH entries AS (

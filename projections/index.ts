@@ -4,10 +4,12 @@ import { apiKeysProjection } from './api-keys.projection';
 import { catalogListingsProjection } from './catalog-listings.projection';
 import { balanceTransactionsProjection } from './balance-transactions.projection';
 import { creditsProjection } from './credits.projection';
+import { disputesProjection } from './disputes.projection';
 import { factoryJobsProjection } from './factory-jobs.projection';
 import { inferencePricesProjection } from './inference-prices.projection';
 import { inferenceUsageProjection } from './inference-usage.projection';
 import { journalProjection } from './journal.projection';
+import { parkedProcessorEventsProjection } from './parked-processor-events.projection';
 import { payoutsProjection } from './payouts.projection';
 import { purchasesProjection } from './purchases.projection';
 import { webhookEndpointsProjection } from './webhook-endpoints.projection';
@@ -23,6 +25,8 @@ export const ALL_PROJECTIONS: readonly Projection[] = [
   journalProjection,
   payoutsProjection,
   purchasesProjection,
+  disputesProjection,
+  parkedProcessorEventsProjection,
   inferencePricesProjection,
   inferenceUsageProjection,
   factoryJobsProjection,

@@ -1,9 +1,9 @@
-import type { PurchaseCompleted, PurchaseRefunded } from '../src/commerce/events';
+import type { PurchaseCompleted, PurchaseDisputeClosed, PurchaseRefunded } from '../src/commerce/events';
 import type { Projection } from '../src/projection-runner/projection';
 
 /**
  * purchases: one row per paid purchase, both modes. The catalog's entitlement check reads
- * it (a paid row entitles the buyer), GET /v1/purchases lists it, refunds find a purchase
+ * it (a paid row entitles the buyer; refunded and disputed ones do not), GET /v1/purchases lists it, refunds find a purchase
  * by id and the Stripe webhook by its PaymentIntent (payment_reference).
  */
 export const purchasesProjection: Projection = {
@@ -27,7 +27,7 @@ export const purchasesProjection: Projection = {
     CREATE INDEX IF NOT EXISTS purchases_by_buyer ON purchases (mode, buyer_account_id, created_at DESC, id DESC);
     CREATE INDEX IF NOT EXISTS purchases_entitlement ON purchases (mode, buyer_account_id, listing_id) WHERE status = 'paid';
     CREATE INDEX IF NOT EXISTS purchases_by_payment ON purchases (mode, payment_reference);`,
-  handles: ['PurchaseCompleted', 'PurchaseRefunded'],
+  handles: ['PurchaseCompleted', 'PurchaseRefunded', 'PurchaseDisputeClosed'],
   whenFailing: 'stop', // money: a purchase and its refund are what buyers paid for
   async apply(tx, event) {
     if (event.type === 'PurchaseCompleted') {
@@ -37,6 +37,11 @@ export const purchasesProjection: Projection = {
          VALUES ($1, $2, $3, $4, $5, $6, $7, 'paid', $8::jsonb, $9) ON CONFLICT (id) DO NOTHING`,
         [e.purchase_id, e.mode, e.buyer_account_id, e.seller_account_id, e.purchase.asset.id, e.session_id, e.payment_reference, JSON.stringify(e.purchase), e.completed_at],
       );
+    } else if (event.type === 'PurchaseDisputeClosed') {
+      // Lost: the buyer's bank took the money back and the purchase no longer entitles. Won: nothing changes.
+      const e = event.data as PurchaseDisputeClosed;
+      if (e.outcome !== 'lost') return;
+      await tx.query(`UPDATE purchases SET status = 'disputed', purchase = jsonb_set(purchase, '{status}', '"disputed"') WHERE id = $1`, [e.purchase_id]);
     } else {
       const e = event.data as PurchaseRefunded;
       await tx.query(

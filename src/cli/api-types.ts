@@ -925,7 +925,7 @@ export interface components {
             amount_cents: number;
             currency: string;
             /** @enum {string} */
-            status: "paid" | "refunded";
+            status: "paid" | "refunded" | "disputed";
             checkout_session_id: string;
             /**
              * Format: date-time
@@ -936,7 +936,7 @@ export interface components {
         BalanceTransaction: {
             id: string;
             /** @enum {string} */
-            type: "sale" | "refund" | "payout";
+            type: "sale" | "refund" | "payout" | "dispute" | "dispute_reversal";
             amount_cents: number;
             fee_cents: number;
             net_cents: number;
@@ -950,7 +950,7 @@ export interface components {
             source: Record<string, never>;
             description: string;
             /** @enum {string} */
-            reporting_category: "charge" | "refund" | "payout";
+            reporting_category: "charge" | "refund" | "payout" | "dispute" | "dispute_reversal";
             balance_after_cents: number;
         };
         /** @description What the platform owes the creator: available now, in payouts under way, and withheld for open disputes. */
@@ -2464,7 +2464,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only entries of this type. */
-                type?: "sale" | "refund" | "payout";
+                type?: "sale" | "refund" | "payout" | "dispute" | "dispute_reversal";
                 /** @description Only entries created at or after this ISO 8601 instant. */
                 "created[gte]"?: string;
                 /** @description Only entries created before this ISO 8601 instant. */

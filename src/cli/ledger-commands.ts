@@ -47,6 +47,41 @@ export const LEDGER_COMMANDS: Record<string, CliCommand> = {
       ].join('\n'),
     failure: (r) => (r.balanced ? undefined : new CliError(`the journal does not balance: ${describeUnbalanced(r.unbalanced_events)}`, 'ledger_unbalanced')),
   },
+  'ledger parked': {
+    usage: 'ledger parked --mode test|live',
+    examples: ['svc ledger parked --mode live', 'svc ledger parked --mode live --json'],
+    options: { mode: { type: 'string', required: true } },
+    run: (client, o) => client.request('GET', `/admin/ledger/parked${query({ mode: o.mode })}`),
+    print: (r) =>
+      r.items.length
+        ? table(r.items, ['processor_event_id', 'processor_event_type', 'object_id', 'payment_reference', 'amount_cents', 'currency', 'reason', 'parked_at'])
+        : 'no processor event is parked',
+    failure: (r) => (r.items.length ? new CliError(`${r.items.length} processor events are parked`, 'events_parked') : undefined),
+  },
+  'disputes list': {
+    usage: 'disputes list --mode test|live [--status open|won|lost]',
+    examples: ['svc disputes list --mode test', 'svc disputes list --mode live --status open --json'],
+    options: { mode: { type: 'string', required: true }, status: { type: 'string' } },
+    run: (client, o) => client.request('GET', `/admin/disputes${query({ mode: o.mode, status: o.status })}`),
+    print: (r) =>
+      r.items.length
+        ? table(r.items, ['id', 'status', 'purchase_id', 'amount_cents', 'dispute_fee_cents', 'currency', 'reason', 'created_at', 'closed_at'])
+        : 'no disputes',
+  },
+  'disputes close': {
+    usage: 'disputes close DISPUTE_ID --won|--lost',
+    examples: ['svc disputes close sbx_dp_... --won', 'svc disputes close sbx_dp_... --lost'],
+    options: { won: { type: 'boolean' }, lost: { type: 'boolean' } },
+    positionals: ['DISPUTE_ID'],
+    run: (client, o, [disputeId]) => {
+      if (Boolean(o.won) === Boolean(o.lost)) throw new CliError('give exactly one of --won or --lost', 'usage', 2);
+      return client.request('POST', `/admin/disputes/${encodeURIComponent(disputeId)}/close`, { outcome: o.won ? 'won' : 'lost' });
+    },
+    print: (r) =>
+      r.status === 'won'
+        ? `dispute ${r.id} won: ${r.amount_cents} ${r.currency} came back and the seller's withheld money is released`
+        : `dispute ${r.id} lost: the buyer keeps ${r.amount_cents} ${r.currency}; purchase ${r.purchase_id} is disputed and its download revoked`,
+  },
   'ledger reconcile': {
     usage: 'ledger reconcile --mode test|live [--from ISO_8601] [--to ISO_8601]',
     examples: ['svc ledger reconcile --mode live --from 2026-09-01 --to 2026-10-01', 'svc ledger reconcile --mode test --json'],

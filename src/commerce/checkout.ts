@@ -14,7 +14,10 @@ import type {
   Purchase,
   PurchaseCompleted,
   ProcessorFeeCharged,
+  PurchaseDisputeClosed,
+  PurchaseDisputed,
   PurchaseRefunded,
+  DisputeOutcome,
 } from './events';
 
 export interface CheckoutState {
@@ -28,6 +31,8 @@ export interface CheckoutState {
   duplicateRefunded: DuplicatePaymentRefunded | null;
   /** What the processor charged for the payment, once known. */
   processorFee: ProcessorFeeCharged | null;
+  /** The payment's dispute (a processor allows one per payment), and how it closed. */
+  dispute: { opened: PurchaseDisputed; closed: PurchaseDisputeClosed | null } | null;
 }
 
 /** decisions section 3: requires_payment -> complete | expired. */
@@ -49,7 +54,7 @@ export const CHECKOUT_TTL_MS = 30 * 60 * 1000;
 export function evolve(state: CheckoutState | undefined, event: CheckoutEvent): CheckoutState | undefined {
   switch (event.type) {
     case 'CheckoutSessionOpened':
-      return { opened: event.data, completed: null, refunded: null, partiallyRefundedCents: 0, duplicateRefunded: null, processorFee: null };
+      return { opened: event.data, completed: null, refunded: null, partiallyRefundedCents: 0, duplicateRefunded: null, processorFee: null, dispute: null };
     case 'PurchaseCompleted':
     case 'KeyActivationPaid':
     case 'DuplicatePaymentReceived':
@@ -62,6 +67,10 @@ export function evolve(state: CheckoutState | undefined, event: CheckoutEvent): 
       return state && { ...state, duplicateRefunded: event.data };
     case 'ProcessorFeeCharged':
       return state && { ...state, processorFee: event.data };
+    case 'PurchaseDisputed':
+      return state && { ...state, dispute: { opened: event.data, closed: null } };
+    case 'PurchaseDisputeClosed':
+      return state?.dispute ? { ...state, dispute: { ...state.dispute, closed: event.data } } : state;
   }
 }
 
@@ -93,13 +102,28 @@ export type CheckoutCommand =
   /** The processor's running total refunded of the payment, less than all of it. */
   | { type: 'RecordPartialRefund'; now: string; processor_refund_id: string; refunded_total_cents: number }
   | { type: 'RecordDuplicateRefund'; now: string; processor_refund_id: string; settled: boolean }
-  | { type: 'RecordProcessorFee'; now: string; fee_cents: number; processor_fee_id: string | null };
+  | { type: 'RecordProcessorFee'; now: string; fee_cents: number; processor_fee_id: string | null }
+  /** The processor's dispute of the payment: what it withdrew and its fee for the dispute. */
+  | { type: 'RecordDispute'; now: string; dispute_id: string; amount_cents: number; dispute_fee_cents: number; reason: string }
+  | { type: 'CloseDispute'; now: string; dispute_id: string; outcome: DisputeOutcome };
 
 export const CheckoutErrors = {
   expired: () => new ApiError(400, 'checkout_expired', 'This checkout session has expired; open a new one with POST /v1/purchases.'),
   notPaid: (purchaseId: string) => Errors.invalidRequest(`Purchase "${purchaseId}" is not paid, so there is nothing to refund.`),
   alreadyRefunded: (purchaseId: string) => new ApiError(400, 'already_refunded', `Purchase "${purchaseId}" has already been refunded.`),
+  disputed: (purchaseId: string) =>
+    new ApiError(400, 'charge_disputed', `Purchase "${purchaseId}" is disputed: its payment cannot be refunded while the dispute is open or after it was lost.`),
+  notDisputable: (purchaseId: string, why: string) => new ApiError(400, 'invalid_request', `Purchase "${purchaseId}" cannot be disputed: ${why}.`),
+  disputeNotFound: (disputeId: string) => new ApiError(404, 'not_found', `No dispute "${disputeId}" exists.`),
+  disputeClosed: (disputeId: string, outcome: DisputeOutcome) =>
+    new ApiError(400, 'dispute_closed', `Dispute "${disputeId}" is already closed as ${outcome}.`),
 } as const;
+
+/** An open dispute, or one the seller lost, holds the payment: no refund goes back over it. */
+function assertRefundable(state: CheckoutState): void {
+  const dispute = state.dispute;
+  if (dispute && dispute.closed?.outcome !== 'won') throw CheckoutErrors.disputed(state.opened.purchase_id!);
+}
 
 /** Who and what every purchase event names. */
 function purchaseParties(s: CheckoutSessionOpened) {
@@ -182,6 +206,7 @@ export function decide(command: CheckoutCommand, state: CheckoutState): Checkout
       if (!purchaseOf(state)) throw CheckoutErrors.notPaid(s.purchase_id ?? s.session_id);
       // Of refunds racing on one purchase, only the one recorded here succeeds.
       if (state.refunded) throw CheckoutErrors.alreadyRefunded(s.purchase_id!);
+      assertRefundable(state);
       return [
         {
           type: 'PurchaseRefunded',
@@ -217,6 +242,7 @@ export function decide(command: CheckoutCommand, state: CheckoutState): Checkout
       const part = command.refunded_total_cents - state.partiallyRefundedCents;
       // Reported again, or already refunded whole: nothing new. All of it is a full refund (RecordRefund).
       if (state.refunded || part <= 0 || command.refunded_total_cents >= s.amount_cents) return [];
+      assertRefundable(state);
       return [
         {
           type: 'PurchasePartiallyRefunded',
@@ -227,6 +253,54 @@ export function decide(command: CheckoutCommand, state: CheckoutState): Checkout
             refunded_total_cents: command.refunded_total_cents,
             currency: s.currency,
             refunded_at: command.now,
+          },
+        },
+      ];
+    }
+    case 'RecordDispute': {
+      const purchase = purchaseOf(state);
+      if (!purchase) throw CheckoutErrors.notPaid(s.purchase_id ?? s.session_id);
+      // The processor's report of this dispute again.
+      if (state.dispute?.opened.dispute_id === command.dispute_id) return [];
+      if (state.dispute) throw CheckoutErrors.notDisputable(purchase.id, `its payment is already disputed (${state.dispute.opened.dispute_id})`);
+      if (state.refunded) throw CheckoutErrors.notDisputable(purchase.id, 'its payment was refunded');
+      const left = s.amount_cents - state.partiallyRefundedCents;
+      if (!Number.isSafeInteger(command.amount_cents) || command.amount_cents < 1 || command.amount_cents > left) {
+        throw CheckoutErrors.notDisputable(purchase.id, `a dispute of ${command.amount_cents} cents is not between 1 and the ${left} cents not refunded`);
+      }
+      if (!Number.isSafeInteger(command.dispute_fee_cents) || command.dispute_fee_cents < 0) {
+        throw CheckoutErrors.notDisputable(purchase.id, `a dispute fee of ${command.dispute_fee_cents} cents is not a whole number of cents`);
+      }
+      return [
+        {
+          type: 'PurchaseDisputed',
+          data: {
+            ...purchaseParties(s),
+            dispute_id: command.dispute_id,
+            amount_cents: command.amount_cents,
+            dispute_fee_cents: command.dispute_fee_cents,
+            currency: s.currency,
+            reason: command.reason,
+            disputed_at: command.now,
+          },
+        },
+      ];
+    }
+    case 'CloseDispute': {
+      const dispute = state.dispute;
+      if (dispute?.opened.dispute_id !== command.dispute_id) throw CheckoutErrors.disputeNotFound(command.dispute_id);
+      if (dispute.closed?.outcome === command.outcome) return [];
+      if (dispute.closed) throw CheckoutErrors.disputeClosed(command.dispute_id, dispute.closed.outcome);
+      const purchase = purchaseOf(state)!;
+      return [
+        {
+          type: 'PurchaseDisputeClosed',
+          data: {
+            ...purchaseParties(s),
+            dispute_id: command.dispute_id,
+            outcome: command.outcome,
+            purchase: { ...purchase, status: command.outcome === 'lost' ? 'disputed' : purchase.status },
+            closed_at: command.now,
           },
         },
       ];
@@ -269,7 +343,8 @@ export function completedPurchaseOf(state: CheckoutState): PurchaseCompleted | u
 /** The purchase a paid purchase session records, as it stands on the stream now. */
 export function purchaseOf(state: CheckoutState): Purchase | undefined {
   const completed = completedPurchaseOf(state);
-  return completed && { ...completed.purchase, status: state.refunded ? 'refunded' : 'paid' };
+  const lost = state.dispute?.closed?.outcome === 'lost';
+  return completed && { ...completed.purchase, status: state.refunded ? 'refunded' : lost ? 'disputed' : 'paid' };
 }
 
 /** The checkout session object (spec part 2, "Checkout session"). */

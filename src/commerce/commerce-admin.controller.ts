@@ -1,19 +1,50 @@
-import { Controller, HttpCode, Param, Post, UseGuards } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Post, Query, UseGuards } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
+import { modeParam } from '../admin/admin-params';
 import { AdminGuard } from '../admin/admin.guard';
 import { WithoutApiKey } from '../platform/auth/auth-context';
+import { Errors } from '../platform/errors';
+import { parseCursor, parseLimit } from '../platform/pagination';
+import { CloseDisputeCommand } from './commands/dispute-purchase';
 import { RefundPurchaseCommand } from './commands/refund-purchase';
+import { DisputeQueries } from './dispute-queries';
+import { CloseDisputeDto } from './dto';
 
-/** Operator API of commerce (`svc purchases refund`), behind ADMIN_TOKEN. */
-@Controller('admin/purchases')
+const DISPUTE_STATUSES = ['open', 'won', 'lost'] as const;
+
+/** Operator API of commerce (`svc purchases refund`, `svc disputes ...`), behind ADMIN_TOKEN. */
+@Controller('admin')
 @WithoutApiKey()
 @UseGuards(AdminGuard)
 export class CommerceAdminController {
-  constructor(private readonly commands: CommandBus) {}
+  constructor(
+    private readonly commands: CommandBus,
+    private readonly disputes: DisputeQueries,
+  ) {}
 
-  @Post(':id/refund')
+  @Post('purchases/:id/refund')
   @HttpCode(200)
   refund(@Param('id') id: string) {
     return this.commands.execute(new RefundPurchaseCommand(id));
+  }
+
+  /** Disputes of one mode, newest first, optionally of one status. */
+  @Get('disputes')
+  list(@Query('mode') mode?: unknown, @Query('status') status?: unknown, @Query('limit') limit?: unknown, @Query('cursor') cursor?: unknown) {
+    if (status !== undefined && !DISPUTE_STATUSES.includes(status as never)) {
+      throw Errors.validationFailed(`Invalid field "status": must be one of ${DISPUTE_STATUSES.join(', ')}.`);
+    }
+    return this.disputes.list(modeParam(mode, true)!, {
+      status: status as (typeof DISPUTE_STATUSES)[number] | undefined,
+      limit: parseLimit(limit, { fallback: 100, max: 1000 }),
+      cursor: parseCursor(cursor),
+    });
+  }
+
+  /** Settles a dispute at the processor (the sandbox's; Stripe settles its own) and records the outcome. */
+  @Post('disputes/:id/close')
+  @HttpCode(200)
+  close(@Param('id') id: string, @Body() body: CloseDisputeDto) {
+    return this.commands.execute(new CloseDisputeCommand(id, body.outcome));
   }
 }

@@ -10,8 +10,10 @@ import { SandboxProcessor } from '../payments/sandbox/sandbox-processor';
 import { CheckoutStreams } from './checkout-streams';
 import { CommerceAdminController } from './commerce-admin.controller';
 import { CompleteCheckoutHandler } from './commands/complete-checkout';
+import { CloseDisputeHandler, RecordProcessorDisputeClosedHandler, RecordProcessorDisputeHandler } from './commands/dispute-purchase';
 import { OpenKeyActivationCheckoutHandler, OpenPurchaseCheckoutHandler } from './commands/open-checkout';
 import { PurchaseLocator, RecordProcessorPartialRefundHandler, RecordProcessorRefundHandler, RefundPurchaseHandler } from './commands/refund-purchase';
+import { DisputeQueries } from './dispute-queries';
 import { EntitlementStreams } from './entitlement-streams';
 import { EntitlementBackfill } from './entitlement-backfill';
 import { Fulfilment } from './fulfilment';
@@ -32,6 +34,7 @@ import { SandboxCheckoutService } from './sandbox-checkout';
     EntitlementStreams,
     EntitlementBackfill,
     PurchaseQueries,
+    DisputeQueries,
     PurchaseLocator,
     Fulfilment,
     SandboxCheckoutService,
@@ -41,6 +44,9 @@ import { SandboxCheckoutService } from './sandbox-checkout';
     RefundPurchaseHandler,
     RecordProcessorRefundHandler,
     RecordProcessorPartialRefundHandler,
+    RecordProcessorDisputeHandler,
+    RecordProcessorDisputeClosedHandler,
+    CloseDisputeHandler,
   ],
 })
 export class CommerceModule implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown {

@@ -1,4 +1,4 @@
-import { IsOptional, IsString, IsUrl, Length, MaxLength } from 'class-validator';
+import { IsIn, IsOptional, IsString, IsUrl, Length, MaxLength } from 'class-validator';
 
 const WEB_URL = { protocols: ['http', 'https'], require_protocol: true, require_tld: false };
 
@@ -17,4 +17,9 @@ export class OpenPurchaseDto {
   @IsUrl(WEB_URL, { message: 'must be an http or https URL' })
   @MaxLength(2000)
   cancel_url?: string;
+}
+
+export class CloseDisputeDto {
+  @IsIn(['won', 'lost'])
+  outcome: 'won' | 'lost';
 }

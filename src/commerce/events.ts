@@ -42,7 +42,8 @@ export interface Purchase {
   asset: AssetRef;
   amount_cents: number;
   currency: string;
-  status: 'paid' | 'refunded';
+  /** disputed: the buyer's bank took the payment back and the dispute was lost; the download is revoked. */
+  status: 'paid' | 'refunded' | 'disputed';
   checkout_session_id: string;
   created_at: string;
 }
@@ -93,6 +94,49 @@ export interface PurchasePartiallyRefunded {
   currency: string;
   refunded_at: string;
 }
+
+/**
+ * The buyer's bank disputes the purchase's payment (Stripe's charge.dispute.created, the
+ * sandbox's card 4000000000000259): the processor withdrew the disputed amount and its
+ * dispute fee. The purchase stays paid while the dispute is open; the subscriber withholds
+ * the sale's net on the seller's ledger.
+ */
+export interface PurchaseDisputed {
+  session_id: string;
+  purchase_id: string;
+  mode: Mode;
+  buyer_account_id: string;
+  seller_account_id: string;
+  /** The processor's dispute (Stripe dp_..., sandbox sbx_dp_...). */
+  dispute_id: string;
+  /** What the processor withdrew for it, and its fee for handling it (the platform's cost). */
+  amount_cents: number;
+  dispute_fee_cents: number;
+  currency: string;
+  /** The bank's reason, as the processor names it (fraudulent, product_not_received, ...). */
+  reason: string;
+  disputed_at: string;
+}
+
+/**
+ * The dispute is settled. won: the processor returned the disputed amount (not its fee) and
+ * the seller's net is released; lost: the money stays with the buyer, the purchase becomes
+ * `disputed` and the buyer's entitlement ends.
+ */
+export interface PurchaseDisputeClosed {
+  session_id: string;
+  purchase_id: string;
+  mode: Mode;
+  buyer_account_id: string;
+  seller_account_id: string;
+  dispute_id: string;
+  outcome: DisputeOutcome;
+  /** The purchase as it stands after the dispute. */
+  purchase: Purchase;
+  closed_at: string;
+}
+
+export type DisputeOutcome = 'won' | 'lost';
 
 /** The activation fee of a live premium key is paid; the subscriber activates the key. */
 export interface KeyActivationPaid {
@@ -162,4 +206,6 @@ export type CheckoutEvent =
   | { type: 'KeyActivationPaid'; data: KeyActivationPaid }
   | { type: 'DuplicatePaymentReceived'; data: DuplicatePaymentReceived }
   | { type: 'DuplicatePaymentRefunded'; data: DuplicatePaymentRefunded }
-  | { type: 'ProcessorFeeCharged'; data: ProcessorFeeCharged };
+  | { type: 'ProcessorFeeCharged'; data: ProcessorFeeCharged }
+  | { type: 'PurchaseDisputed'; data: PurchaseDisputed }
+  | { type: 'PurchaseDisputeClosed'; data: PurchaseDisputeClosed };

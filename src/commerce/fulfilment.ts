@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { ActivateApiKeyCommand } from '../accounts/commands/activate-api-key';
 import { Position, RecordedEvent } from '../event-store/event-store';
+import { RecordDisputeCommand, RecordDisputeOutcomeCommand } from '../ledger/commands/record-dispute';
 import { RecordRefundCommand } from '../ledger/commands/record-refund';
 import { RecordSaleCommand } from '../ledger/commands/record-sale';
 import { ApiError } from '../platform/errors';
@@ -9,14 +10,14 @@ import { EventWriter } from '../projection-runner/event-writer';
 import { ProjectionRunner } from '../projection-runner/projection-runner';
 import { CheckoutStreams } from './checkout-streams';
 import { EntitlementStreams } from './entitlement-streams';
-import type { KeyActivationPaid, PurchaseCompleted, PurchasePartiallyRefunded, PurchaseRefunded } from './events';
+import type { KeyActivationPaid, PurchaseCompleted, PurchaseDisputeClosed, PurchaseDisputed, PurchasePartiallyRefunded, PurchaseRefunded } from './events';
 
 /** Its row in projection_checkpoints; like the webhook fan-out it is never rebuilt. */
 export const FULFILMENT_CHECKPOINT = 'subscriber:fulfilment';
 
 const BATCH_SIZE = 100;
 /** The completions whose consequence this subscriber records (see fulfil). */
-const FULFILLED = ['PurchaseCompleted', 'PurchasePartiallyRefunded', 'PurchaseRefunded', 'KeyActivationPaid'];
+const FULFILLED = ['PurchaseCompleted', 'PurchasePartiallyRefunded', 'PurchaseRefunded', 'PurchaseDisputed', 'PurchaseDisputeClosed', 'KeyActivationPaid'];
 /** How long a payment confirmation waits for its fulfilment before answering anyway. */
 const WAIT_MS = 10_000;
 
@@ -104,6 +105,24 @@ export class Fulfilment {
         // The buyer may buy the asset again.
         const session = await this.checkouts.load(e.mode, e.session_id);
         await this.entitlements.end(session!.opened, e.purchase_id, e.refunded_at);
+        return;
+      }
+      case 'PurchaseDisputed': {
+        // The sale's net of the disputed amount is withheld from the seller until it closes.
+        const e = event.data as PurchaseDisputed;
+        await this.commands.execute(
+          new RecordDisputeCommand(e.seller_account_id, e.mode, e.purchase_id, e.dispute_id, e.amount_cents, e.dispute_fee_cents, e.reason),
+        );
+        return;
+      }
+      case 'PurchaseDisputeClosed': {
+        const e = event.data as PurchaseDisputeClosed;
+        await this.commands.execute(new RecordDisputeOutcomeCommand(e.seller_account_id, e.mode, e.purchase_id, e.dispute_id, e.outcome));
+        if (e.outcome === 'lost') {
+          // The buyer has the money back: the download is revoked (and the asset may be bought again).
+          const session = await this.checkouts.load(e.mode, e.session_id);
+          await this.entitlements.end(session!.opened, e.purchase_id, e.closed_at);
+        }
         return;
       }
       case 'KeyActivationPaid': {

@@ -1,9 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
+import type { ProcessorDispute } from '../payments/payment-processor';
 import type { SandboxCheckout, SessionView } from '../payments/sandbox/sandbox-checkout-page';
-import { CheckoutState, modeOfSessionId, statusOf } from './checkout';
+import { CheckoutState, completedPurchaseOf, modeOfSessionId, statusOf } from './checkout';
 import { CheckoutStreams } from './checkout-streams';
 import { CompleteCheckoutCommand } from './commands/complete-checkout';
+import { RecordProcessorDisputeCommand } from './commands/dispute-purchase';
 
 function toView(state: CheckoutState): SessionView {
   const s = state.opened;
@@ -37,5 +39,14 @@ export class SandboxCheckoutService implements SandboxCheckout {
   async pay(sessionId: string, paymentReference: string): Promise<SessionView> {
     const mode = modeOfSessionId(sessionId)!;
     return toView(await this.commands.execute(new CompleteCheckoutCommand(mode, sessionId, paymentReference, true)));
+  }
+
+  /** Only a purchase is disputed: a key activation or a duplicate payment (refunded at once) is left alone. */
+  async dispute(sessionId: string, open: () => Promise<ProcessorDispute>): Promise<void> {
+    const mode = modeOfSessionId(sessionId)!;
+    const state = await this.streams.load(mode, sessionId);
+    const purchase = state && completedPurchaseOf(state);
+    if (!purchase) return;
+    await this.commands.execute(new RecordProcessorDisputeCommand(mode, purchase.payment_reference, await open()));
   }
 }

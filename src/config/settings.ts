@@ -21,8 +21,8 @@ export interface Settings {
   /** AES-256-GCM key (base64 or hex, 32 bytes) sealing endpoint secrets; unset: DATA_DIR/webhook_encryption_key. */
   readonly webhookEncryptionKey?: string;
   readonly platformFeeBps: number;
-  /** The sandbox processor's fee on a payment: bps of the amount plus fixed cents (Stripe's standard 2.9% + 30). */
-  readonly sandboxProcessorFee: { bps: number; fixedCents: number };
+  /** The sandbox processor's fee on a payment: bps of the amount plus fixed cents (Stripe's standard 2.9% + 30); and on a dispute (Stripe's 15 dollars). */
+  readonly sandboxProcessorFee: { bps: number; fixedCents: number; disputeCents: number };
   /** Largest JSON request body accepted, in bytes. */
   readonly bodyLimitBytes: number;
   /** Slow clients are cut off (docs/security.md): the whole request, its headers, an idle socket, an idle keep-alive connection. */
@@ -299,6 +299,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     sandboxProcessorFee: {
       bps: integer(env, 'SANDBOX_PROCESSOR_FEE_BPS', 290, 0, 10000),
       fixedCents: integer(env, 'SANDBOX_PROCESSOR_FEE_FIXED_CENTS', 30, 0, 100_000),
+      disputeCents: integer(env, 'SANDBOX_DISPUTE_FEE_CENTS', 1500, 0, 100_000),
     },
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
     http: httpTimeouts(env),

@@ -7,7 +7,7 @@ import { Interval, JournalQueries, periodsOf } from './journal-queries';
 import type { TransactionType } from './ledger.decider';
 import { LedgerQueries } from './ledger-queries';
 
-const TYPES: readonly TransactionType[] = ['sale', 'refund', 'payout'];
+const TYPES: readonly TransactionType[] = ['sale', 'refund', 'payout', 'dispute', 'dispute_reversal'];
 const PAGE = { fallback: 50, max: 200 };
 const INTERVALS: readonly Interval[] = ['day', 'week', 'month'];
 /** A year of days: a longer history is asked for by week or month. */

@@ -46,6 +46,54 @@ export interface RefundRecorded {
   processor_refund_id?: string;
 }
 
+/**
+ * The buyer's bank disputes a sale's payment: the sale's net (of what is disputed) is withheld
+ * from the creator's balance (a `dispute` balance transaction) until the dispute closes. The
+ * processor withdrew `amount_cents` and charged `dispute_fee_cents` for it, the platform's
+ * cost; `fee_cents` is the platform fee at stake, lost with the dispute.
+ */
+export interface DisputeOpened {
+  transaction_id: string;
+  account_id: string;
+  mode: Mode;
+  purchase_id: string;
+  sale_transaction_id: string;
+  dispute_id: string;
+  asset: AssetRef;
+  /** Disputed: fee_cents + withheld_cents. */
+  amount_cents: number;
+  fee_cents: number;
+  withheld_cents: number;
+  dispute_fee_cents: number;
+  currency: string;
+  reason: string;
+  description: string;
+  created_at: string;
+}
+
+/**
+ * The dispute closed. won: the withheld net returns to the balance (a `dispute_reversal`
+ * balance transaction) and the processor returns the disputed amount; lost: the withheld net
+ * went to the buyer and the platform loses its fee on the sale (no balance transaction: the
+ * `dispute` one already took it from the balance).
+ */
+export interface DisputeClosed {
+  /** The dispute_reversal's id when won; the closing's own id when lost. */
+  transaction_id: string;
+  account_id: string;
+  mode: Mode;
+  purchase_id: string;
+  dispute_id: string;
+  outcome: 'won' | 'lost';
+  asset: AssetRef;
+  amount_cents: number;
+  fee_cents: number;
+  withheld_cents: number;
+  currency: string;
+  description: string;
+  created_at: string;
+}
+
 /** A payout as GET /v1/payouts and the payout.* webhooks show it (Stripe's payout object, in cents). */
 export interface Payout {
   id: string;
@@ -128,6 +176,8 @@ export interface PayoutsResumed {
 export type LedgerEvent =
   | { type: 'SaleRecorded'; data: SaleRecorded }
   | { type: 'RefundRecorded'; data: RefundRecorded }
+  | { type: 'DisputeOpened'; data: DisputeOpened }
+  | { type: 'DisputeClosed'; data: DisputeClosed }
   | { type: 'PayoutInitiated'; data: PayoutInitiated }
   | { type: 'PayoutPaid'; data: PayoutPaid }
   | { type: 'PayoutFailed'; data: PayoutFailed }
@@ -138,6 +188,8 @@ export type LedgerEvent =
 export const LEDGER_EVENT_TYPES: readonly LedgerEvent['type'][] = [
   'SaleRecorded',
   'RefundRecorded',
+  'DisputeOpened',
+  'DisputeClosed',
   'PayoutInitiated',
   'PayoutPaid',
   'PayoutFailed',

@@ -245,6 +245,11 @@ export class JournalQueries {
           if (mine) activity.refunds_cents += credit;
           else if (row.account === Accounts.feeRevenue) (activity.refunds_cents += credit), (activity.fees_cents -= credit);
           break;
+        case 'DisputeOpened':
+        case 'DisputeClosed':
+          // Withheld, then released when won (a lost dispute leaves the balance as it was withheld).
+          if (mine) activity.disputes_cents += credit;
+          break;
         case 'PayoutPaid':
         case 'PayoutInitiated':
         case 'PayoutFailed':

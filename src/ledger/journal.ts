@@ -68,6 +68,8 @@ export const JOURNAL_EVENT_TYPES = [
   'DuplicatePaymentReceived',
   'DuplicatePaymentRefunded',
   'ProcessorFeeCharged',
+  'DisputeOpened',
+  'DisputeClosed',
 ] as const;
 
 /**
@@ -162,6 +164,29 @@ export function postingsOf(event: JournalEvent, opened?: Opened | null): Posting
       lines.push([Accounts.suspense, amount, 0], [Accounts.clearing, 0, amount]);
       break;
     }
+    case 'DisputeOpened':
+      // The processor withdrew the disputed amount and its dispute fee; the creator's net of it is held.
+      reference = d.purchase_id;
+      processorRef = d.dispute_id;
+      lines.push(
+        [Accounts.payable(d.account_id), d.withheld_cents, 0],
+        [Accounts.disputes, d.amount_cents, 0],
+        [Accounts.processorFees, d.dispute_fee_cents, 0],
+        [Accounts.withheld(d.account_id), 0, d.withheld_cents],
+        [Accounts.clearing, 0, d.amount_cents + d.dispute_fee_cents],
+      );
+      break;
+    case 'DisputeClosed':
+      reference = d.purchase_id;
+      processorRef = d.dispute_id;
+      if (d.outcome === 'won') {
+        // The processor returned the amount (not its fee); the held net is the creator's again.
+        lines.push([Accounts.clearing, d.amount_cents, 0], [Accounts.withheld(d.account_id), d.withheld_cents, 0], [Accounts.disputes, 0, d.amount_cents], [Accounts.payable(d.account_id), 0, d.withheld_cents]);
+      } else {
+        // The buyer keeps the money: the held net pays for it, and the platform loses its fee on the sale.
+        lines.push([Accounts.withheld(d.account_id), d.withheld_cents, 0], [Accounts.feeRevenue, d.fee_cents, 0], [Accounts.disputes, 0, d.amount_cents]);
+      }
+      break;
     case 'ProcessorFeeCharged':
       reference = d.session_id;
       processorRef = d.processor_fee_id ?? d.payment_reference;

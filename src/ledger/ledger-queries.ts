@@ -16,7 +16,7 @@ export interface LedgerAccountView {
 const iso = (value: Date | string) => new Date(value).toISOString();
 
 /** Stripe's reporting categories of a balance transaction. */
-const REPORTING_CATEGORY = { sale: 'charge', refund: 'refund', payout: 'payout' } as const;
+const REPORTING_CATEGORY = { sale: 'charge', refund: 'refund', payout: 'payout', dispute: 'dispute', dispute_reversal: 'dispute_reversal' } as const;
 
 /** An item of GET /v1/balance_transactions: the spec's fields, its reporting category and the balance after it. */
 export type BalanceTransactionItem = BalanceTransaction & {
@@ -128,7 +128,7 @@ export class LedgerQueries {
     if (options.createdLt) where.push(`created_at < $${params.push(options.createdLt.toISOString())}`);
     if (options.payoutId) {
       const { from, to } = await this.paidOutBy(q, accountId, mode, options.payoutId);
-      where.push(`type IN ('sale', 'refund')`, `seq > $${params.push(from)}`, `seq < $${params.push(to)}`);
+      where.push(`type <> 'payout'`, `seq > $${params.push(from)}`, `seq < $${params.push(to)}`);
     }
     const { rows } = await q.query<{ id: string; seq: number }>(
       `SELECT * FROM balance_transactions WHERE ${where.join(' AND ')} ORDER BY seq DESC LIMIT $${params.push(options.limit + 1)}`,

@@ -6,12 +6,12 @@
  */
 import { Errors } from '../platform/errors';
 import { isMode, Mode } from '../platform/mode';
-import type { AssetRef, LedgerEvent, Payout, PayoutInitiated } from './events';
+import type { AssetRef, DisputeClosed, DisputeOpened, LedgerEvent, Payout, PayoutInitiated } from './events';
 import { LedgerErrors } from './ledger.errors';
 
 export const DEFAULT_CURRENCY = 'usd';
 
-export type TransactionType = 'sale' | 'refund' | 'payout';
+export type TransactionType = 'sale' | 'refund' | 'payout' | 'dispute' | 'dispute_reversal';
 export type TransactionStatus = 'pending' | 'paid';
 
 /** An item of GET /v1/balance_transactions (spec part 2, decisions section 4). */
@@ -63,6 +63,8 @@ export interface SaleRefunds {
   refundIds: Set<string>;
   /** The whole amount went back. */
   refunded: boolean;
+  /** The sale's dispute (one per payment): what it withheld, and its outcome once closed. */
+  dispute: { id: string; amount_cents: number; fee_cents: number; withheld_cents: number; outcome: 'won' | 'lost' | null } | null;
 }
 
 export interface LedgerState {
@@ -137,6 +139,24 @@ function purchaseEntry(
   };
 }
 
+/** The ledger line of a dispute (the net withheld) or of its reversal (the net released). */
+function disputeEntry(type: 'dispute' | 'dispute_reversal', e: DisputeOpened | DisputeClosed): LedgerEntry {
+  const net = type === 'dispute' ? negate(e.withheld_cents) : e.withheld_cents;
+  return {
+    id: e.transaction_id,
+    type,
+    amount_cents: net,
+    fee_cents: 0,
+    net_cents: net,
+    currency: e.currency,
+    created_at: e.created_at,
+    description: e.description,
+    purchase_id: e.purchase_id,
+    asset: e.asset,
+    payout: null,
+  };
+}
+
 export function evolve(state: LedgerState, event: LedgerEvent): LedgerState {
   const next = evolveEntries(state, event);
   const at = timeOf(event);
@@ -148,6 +168,8 @@ export function timeOf(event: LedgerEvent): string {
   switch (event.type) {
     case 'SaleRecorded':
     case 'RefundRecorded':
+    case 'DisputeOpened':
+    case 'DisputeClosed':
     case 'PayoutInitiated':
       return event.data.created_at;
     case 'PayoutPaid':
@@ -168,7 +190,7 @@ function evolveEntries(state: LedgerState, event: LedgerEvent): LedgerState {
   switch (event.type) {
     case 'SaleRecorded': {
       const e = event.data;
-      state.sales.set(e.purchase_id, { index: state.entries.length, refundedCents: 0, refundedFeeCents: 0, refundIds: new Set(), refunded: false });
+      state.sales.set(e.purchase_id, { index: state.entries.length, refundedCents: 0, refundedFeeCents: 0, refundIds: new Set(), refunded: false, dispute: null });
       state.entries.push(purchaseEntry('sale', e));
       const gross = s.gross_cents + e.amount_cents;
       const fee = s.platform_fee_cents + e.fee_cents;
@@ -208,6 +230,22 @@ function evolveEntries(state: LedgerState, event: LedgerEvent): LedgerState {
           refund_count: s.refund_count + 1,
         },
       };
+    }
+    case 'DisputeOpened': {
+      const e = event.data;
+      const sale = state.sales.get(e.purchase_id);
+      if (sale) sale.dispute = { id: e.dispute_id, amount_cents: e.amount_cents, fee_cents: e.fee_cents, withheld_cents: e.withheld_cents, outcome: null };
+      state.entries.push(disputeEntry('dispute', e));
+      return { ...state, summary: { ...s, balance_cents: s.balance_cents - e.withheld_cents } };
+    }
+    case 'DisputeClosed': {
+      const e = event.data;
+      const dispute = state.sales.get(e.purchase_id)?.dispute;
+      if (dispute) dispute.outcome = e.outcome;
+      // Lost: what the dispute line withheld is gone for good; no line of its own.
+      if (e.outcome === 'lost') return state;
+      state.entries.push(disputeEntry('dispute_reversal', e));
+      return { ...state, summary: { ...s, balance_cents: s.balance_cents + e.withheld_cents } };
     }
     case 'PayoutInitiated':
       return { ...state, inFlight: { ...event.data, settles: state.entries.length } };
@@ -285,6 +323,17 @@ export type LedgerCommand =
       amount_cents?: number;
     })
   | (LedgerIdentity & {
+      type: 'OpenDispute';
+      transaction_id: string;
+      purchase_id: string;
+      dispute_id: string;
+      /** What the processor withdrew: at most what is left of the sale after refunds. */
+      amount_cents: number;
+      dispute_fee_cents: number;
+      reason: string;
+    })
+  | (LedgerIdentity & { type: 'CloseDispute'; transaction_id: string; purchase_id: string; dispute_id: string; outcome: 'won' | 'lost' })
+  | (LedgerIdentity & {
       type: 'RunPayout';
       transaction_id: string;
       payout_id: string;
@@ -303,15 +352,16 @@ export function platformFee(amountCents: number, feeBps: number): number {
 }
 
 /**
- * What a refund takes back: `requested` cents (all that is left when absent) and the platform
- * fee in proportion, rounded half up (never more than is left of it); the refund that empties
- * the sale takes the fee's rest, so a sale refunded in parts gives back exactly its fee.
+ * What a refund (or a dispute) takes back: `requested` cents (all that is left when absent)
+ * and the platform fee in proportion, rounded half up (never more than is left of it); the
+ * refund that empties the sale takes the fee's rest, so a sale refunded in parts gives back
+ * exactly its fee.
  */
 function refundOf(entry: LedgerEntry, sale: SaleRefunds, requested: number | undefined): { amount: number; fee: number } {
   const left = entry.amount_cents - sale.refundedCents;
   const amount = requested ?? left;
   if (!Number.isSafeInteger(amount) || amount < 1 || amount > left) {
-    throw Errors.validationFailed(`Invalid field "amount_cents": must be an integer between 1 and ${left}, what is left of the sale to refund.`);
+    throw Errors.validationFailed(`Invalid field "amount_cents": must be an integer between 1 and ${left}, what is left of the sale.`);
   }
   const feeLeft = entry.fee_cents - sale.refundedFeeCents;
   if (amount === left) return { amount, fee: feeLeft };
@@ -380,6 +430,7 @@ export function decide(command: LedgerCommand, state: LedgerState): LedgerEvent[
       // The processor's report of a partial refund recorded already.
       if (command.processor_refund_id && sale.refundIds.has(command.processor_refund_id)) return [];
       if (sale.refunded) throw LedgerErrors.alreadyRefunded(command.purchase_id);
+      if (sale.dispute && sale.dispute.outcome !== 'won') throw LedgerErrors.disputed(command.purchase_id);
       const entry = state.entries[sale.index];
       const { amount, fee } = refundOf(entry, sale, command.amount_cents);
       const partial = amount < entry.amount_cents;
@@ -399,6 +450,63 @@ export function decide(command: LedgerCommand, state: LedgerState): LedgerEvent[
             description: `${partial ? 'Partial refund' : 'Refund'} of "${entry.asset!.title}"`,
             created_at: now,
             ...(command.processor_refund_id ? { processor_refund_id: command.processor_refund_id } : {}),
+          },
+        },
+      ];
+    }
+    case 'OpenDispute': {
+      const sale = state.sales.get(command.purchase_id);
+      if (!sale) throw LedgerErrors.saleNotFound(command.purchase_id);
+      // The processor's report of this dispute again (or fulfilment replayed after a crash).
+      if (sale.dispute?.id === command.dispute_id) return [];
+      if (sale.dispute || sale.refunded) throw LedgerErrors.notDisputable(command.purchase_id);
+      const entry = state.entries[sale.index];
+      const { amount, fee } = refundOf(entry, sale, command.amount_cents);
+      return [
+        {
+          type: 'DisputeOpened',
+          data: {
+            transaction_id: command.transaction_id,
+            ...who,
+            purchase_id: command.purchase_id,
+            sale_transaction_id: entry.id,
+            dispute_id: command.dispute_id,
+            asset: entry.asset!,
+            amount_cents: amount,
+            fee_cents: fee,
+            withheld_cents: amount - fee,
+            dispute_fee_cents: command.dispute_fee_cents,
+            currency: entry.currency,
+            reason: command.reason,
+            description: `Dispute of "${entry.asset!.title}"`,
+            created_at: now,
+          },
+        },
+      ];
+    }
+    case 'CloseDispute': {
+      const sale = state.sales.get(command.purchase_id);
+      const dispute = sale?.dispute;
+      if (!sale || dispute?.id !== command.dispute_id) throw LedgerErrors.disputeNotFound(command.dispute_id);
+      if (dispute.outcome === command.outcome) return [];
+      if (dispute.outcome) throw LedgerErrors.disputeClosed(command.dispute_id, dispute.outcome);
+      const title = state.entries[sale.index].asset!.title;
+      return [
+        {
+          type: 'DisputeClosed',
+          data: {
+            transaction_id: command.transaction_id,
+            ...who,
+            purchase_id: command.purchase_id,
+            dispute_id: command.dispute_id,
+            outcome: command.outcome,
+            asset: state.entries[sale.index].asset!,
+            amount_cents: dispute.amount_cents,
+            fee_cents: dispute.fee_cents,
+            withheld_cents: dispute.withheld_cents,
+            currency: state.entries[sale.index].currency,
+            description: `Dispute of "${title}" ${command.outcome}`,
+            created_at: now,
           },
         },
       ];

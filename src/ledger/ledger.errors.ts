@@ -6,6 +6,12 @@ export const LedgerErrors = {
     new ApiError(404, 'sale_not_found', `No sale of purchase "${purchaseId}" is on this ledger.`),
   alreadyRefunded: (purchaseId: string) =>
     new ApiError(400, 'already_refunded', `The sale of purchase "${purchaseId}" has already been refunded.`),
+  disputed: (purchaseId: string) =>
+    new ApiError(400, 'charge_disputed', `The sale of purchase "${purchaseId}" is disputed: nothing of it is refunded while the dispute is open or after it was lost.`),
+  notDisputable: (purchaseId: string) =>
+    new ApiError(400, 'invalid_request', `The sale of purchase "${purchaseId}" cannot be disputed: it is refunded or disputed already.`),
+  disputeNotFound: (disputeId: string) => new ApiError(404, 'not_found', `No dispute "${disputeId}" is on this ledger.`),
+  disputeClosed: (disputeId: string, outcome: string) => new ApiError(400, 'dispute_closed', `Dispute "${disputeId}" is already closed as ${outcome}.`),
   currencyMismatch: (given: string, ledger: string) =>
     new ApiError(400, 'currency_mismatch', `This ledger is kept in "${ledger}"; a sale in "${given}" cannot be recorded on it.`),
   nothingToPay: (accountId: string, balanceCents: number) =>

@@ -3,6 +3,7 @@ import { AccountsModule } from '../accounts/accounts.module';
 import { AdminGuard } from '../admin/admin.guard';
 import { BalanceController } from './balance.controller';
 import { PausePayoutsHandler, ResumePayoutsHandler } from './commands/pause-payouts';
+import { RecordDisputeHandler, RecordDisputeOutcomeHandler } from './commands/record-dispute';
 import { RecordRefundHandler } from './commands/record-refund';
 import { RecordSaleHandler } from './commands/record-sale';
 import { RunPayoutsHandler } from './commands/run-payouts';
@@ -28,6 +29,8 @@ import { LedgerReconciliation } from './reconciliation';
     LedgerAudit,
     RecordSaleHandler,
     RecordRefundHandler,
+    RecordDisputeHandler,
+    RecordDisputeOutcomeHandler,
     RunPayoutsHandler,
     PausePayoutsHandler,
     ResumePayoutsHandler,

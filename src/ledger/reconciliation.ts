@@ -14,6 +14,9 @@ const KIND_OF_EVENT: Record<string, Kind> = {
   RefundRecorded: 'refund',
   DuplicatePaymentRefunded: 'refund',
   PayoutPaid: 'transfer',
+  DisputeOpened: 'dispute',
+  // Only a won dispute moves money back through clearing; a lost one posts no clearing line.
+  DisputeClosed: 'dispute_reversal',
 };
 
 /** A clearing posting of the journal, as reconciliation reads it. */
@@ -28,7 +31,7 @@ export interface ClearingEntry {
 
 export interface ReconciliationItem {
   kind: Kind;
-  /** The processor's id (a payment, fee, refund or transfer); null for an entry of ours that names none. */
+  /** The processor's id (a payment, fee, refund, transfer or dispute); null for an entry of ours that names none. */
   processor_id: string | null;
   currency: string;
   ledger_cents: number | null;

@@ -151,7 +151,7 @@ export const OPERATIONS: Record<string, OperationNotes> = {
   'GET /v1/balance_transactions': {
     summary: 'The creator’s ledger: sales, refunds and payouts',
     query: [
-      { name: 'type', description: 'Only entries of this type.', schema: { type: 'string', enum: ['sale', 'refund', 'payout'] } },
+      { name: 'type', description: 'Only entries of this type.', schema: { type: 'string', enum: ['sale', 'refund', 'payout', 'dispute', 'dispute_reversal'] } },
       { name: 'created[gte]', description: 'Only entries created at or after this ISO 8601 instant.', schema: { type: 'string', format: 'date-time' } },
       { name: 'created[lt]', description: 'Only entries created before this ISO 8601 instant.', schema: { type: 'string', format: 'date-time' } },
       { name: 'payout', description: 'Only the sales and refunds this payout (po_...) paid out; their net_cents add up to its amount.', schema: { type: 'string', maxLength: 200 } },

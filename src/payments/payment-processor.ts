@@ -73,17 +73,28 @@ export interface ProcessorRecordsRequest {
 
 /**
  * One entry of the processor's own books, as reconciliation compares them with ours: a charge
- * (a payment taken), the fee it kept on one, a refund or a transfer (a payout). Amounts are
- * positive; the kind says which way the money went.
+ * (a payment taken), the fee it kept on one, a refund, a transfer (a payout), a dispute (the
+ * disputed amount and the dispute fee withdrawn) or a dispute's reversal (the amount returned
+ * when it was won). Amounts are positive; the kind says which way the money went.
  */
 export interface ProcessorRecord {
-  kind: 'charge' | 'fee' | 'refund' | 'transfer';
-  /** The id our events name it by: the payment (Stripe pi_...), the fee (txn_...), the refund or the transfer. */
+  kind: 'charge' | 'fee' | 'refund' | 'transfer' | 'dispute' | 'dispute_reversal';
+  /** The id our events name it by: the payment (Stripe pi_...), the fee (txn_...), the refund, the transfer or the dispute (dp_...). */
   id: string;
   amount_cents: number;
   currency: string;
   created_at: string;
 }
+
+/** A dispute the processor opened on a payment: what it withdrew and what it charged for it. */
+export interface ProcessorDispute {
+  disputeId: string;
+  amountCents: number;
+  feeCents: number;
+  reason: string;
+}
+
+export type DisputeOutcome = 'won' | 'lost';
 
 export interface PaymentProcessor {
   readonly name: 'sandbox' | 'stripe';
@@ -99,6 +110,12 @@ export interface PaymentProcessor {
    * unknown, and the payout stays in flight to be retried with the same payout id.
    */
   transfer(request: TransferRequest): Promise<{ transferId: string }>;
+  /**
+   * An operator settles a dispute (svc disputes close). Resolves with the outcome the processor
+   * recorded: the first close of a dispute is final, a later one answers it. Stripe settles its
+   * disputes itself and refuses; its charge.dispute.closed webhook reports the outcome.
+   */
+  closeDispute(request: { mode: Mode; disputeId: string; outcome: DisputeOutcome }): Promise<DisputeOutcome>;
   /** The processor's own books in a period, for reconciliation. */
   records(request: ProcessorRecordsRequest): Promise<ProcessorRecord[]>;
 }

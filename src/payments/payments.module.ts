@@ -1,12 +1,13 @@
 import { Global, Module } from '@nestjs/common';
 import { SETTINGS, Settings } from '../config/settings';
 import { DATABASE, Database } from '../database/database';
+import { ParkedProcessorEvents } from './parked-processor-events';
 import { PAYMENT_PROCESSOR, PaymentProcessor } from './payment-processor';
 import { SandboxProcessor } from './sandbox/sandbox-processor';
 import { StripeProcessor } from './stripe/stripe-processor';
 import { StripeWebhookController } from './stripe/stripe-webhook.controller';
 
-/** The payment processor chosen by PAYMENTS, and Stripe's webhook route. */
+/** The payment processor chosen by PAYMENTS, Stripe's webhook route, and where processor events no purchase takes are parked. */
 @Global()
 @Module({
   controllers: [StripeWebhookController],
@@ -19,7 +20,8 @@ import { StripeWebhookController } from './stripe/stripe-webhook.controller';
           ? new StripeProcessor(settings.stripe, settings.publicBaseUrl)
           : new SandboxProcessor(settings.publicBaseUrl, settings.sandboxProcessorFee, db),
     },
+    ParkedProcessorEvents,
   ],
-  exports: [PAYMENT_PROCESSOR],
+  exports: [PAYMENT_PROCESSOR, ParkedProcessorEvents],
 })
 export class PaymentsModule {}

@@ -22,6 +22,11 @@ export const Streams = {
   checkout: (mode: Mode, sessionId: string) => `checkout-${mode}-${sessionId}`,
   /** A buyer's entitlement to one asset: its open checkout and the purchase that holds it; one purchase per buyer, asset and mode. */
   entitlement: (mode: Mode, buyerAccountId: string, assetId: string) => `entitlement-${mode}-${buyerAccountId}-${assetId}`,
+  /**
+   * A processor event we could not apply (a dispute or partial refund of a payment that is none
+   * of our purchases), parked for an operator; appended with no_stream, so a redelivery parks nothing new.
+   */
+  parkedProcessorEvent: (mode: Mode, processorEventId: string) => `parkedprocessorevent-${mode}-${processorEventId}`,
   /** One generation job: every move between its stages (decisions section 7). */
   job: (mode: Mode, jobId: string) => `job-${mode}-${jobId}`,
   /** The price history of one inference model; prices hold in both modes. */

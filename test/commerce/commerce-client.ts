@@ -35,12 +35,14 @@ export const payOnPage = (t: TestApp, checkoutUrl: string, card: string) =>
 
 export const PAYS = '4242424242424242';
 export const DECLINES = '4000000000000002';
+/** Pays, then the buyer's bank disputes the payment (as Stripe's test card of that number). */
+export const DISPUTED = '4000000000000259';
 
-/** Opens a checkout for the asset and pays it with the card that pays; returns the session. */
-export async function buy(t: TestApp, key: string, asset: string) {
+/** Opens a checkout for the asset and pays it with the card (the one that pays by default); returns the session. */
+export async function buy(t: TestApp, key: string, asset: string, card = PAYS) {
   const session = await openCheckout(t, key, { asset });
   if (session.status !== 201) throw new Error(`checkout failed: ${session.text}`);
-  const paid = await payOnPage(t, session.body.checkout_url, PAYS);
+  const paid = await payOnPage(t, session.body.checkout_url, card);
   if (paid.status !== 200) throw new Error(`payment failed: ${paid.status} ${paid.text}`);
   return session.body;
 }

@@ -55,10 +55,17 @@ export interface StripeServer {
   settleRefund(paymentIntentId: string): StripeObject;
   /** Part of the charge is refunded (from Stripe's dashboard, say); returns the charge.refunded event, refunded false until all of it is. */
   refundPart(paymentIntentId: string, amount: number): StripeObject;
+  /** The buyer's bank disputes the payment: Stripe withdraws it and the dispute fee; returns charge.dispute.created. */
+  openDispute(paymentIntentId: string): StripeObject;
+  /** The dispute is settled (won: the amount, not the fee, comes back); returns charge.dispute.closed. */
+  closeDispute(disputeId: string, status: 'won' | 'lost' | 'warning_closed'): StripeObject;
   close(): Promise<void>;
 }
 
 const randomId = (prefix: string) => `${prefix}_${randomBytes(12).toString('hex')}`;
+
+/** What Stripe charges for a dispute (US): 15 dollars, kept whatever the outcome. */
+export const STRIPE_DISPUTE_FEE = 1500;
 
 /** Stripe's standard card pricing: 2.9% (rounded half up) + 30 cents. */
 export const stripeFee = (amount: number) => Math.floor((amount * 290 + 5000) / 10000) + 30;
@@ -235,8 +242,12 @@ export async function startStripeServer(secretKeys: string[]): Promise<StripeSer
     ];
   }
 
-  function record(type: string, amount: number, fee: number, currency: string, source: string, livemode: boolean, id = randomId('txn')) {
-    server.balanceTransactions.push({ id, object: 'balance_transaction', type, amount, fee, net: amount - fee, currency, created: now(), source, livemode });
+  const disputes = new Map<string, StripeObject>();
+
+  function record(type: string, amount: number, fee: number, currency: string, source: string, livemode: boolean, id = randomId('txn'), reportingCategory = type) {
+    const bt = { id, object: 'balance_transaction', type, reporting_category: reportingCategory, amount, fee, net: amount - fee, currency, created: now(), source, livemode };
+    server.balanceTransactions.push(bt);
+    return bt;
   }
 
   /** GET /v1/balance_transactions: newest first, created[gte|lt], starting_after, limit; expand[]=data.source. */
@@ -382,6 +393,36 @@ export async function startStripeServer(secretKeys: string[]): Promise<StripeSer
         refunds: { object: 'list', data: intent.parts, has_more: false, total_count: intent.parts.length, url: `/v1/charges/${intent.charge}/refunds` },
         status: 'succeeded',
       });
+    },
+    openDispute(paymentIntentId) {
+      const intent = intents.get(paymentIntentId);
+      if (!intent) throw new Error(`no payment ${paymentIntentId}`);
+      const id = randomId('dp');
+      const { livemode: _, ...withdrawal } = record('adjustment', -intent.amount, STRIPE_DISPUTE_FEE, intent.currency, id, intent.livemode, randomId('txn'), 'dispute');
+      const dispute = {
+        id,
+        object: 'dispute',
+        amount: intent.amount,
+        balance_transactions: [withdrawal],
+        charge: intent.charge,
+        currency: intent.currency,
+        livemode: intent.livemode,
+        payment_intent: intent.id,
+        reason: 'fraudulent',
+        status: 'needs_response',
+      };
+      disputes.set(id, dispute);
+      return stripeEvent('charge.dispute.created', { ...dispute });
+    },
+    closeDispute(disputeId, status) {
+      const dispute = disputes.get(disputeId);
+      if (!dispute) throw new Error(`no dispute ${disputeId}`);
+      dispute.status = status;
+      if (status === 'won') {
+        const { livemode: _, ...reversal } = record('adjustment', dispute.amount, 0, dispute.currency, disputeId, dispute.livemode, randomId('txn'), 'dispute_reversal');
+        dispute.balance_transactions = [...dispute.balance_transactions, reversal];
+      }
+      return stripeEvent('charge.dispute.closed', { ...dispute });
     },
     close: () =>
       new Promise<void>((resolve, reject) => {

@@ -274,6 +274,150 @@ describe('payments through Stripe (the real SDK against a local Stripe stand-in)
     });
   });
 
+  describe('disputes', () => {
+    const seller = () => accounts.test.seller.key;
+    const buyerKey = () => accounts.test.buyer.key;
+    const linesOf = async (purchaseId: string) =>
+      (await t.request('GET', '/v1/balance_transactions?limit=200', { key: seller() })).body.items
+        .filter((i: any) => i.source?.purchase_id === purchaseId)
+        .map((i: any) => [i.type, i.amount_cents, i.fee_cents, i.net_cents, i.reporting_category]);
+    const purchaseOf = async (purchaseId: string) =>
+      (await t.request('GET', '/v1/purchases?limit=100', { key: buyerKey() })).body.items.find((p: any) => p.id === purchaseId);
+    const postingsByAccount = async (purchaseId: string) => {
+      const { rows } = await t.db.query<{ account: string; net: string }>(
+        `SELECT account, sum(debit_cents - credit_cents) AS net FROM journal_postings WHERE mode = 'test' AND reference = $1 GROUP BY account ORDER BY account`,
+        [purchaseId],
+      );
+      return Object.fromEntries(rows.map((r) => [r.account.replace(/creator:[^:]+:/, 'creator:'), Number(r.net)]));
+    };
+    const parked = async () => (await t.admin('GET', '/admin/ledger/parked?mode=test')).body.items as any[];
+
+    it('withholds the seller’s net on charge.dispute.created and releases it when won; redeliveries change nothing', async () => {
+      const { model, purchaseId, paymentIntent } = await buy('test', 2599);
+      const before = (await t.request('GET', '/v1/balance', { key: seller() })).body;
+      const created = stripe.openDispute(paymentIntent);
+      expect((await deliverSigned('test', created)).body).toEqual({ received: true, handled: true });
+      expect((await deliverSigned('test', created)).status).toBe(200);
+      expect(await countOf('PurchaseDisputed', 'purchase_id', purchaseId)).toBe(1);
+
+      // 2,599 at 15%: the net 2,209 is withheld; the dispute fee is the platform's, not the seller's.
+      expect(await linesOf(purchaseId)).toEqual([
+        ['dispute', -2209, 0, -2209, 'dispute'],
+        ['sale', 2599, 390, 2209, 'charge'],
+      ]);
+      const during = (await t.request('GET', '/v1/balance', { key: seller() })).body;
+      expect([during.available_cents - before.available_cents, during.withheld_cents - before.withheld_cents]).toEqual([-2209, 2209]);
+      // Open, the purchase stays paid and downloadable, and it cannot be refunded under the dispute.
+      expect((await purchaseOf(purchaseId)).status).toBe('paid');
+      expect((await download(buyerKey(), model.id)).status).toBe(200);
+      const sent = stripe.requests.filter((r) => r.path === '/v1/refunds').length;
+      const refused = await t.admin('POST', `/admin/purchases/${purchaseId}/refund`);
+      expect([refused.status, refused.body.error.code]).toEqual([400, 'charge_disputed']);
+      expect(stripe.requests.filter((r) => r.path === '/v1/refunds').length).toBe(sent);
+
+      const closed = stripe.closeDispute(created.data.object.id, 'won');
+      expect((await deliverSigned('test', closed)).body).toEqual({ received: true, handled: true });
+      expect((await deliverSigned('test', closed)).status).toBe(200);
+      expect(await countOf('PurchaseDisputeClosed', 'purchase_id', purchaseId)).toBe(1);
+      expect(await linesOf(purchaseId)).toEqual([
+        ['dispute_reversal', 2209, 0, 2209, 'dispute_reversal'],
+        ['dispute', -2209, 0, -2209, 'dispute'],
+        ['sale', 2599, 390, 2209, 'charge'],
+      ]);
+      const after = (await t.request('GET', '/v1/balance', { key: seller() })).body;
+      expect([after.available_cents - before.available_cents, after.withheld_cents - before.withheld_cents]).toEqual([0, 0]);
+      expect((await purchaseOf(purchaseId)).status).toBe('paid');
+      // Won: Stripe returned the amount and kept its fee; nothing is left withheld or in disputes.
+      expect(await postingsByAccount(purchaseId)).toEqual({
+        'creator:payable': -2209,
+        'creator:withheld': 0,
+        'platform:disputes': 0,
+        'platform:fee_revenue': -390,
+        'platform:processor_fees': 1500,
+        'processor:clearing': 1099,
+      });
+      const verify = await t.admin('GET', '/admin/ledger/verify?mode=test');
+      expect(verify.body.ok).toBe(true);
+      const reconciled = (await t.admin('GET', '/admin/ledger/reconcile?mode=test')).body;
+      const ofDispute = (items: any[]) => items.filter((i) => i.processor_id === created.data.object.id);
+      expect([ofDispute(reconciled.missing_in_ledger), ofDispute(reconciled.missing_at_processor), ofDispute(reconciled.amount_mismatches)]).toEqual([[], [], []]);
+    });
+
+    it('lost: the purchase becomes disputed, its download is revoked and the platform loses its fee on the sale', async () => {
+      const { model, purchaseId, paymentIntent } = await buy('test', 2599);
+      const created = stripe.openDispute(paymentIntent);
+      expect((await deliverSigned('test', created)).status).toBe(200);
+      // An inquiry closed without a chargeback moves nothing.
+      expect((await deliverSigned('test', stripe.closeDispute(created.data.object.id, 'warning_closed'))).body).toEqual({ received: true, handled: false });
+      expect((await deliverSigned('test', stripe.closeDispute(created.data.object.id, 'lost'))).body).toEqual({ received: true, handled: true });
+
+      expect((await purchaseOf(purchaseId)).status).toBe('disputed');
+      expect((await download(buyerKey(), model.id)).status).toBe(402);
+      expect(await linesOf(purchaseId)).toEqual([
+        ['dispute', -2209, 0, -2209, 'dispute'],
+        ['sale', 2599, 390, 2209, 'charge'],
+      ]);
+      expect(await postingsByAccount(purchaseId)).toEqual({
+        'creator:payable': 0,
+        'creator:withheld': 0,
+        'platform:disputes': 0,
+        'platform:fee_revenue': 0,
+        'platform:processor_fees': 1500,
+        'processor:clearing': -1500,
+      });
+      // A won closing reported after the loss is refused by the books and parked, not applied.
+      expect((await deliverSigned('test', stripe.closeDispute(created.data.object.id, 'won'))).body).toEqual({ received: true, handled: false });
+      expect((await purchaseOf(purchaseId)).status).toBe('disputed');
+      expect((await parked()).some((p) => p.object_id === created.data.object.id && /closed as lost/.test(p.reason))).toBe(true);
+      expect((await t.admin('GET', '/admin/ledger/verify?mode=test')).body.ok).toBe(true);
+    });
+
+    it('parks a dispute or a partial refund of a payment that is none of ours, and a dispute of a refunded purchase, once each', async () => {
+      const foreignDispute = stripeEvent('charge.dispute.created', {
+        id: 'dp_foreign',
+        object: 'dispute',
+        amount: 1000,
+        balance_transactions: [],
+        charge: 'ch_foreign',
+        currency: 'usd',
+        livemode: false,
+        payment_intent: 'pi_foreign',
+        reason: 'fraudulent',
+        status: 'needs_response',
+      });
+      const foreignRefund = stripeEvent('charge.refunded', {
+        id: 'ch_foreign2',
+        object: 'charge',
+        amount: 3000,
+        amount_refunded: 500,
+        currency: 'usd',
+        livemode: false,
+        payment_intent: 'pi_foreign2',
+        refunded: false,
+        refunds: { object: 'list', data: [{ id: 're_foreign2', object: 'refund', amount: 500 }], has_more: false },
+      });
+      const { purchaseId, paymentIntent } = await buy('test', 1700);
+      expect((await t.admin('POST', `/admin/purchases/${purchaseId}/refund`)).body.status).toBe('refunded');
+      const refundedDispute = stripe.openDispute(paymentIntent);
+
+      const events = await totalEvents();
+      for (const event of [foreignDispute, foreignRefund, refundedDispute, foreignDispute, foreignRefund, refundedDispute]) {
+        expect((await deliverSigned('test', event)).body).toEqual({ received: true, handled: false });
+      }
+      // Three parked facts, however often Stripe delivers them; nothing else recorded.
+      expect(await totalEvents()).toBe(events + 3);
+      expect(await countOf('PurchaseDisputed', 'purchase_id', purchaseId)).toBe(0);
+      const items = (await parked()).filter((p) => [foreignDispute.id, foreignRefund.id, refundedDispute.id].includes(p.processor_event_id));
+      expect(items.map((p) => [p.processor_event_type, p.object_id, p.payment_reference, p.amount_cents])).toEqual([
+        ['charge.dispute.created', 'dp_foreign', 'pi_foreign', 1000],
+        ['charge.refunded', 'ch_foreign2', 'pi_foreign2', 500],
+        ['charge.dispute.created', refundedDispute.data.object.id, paymentIntent, 1700],
+      ]);
+      expect(items[0].reason).toBe('payment pi_foreign is none of our purchases');
+      expect(items[2].reason).toMatch(/cannot be disputed: its payment was refunded/);
+    });
+  });
+
   describe('refunds', () => {
     const refund = (purchaseId: string) => t.admin('POST', `/admin/purchases/${purchaseId}/refund`);
     const refundRequests = () => stripe.requests.filter((r) => r.path === '/v1/refunds');

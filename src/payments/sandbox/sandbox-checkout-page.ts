@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { sendError } from '../../platform/error-filter';
 import { ApiError } from '../../platform/errors';
 import type { Mode } from '../../platform/mode';
+import type { ProcessorDispute } from '../payment-processor';
 import { SANDBOX_CARDS, SandboxProcessor } from './sandbox-processor';
 
 /** What the page needs of the commerce context, so this file knows nothing of streams. */
@@ -11,6 +12,8 @@ export interface SandboxCheckout {
   view(sessionId: string): Promise<SessionView | undefined>;
   /** The one fulfilment path; throws ApiError checkout_expired for an expired session. */
   pay(sessionId: string, paymentReference: string): Promise<SessionView>;
+  /** The buyer's bank disputes the session's purchase: `open` opens it at the processor, then it is recorded. Not a purchase: nothing. */
+  dispute(sessionId: string, open: () => Promise<ProcessorDispute>): Promise<void>;
 }
 
 export interface SessionView {
@@ -50,7 +53,7 @@ ${notice ? `<p role="alert">${escape(notice)}</p>\n` : ''}<form method="post" ac
 <input id="card_number" name="card_number" inputmode="numeric" autocomplete="cc-number" required>
 <button type="submit">Pay ${money(s.amount_cents, s.currency)}</button>
 </form>
-<p>Sandbox: ${SANDBOX_CARDS.pays} pays, ${SANDBOX_CARDS.declines} is declined. No real card is charged.</p>
+<p>Sandbox: ${SANDBOX_CARDS.pays} pays, ${SANDBOX_CARDS.declines} is declined, ${SANDBOX_CARDS.disputed} pays and is disputed. No real card is charged.</p>
 ${s.cancel_url ? `<p><a href="${escape(s.cancel_url)}">Cancel</a></p>` : ''}`,
   );
 }
@@ -97,7 +100,7 @@ export function sandboxCheckoutPage(checkout: SandboxCheckout, processor: Sandbo
       if (card === SANDBOX_CARDS.declines) {
         return html(reply, 402, paymentForm(s, 'Your card was declined. Nothing was charged; try another card.'));
       }
-      if (card !== SANDBOX_CARDS.pays) {
+      if (card !== SANDBOX_CARDS.pays && card !== SANDBOX_CARDS.disputed) {
         return html(reply, 400, paymentForm(s, `Unknown card number. In the sandbox use ${SANDBOX_CARDS.pays}.`));
       }
       let paid: SessionView;
@@ -105,6 +108,9 @@ export function sandboxCheckoutPage(checkout: SandboxCheckout, processor: Sandbo
         // The processor takes the money first (once per session), then tells the one fulfilment path.
         const payment = await processor.charge({ mode: s.mode, sessionId: s.id, amountCents: s.amount_cents, currency: s.currency });
         paid = await checkout.pay(s.id, payment);
+        // As Stripe's test card of that number: the payment succeeds, then the buyer's bank disputes it.
+        // Posted again after a crash, both steps find what they did and finish.
+        if (card === SANDBOX_CARDS.disputed) await checkout.dispute(s.id, () => processor.openDispute({ mode: s.mode, paymentReference: payment }));
       } catch (error) {
         if (error instanceof ApiError && error.code === 'checkout_expired') return html(reply, 400, expired());
         throw error;

@@ -4,6 +4,8 @@ import { newId, randomBase62 } from '../../platform/ids';
 import type { Mode } from '../../platform/mode';
 import type {
   CheckoutRequest,
+  DisputeOutcome,
+  ProcessorDispute,
   FeeRequest,
   OpenedCheckout,
   PaymentProcessor,
@@ -28,7 +30,7 @@ export class SandboxProcessor implements PaymentProcessor {
 
   constructor(
     private readonly publicBaseUrl: string,
-    private readonly fee: { bps: number; fixedCents: number },
+    private readonly fee: { bps: number; fixedCents: number; disputeCents: number },
     private readonly db: Database,
   ) {}
 
@@ -83,6 +85,58 @@ export class SandboxProcessor implements PaymentProcessor {
     return { refundId: id, settled: true };
   }
 
+  /**
+   * The buyer's bank disputes a payment (the sandbox's card 4000000000000259): the processor
+   * withdraws the whole payment and its dispute fee, once per payment.
+   */
+  async openDispute(request: { mode: Mode; paymentReference: string }): Promise<ProcessorDispute> {
+    const { rows: charges } = await this.db.query<{ amount_cents: string; currency: string }>(
+      `SELECT amount_cents, currency FROM sandbox_processor_records WHERE id = $1 AND kind = 'charge' AND mode = $2`,
+      [request.paymentReference, request.mode],
+    );
+    if (!charges[0]) throw new ApiError(404, 'not_found', `The processor has no payment ${request.paymentReference} to dispute.`);
+    const amount = Number(charges[0].amount_cents);
+    const key = `dispute-${request.paymentReference}`;
+    await this.db.query(
+      `INSERT INTO sandbox_processor_records (id, mode, kind, amount_cents, fee_cents, currency, payment_id, idempotency_key)
+       VALUES ($1, $2, 'dispute', $3, $4, $5, $6, $7) ON CONFLICT (idempotency_key) DO NOTHING`,
+      [`sbx_dp_${randomBase62(24)}`, request.mode, amount + this.fee.disputeCents, this.fee.disputeCents, charges[0].currency, request.paymentReference, key],
+    );
+    const { rows } = await this.db.query<{ id: string; amount_cents: string; fee_cents: string }>(
+      'SELECT id, amount_cents, fee_cents FROM sandbox_processor_records WHERE idempotency_key = $1',
+      [key],
+    );
+    const fee = Number(rows[0].fee_cents);
+    return { disputeId: rows[0].id, amountCents: Number(rows[0].amount_cents) - fee, feeCents: fee, reason: 'fraudulent' };
+  }
+
+  /** Won: the disputed amount comes back, the fee does not (as Stripe's). Lost: nothing moves. The first close is final. */
+  async closeDispute(request: { mode: Mode; disputeId: string; outcome: DisputeOutcome }): Promise<DisputeOutcome> {
+    const { rows: disputes } = await this.db.query<{ amount_cents: string; fee_cents: string; currency: string; payment_id: string }>(
+      `SELECT amount_cents, fee_cents, currency, payment_id FROM sandbox_processor_records WHERE id = $1 AND kind = 'dispute' AND mode = $2`,
+      [request.disputeId, request.mode],
+    );
+    const dispute = disputes[0];
+    if (!dispute) throw new ApiError(404, 'not_found', `The processor has no dispute ${request.disputeId}.`);
+    const won = request.outcome === 'won';
+    const key = `dispute-close-${request.disputeId}`;
+    await this.db.query(
+      `INSERT INTO sandbox_processor_records (id, mode, kind, amount_cents, currency, payment_id, idempotency_key)
+       VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (idempotency_key) DO NOTHING`,
+      [
+        newId(won ? 'sbx_dprev' : 'sbx_dplost'),
+        request.mode,
+        won ? 'dispute_reversal' : 'dispute_lost',
+        won ? Number(dispute.amount_cents) - Number(dispute.fee_cents) : 0,
+        dispute.currency,
+        request.disputeId,
+        key,
+      ],
+    );
+    const { rows } = await this.db.query<{ kind: string }>('SELECT kind FROM sandbox_processor_records WHERE idempotency_key = $1', [key]);
+    return rows[0].kind === 'dispute_reversal' ? 'won' : 'lost';
+  }
+
   /** The sandbox settles payouts at once. */
   async transfer(request: TransferRequest): Promise<{ transferId: string }> {
     const id = await this.once(`payout-${request.payoutId}`, 'tr', { mode: request.mode, kind: 'transfer', amountCents: request.amountCents, currency: request.currency, paymentId: null });
@@ -90,9 +144,11 @@ export class SandboxProcessor implements PaymentProcessor {
   }
 
   async records(request: ProcessorRecordsRequest): Promise<ProcessorRecord[]> {
+    // A dispute's reversal is named by its dispute, as our books name it; a lost one moved nothing.
     const { rows } = await this.db.query(
-      `SELECT id, kind, amount_cents, currency, created_at FROM sandbox_processor_records
-        WHERE mode = $1 AND ($2::timestamptz IS NULL OR created_at >= $2) AND ($3::timestamptz IS NULL OR created_at < $3)
+      `SELECT CASE WHEN kind = 'dispute_reversal' THEN payment_id ELSE id END AS id, kind, amount_cents, currency, created_at
+         FROM sandbox_processor_records
+        WHERE mode = $1 AND kind <> 'dispute_lost' AND ($2::timestamptz IS NULL OR created_at >= $2) AND ($3::timestamptz IS NULL OR created_at < $3)
         ORDER BY created_at, id`,
       [request.mode, request.from?.toISOString() ?? null, request.to?.toISOString() ?? null],
     );
@@ -121,4 +177,4 @@ export class SandboxProcessor implements PaymentProcessor {
 }
 
 /** decisions section 3: the sandbox's test cards. */
-export const SANDBOX_CARDS = { pays: '4242424242424242', declines: '4000000000000002' } as const;
+export const SANDBOX_CARDS = { pays: '4242424242424242', declines: '4000000000000002', disputed: '4000000000000259' } as const;

@@ -140,6 +140,15 @@ export class StripeProcessor implements PaymentProcessor {
     }
   }
 
+  /** Stripe closes its disputes on the evidence the seller submits in its dashboard; charge.dispute.closed reports the outcome. */
+  async closeDispute(request: { mode: Mode; disputeId: string }): Promise<never> {
+    throw new ApiError(
+      400,
+      'invalid_request',
+      `Dispute ${request.disputeId} is Stripe's to settle: respond to it in the Stripe dashboard; its charge.dispute.closed webhook records the outcome here.`,
+    );
+  }
+
   /**
    * Stripe's own books for the period: its balance transactions, each with its source
    * expanded, as our events name them: a charge by its PaymentIntent (and the fee Stripe kept
@@ -162,6 +171,11 @@ export class StripeProcessor implements PaymentProcessor {
           record('refund', source?.id ?? bt.id, -bt.amount);
         } else if (bt.type === 'transfer') {
           record('transfer', source?.id ?? bt.id, -bt.amount);
+        } else if (bt.reporting_category === 'dispute') {
+          // The disputed amount and the dispute fee, withdrawn together.
+          record('dispute', source?.id ?? bt.id, -bt.net);
+        } else if (bt.reporting_category === 'dispute_reversal') {
+          record('dispute_reversal', source?.id ?? bt.id, bt.net);
         }
       }
     } catch (error) {

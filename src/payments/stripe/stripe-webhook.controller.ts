@@ -3,11 +3,13 @@ import { CommandBus } from '@nestjs/cqrs';
 import type { FastifyRequest } from 'fastify';
 import type Stripe from 'stripe';
 import { CompleteCheckoutCommand } from '../../commerce/commands/complete-checkout';
+import { RecordProcessorDisputeClosedCommand, RecordProcessorDisputeCommand } from '../../commerce/commands/dispute-purchase';
 import { RecordProcessorPartialRefundCommand, RecordProcessorRefundCommand } from '../../commerce/commands/refund-purchase';
 import { modeOfSessionId } from '../../commerce/checkout';
 import { WithoutApiKey } from '../../platform/auth/auth-context';
 import { ApiError, Errors } from '../../platform/errors';
 import { isMode, Mode } from '../../platform/mode';
+import { ParkedProcessorEvents, ProcessorEventParked } from '../parked-processor-events';
 import { PAYMENT_PROCESSOR, PaymentProcessor } from '../payment-processor';
 import { StripeProcessor } from './stripe-processor';
 
@@ -27,6 +29,7 @@ export class StripeWebhookController {
   constructor(
     private readonly commands: CommandBus,
     @Inject(PAYMENT_PROCESSOR) private readonly processor: PaymentProcessor,
+    private readonly parked: ParkedProcessorEvents,
   ) {}
 
   @Post(':mode')
@@ -82,12 +85,52 @@ export class StripeWebhookController {
         if (charge.refunded) return (await this.commands.execute(new RecordProcessorRefundCommand(mode, paymentIntent, newest ?? charge.id))) !== undefined;
         // A part: the purchase stays paid; the seller's ledger gives back that part, fee in proportion.
         const partial = new RecordProcessorPartialRefundCommand(mode, paymentIntent, newest ?? `${charge.id}/${charge.amount_refunded}`, charge.amount_refunded);
-        const recorded = (await this.commands.execute(partial)) !== undefined;
-        if (!recorded) this.logger.warn(`${event.id}: refund of ${paymentIntent} names none of our purchases; ignored`);
-        return recorded;
+        const about = { object_id: charge.id, payment_reference: paymentIntent, amount_cents: charge.amount_refunded, currency: charge.currency };
+        return this.recordOrPark(mode, event, about, () => this.commands.execute(partial));
+      }
+      case 'charge.dispute.created': {
+        const dispute = event.data.object;
+        // Stripe withdraws the disputed amount and its dispute fee in the dispute's balance transactions.
+        const fee = (dispute.balance_transactions ?? []).reduce((sum, bt) => sum + (bt.amount < 0 ? bt.fee : 0), 0);
+        const opened = { disputeId: dispute.id, amountCents: dispute.amount, feeCents: fee, reason: dispute.reason };
+        const about = { object_id: dispute.id, payment_reference: idOf(dispute.payment_intent) ?? null, amount_cents: dispute.amount, currency: dispute.currency };
+        return this.recordOrPark(mode, event, about, (payment) => this.commands.execute(new RecordProcessorDisputeCommand(mode, payment, opened)));
+      }
+      case 'charge.dispute.closed': {
+        const dispute = event.data.object;
+        // warning_closed: an inquiry that never became a chargeback; nothing was withdrawn.
+        const outcome = dispute.status === 'won' ? 'won' : dispute.status === 'lost' ? 'lost' : undefined;
+        if (!outcome) return false;
+        const about = { object_id: dispute.id, payment_reference: idOf(dispute.payment_intent) ?? null, amount_cents: dispute.amount, currency: dispute.currency };
+        return this.recordOrPark(mode, event, about, (payment) =>
+          this.commands.execute(new RecordProcessorDisputeClosedCommand(mode, payment, dispute.id, outcome)),
+        );
       }
       default:
         return false;
     }
+  }
+
+  /**
+   * Records what a processor event says of one of our purchases. An event naming no purchase
+   * of ours, or one our books refuse (a dispute of a refunded purchase), is parked with the
+   * reason: not a 500 that Stripe would retry for days, and not dropped.
+   */
+  private async recordOrPark(
+    mode: Mode,
+    event: Stripe.Event,
+    about: Pick<ProcessorEventParked, 'object_id' | 'payment_reference' | 'amount_cents' | 'currency'>,
+    record: (paymentReference: string) => Promise<unknown>,
+  ): Promise<boolean> {
+    const park = (reason: string) =>
+      this.parked.park({ mode, processor: 'stripe', processor_event_id: event.id, processor_event_type: event.type, ...about, reason }).then(() => false);
+    if (!about.payment_reference) return park('it names no payment');
+    try {
+      if ((await record(about.payment_reference)) !== undefined) return true;
+    } catch (error) {
+      if (!(error instanceof ApiError && error.status < 500)) throw error;
+      return park(error.message);
+    }
+    return park(`payment ${about.payment_reference} is none of our purchases`);
   }
 }
