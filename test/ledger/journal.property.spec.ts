@@ -10,7 +10,9 @@ type Op =
   | { kind: 'settle' | 'fail'; account: number; mode: Mode }
   | { kind: 'activation'; mode: Mode; amount: number }
   | { kind: 'duplicate'; mode: Mode; amount: number }
-  | { kind: 'duplicate_refund'; mode: Mode };
+  | { kind: 'duplicate_refund'; mode: Mode }
+  | { kind: 'dispute'; account: number; mode: Mode; purchase: number; part: number }
+  | { kind: 'close_dispute'; account: number; mode: Mode; purchase: number; outcome: 'won' | 'lost' };
 
 const account = fc.integer({ min: 0, max: 1 });
 const mode = fc.constantFrom<Mode>('test', 'live');
@@ -22,6 +24,11 @@ const op: fc.Arbitrary<Op> = fc.oneof(
   { weight: 1, arbitrary: fc.record({ kind: fc.constantFrom('settle' as const, 'fail' as const), account, mode }) },
   { weight: 1, arbitrary: fc.oneof(fc.record({ kind: fc.constant('activation' as const), mode, amount }), fc.record({ kind: fc.constant('duplicate' as const), mode, amount })) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('duplicate_refund' as const), mode }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('dispute' as const), account, mode, purchase: fc.integer({ min: 0, max: 9 }), part: fc.double({ min: 0, max: 1, noNaN: true }) }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({ kind: fc.constant('close_dispute' as const), account, mode, purchase: fc.integer({ min: 0, max: 9 }), outcome: fc.constantFrom('won' as const, 'lost' as const) }),
+  },
 );
 
 const FEE_BPS = 1500;
@@ -35,12 +42,23 @@ const EPOCH = new Date(0).toISOString();
 function simulate(ops: Op[]) {
   const ledgers = new Map<string, LedgerState>();
   const openDuplicates: { mode: Mode; session: string; amount: number }[] = [];
-  const log: { event: JournalEvent; balances: Map<string, number> }[] = [];
+  const log: { event: JournalEvent; balances: Map<string, number>; withheld: Map<string, number>; disputed: Map<Mode, number> }[] = [];
   let n = 0;
+  const openDisputes = (s: LedgerState) => [...s.sales.values()].filter((sale) => sale.dispute && !sale.dispute.outcome).map((sale) => sale.dispute!);
   const record = (type: string, data: Record<string, unknown>) => {
     n++;
     const event = { id: `evt_${n}`, type, data, position: String(n).padStart(20, '0') };
-    log.push({ event, balances: new Map([...ledgers].map(([k, s]) => [k, s.summary.balance_cents])) });
+    const disputed = new Map<Mode, number>();
+    for (const [k, s] of ledgers) {
+      const m = k.split(':')[0] as Mode;
+      disputed.set(m, (disputed.get(m) ?? 0) + openDisputes(s).reduce((sum, d) => sum + d.amount_cents, 0));
+    }
+    log.push({
+      event,
+      balances: new Map([...ledgers].map(([k, s]) => [k, s.summary.balance_cents])),
+      withheld: new Map([...ledgers].map(([k, s]) => [k, openDisputes(s).reduce((sum, d) => sum + d.withheld_cents, 0)])),
+      disputed,
+    });
   };
   const queue = [...ops];
   while (queue.length) {
@@ -65,8 +83,23 @@ function simulate(ops: Op[]) {
     const key = `${o.mode}:acct_${o.account}`;
     const state = ledgers.get(key) ?? initialState();
     const who = { account_id: `acct_${o.account}`, mode: o.mode, now: EPOCH };
+    const purchaseId = 'purchase' in o ? `pur_${o.account}_${o.purchase}` : '';
+    const sale = state.sales.get(purchaseId);
     const command: LedgerCommand =
-      o.kind === 'sale'
+      o.kind === 'dispute'
+        ? {
+            type: 'OpenDispute',
+            ...who,
+            transaction_id: `txn_${n}`,
+            purchase_id: purchaseId,
+            dispute_id: `dp_${purchaseId}`,
+            amount_cents: sale ? Math.max(1, Math.floor(state.entries[sale.index].amount_cents * o.part)) : 1,
+            dispute_fee_cents: 1500,
+            reason: 'fraudulent',
+          }
+        : o.kind === 'close_dispute'
+          ? { type: 'CloseDispute', ...who, transaction_id: `txn_${n}`, purchase_id: purchaseId, dispute_id: `dp_${purchaseId}`, outcome: o.outcome }
+          : o.kind === 'sale'
         ? { type: 'RecordSale', ...who, transaction_id: `txn_${n}`, purchase_id: `pur_${o.account}_${o.purchase}`, asset: { id: 'a', slug: 'a', title: 'A' }, amount_cents: o.amount, currency: 'usd', fee_bps: FEE_BPS }
         : o.kind === 'refund'
           ? { type: 'RecordRefund', ...who, transaction_id: `txn_${n}`, purchase_id: `pur_${o.account}_${o.purchase}` }
@@ -79,7 +112,7 @@ function simulate(ops: Op[]) {
     try {
       events = decide(command, state);
     } catch {
-      continue; // refunds of unsold or refunded purchases: nothing recorded
+      continue; // refunds of unsold, refunded or disputed purchases, disputes of nothing: nothing recorded
     }
     let next = state;
     for (const e of events) {
@@ -176,7 +209,7 @@ describe('the journal: postings of money events', () => {
         const { log } = simulate(ops);
         const journal: Posting[] = [];
         const opened = journalOf(log.map((l) => l.event));
-        for (const { event, balances } of log) {
+        for (const { event, balances, withheld, disputed } of log) {
           const postings = opened.filter((p) => p.event_id === event.id);
           expect(postings.length).toBeGreaterThan(0);
           expect(sumBy(postings, (p) => p.debit_cents)).toBe(sumBy(postings, (p) => p.credit_cents));
@@ -197,12 +230,23 @@ describe('the journal: postings of money events', () => {
           if (event.type === 'PayoutPaid' || event.type === 'PayoutFailed') {
             expect(owed(journal.filter((p) => p.mode === event.data.mode), Accounts.inTransit(event.data.account_id))).toBe(0);
           }
+          if (event.type === 'DisputeOpened') {
+            // fee + withheld = the disputed amount; the processor took it and its dispute fee from clearing.
+            const d = event.data;
+            expect(d.fee_cents + d.withheld_cents).toBe(d.amount_cents);
+            expect(postings.find((p) => p.account === Accounts.clearing)?.credit_cents).toBe(d.amount_cents + d.dispute_fee_cents);
+          }
           // payable + in transit is the balance of the creator's balance transactions (a payout leaves them when paid).
           for (const [key, balance] of balances) {
             const accountId = key.split(':')[1];
             const m = key.split(':')[0];
             const mine = journal.filter((p) => p.mode === m);
             expect(owed(mine, Accounts.payable(accountId)) + owed(mine, Accounts.inTransit(accountId))).toBe(balance);
+            // withheld holds the open disputes' net, and returns to 0 once every dispute is closed.
+            expect(owed(mine, Accounts.withheld(accountId))).toBe(withheld.get(key));
+          }
+          for (const [m, amount] of disputed) {
+            expect(0 - owed(journal.filter((p) => p.mode === m), Accounts.disputes)).toBe(amount);
           }
         }
         // Later events never change earlier postings: the journal of a prefix is a prefix of the journal.

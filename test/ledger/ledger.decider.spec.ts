@@ -190,4 +190,55 @@ describe('ledger decider', () => {
     expect(run([{ type: 'ResumePayouts', ...who }]).recorded).toEqual([]);
     expect(run([{ type: 'PausePayouts', ...who }, { type: 'PausePayouts', ...who }]).recorded).toEqual([]);
   });
+
+  describe('disputes', () => {
+    const open = (purchase: string, amount: number): LedgerCommand => ({
+      type: 'OpenDispute',
+      ...who,
+      transaction_id: `txn_d${purchase}`,
+      purchase_id: purchase,
+      dispute_id: `dp_${purchase}`,
+      amount_cents: amount,
+      dispute_fee_cents: 1500,
+      reason: 'fraudulent',
+    });
+    const close = (purchase: string, outcome: 'won' | 'lost'): LedgerCommand => ({
+      type: 'CloseDispute',
+      ...who,
+      transaction_id: `txn_c${purchase}_${outcome}`,
+      purchase_id: purchase,
+      dispute_id: `dp_${purchase}`,
+      outcome,
+    });
+    const lines = (commands: LedgerCommand[]) => transactionsOf(run(commands).state).map((t) => [t.type, t.amount_cents, t.fee_cents, t.net_cents]);
+
+    it('withholds the net of what is disputed (fee in proportion, half up), once per dispute', () => {
+      const { recorded } = run([sale('p1', 2599), open('p1', 1000)]);
+      expect(recorded[0]).toMatchObject({ type: 'DisputeOpened', data: { amount_cents: 1000, fee_cents: 150, withheld_cents: 850, dispute_fee_cents: 1500 } });
+      expect(run([sale('p1', 2599), open('p1', 2599), open('p1', 2599)]).recorded).toEqual([]);
+      expect(lines([sale('p1', 2599), open('p1', 2599)])).toEqual([
+        ['sale', 2599, 390, 2209],
+        ['dispute', -2209, 0, -2209],
+      ]);
+      expect(summaryOf(run([sale('p1', 2599), open('p1', 2599)]).state).balance_cents).toBe(0);
+    });
+
+    it('releases the net when won and keeps it when lost; the first outcome is final', () => {
+      expect(lines([sale('p1', 2599), open('p1', 2599), close('p1', 'won')]).slice(2)).toEqual([['dispute_reversal', 2209, 0, 2209]]);
+      expect(summaryOf(run([sale('p1', 2599), open('p1', 2599), close('p1', 'won')]).state).balance_cents).toBe(2209);
+      expect(lines([sale('p1', 2599), open('p1', 2599), close('p1', 'lost')])).toHaveLength(2);
+      expect(summaryOf(run([sale('p1', 2599), open('p1', 2599), close('p1', 'lost')]).state).balance_cents).toBe(0);
+      expect(run([sale('p1', 2599), open('p1', 2599), close('p1', 'lost'), close('p1', 'lost')]).recorded).toEqual([]);
+      expect(() => run([sale('p1', 2599), open('p1', 2599), close('p1', 'lost'), close('p1', 'won')])).toThrow(/already closed as lost/);
+      expect(() => run([sale('p1', 2599), close('p1', 'won')])).toThrow(/No dispute "dp_p1"/);
+    });
+
+    it('refuses a refund while the dispute is open or lost, and allows it once won; a refunded sale cannot be disputed', () => {
+      expect(() => run([sale('p1', 2599), open('p1', 2599), refund('p1')])).toThrow(/is disputed/);
+      expect(() => run([sale('p1', 2599), open('p1', 2599), close('p1', 'lost'), refund('p1')])).toThrow(/is disputed/);
+      expect(run([sale('p1', 2599), open('p1', 2599), close('p1', 'won'), refund('p1')]).recorded[0].type).toBe('RefundRecorded');
+      expect(() => run([sale('p1', 2599), refund('p1'), open('p1', 2599)])).toThrow(/cannot be disputed/);
+      expect(() => run([sale('p1', 2599), open('p1', 2600)])).toThrow(/between 1 and 2599/);
+    });
+  });
 });
