@@ -50,7 +50,7 @@ export class EntitlementStreams {
     return null;
   }
 
-  /** Ends the holding of a refunded purchase; a repeat (the subscriber replaying) records nothing. */
+  /** Ends the holding of a refunded purchase (or one lost to a dispute); a repeat (the subscriber replaying) records nothing. */
   end(session: CheckoutSessionOpened, purchaseId: string, now: string): Promise<void> {
     const key = { mode: session.mode, buyer_account_id: session.buyer_account_id, asset_id: session.asset!.id };
     return this.retryOnConflict(async () => {

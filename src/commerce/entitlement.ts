@@ -26,7 +26,7 @@ export interface AssetEntitled extends EntitlementKey {
   entitled_at: string;
 }
 
-/** The purchase was refunded: the buyer may buy the asset again. */
+/** The purchase was refunded or lost to a dispute: the buyer may buy the asset again. */
 export interface AssetEntitlementEnded extends EntitlementKey {
   purchase_id: string;
   ended_at: string;
