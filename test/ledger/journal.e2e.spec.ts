@@ -1,31 +1,13 @@
 import { publishModel } from '../catalog/catalog-client';
 import { buy, openCheckout, payOnPage, PAST_EXPIRY_MS, PAYS, withClockAhead } from '../commerce/commerce-client';
-import { EVENT_STORE, EventStore, RecordedEvent, START } from '../../src/event-store/event-store';
-import { Accounts, JOURNAL_EVENT_TYPES, journalOf, Posting } from '../../src/ledger/journal';
+import { Accounts, journalOf, Posting } from '../../src/ledger/journal';
 import { ProjectionRunner } from '../../src/projection-runner/projection-runner';
 import { LedgerStreams } from '../../src/ledger/ledger-streams';
 import { startTestApp, TestApp } from '../support/app';
 import { stallProjections } from '../support/stalled-projections';
 import { serveForCli, svc } from '../support/cli';
+import { moneyEvents, storedJournal } from './support';
 import { eventually } from '../support/eventually';
-
-/** Every money event of the log, oldest first, through the event store itself. */
-async function moneyEvents(t: TestApp): Promise<RecordedEvent[]> {
-  const store = t.app.get<EventStore>(EVENT_STORE);
-  const found: RecordedEvent[] = [];
-  for (let after = START; ; ) {
-    const batch = await store.readAll({ after, limit: 1000 });
-    found.push(...batch.filter((e) => (JOURNAL_EVENT_TYPES as readonly string[]).includes(e.type)));
-    if (batch.length < 1000) return found;
-    after = batch[batch.length - 1].position;
-  }
-}
-
-/** The journal read model as stored, in log order. */
-async function storedJournal(t: TestApp) {
-  const { rows } = await t.db.query<any>('SELECT * FROM journal_postings ORDER BY position, posting_id');
-  return rows.map((r) => ({ ...r, recorded_at: new Date(r.recorded_at).toISOString(), debit_cents: Number(r.debit_cents), credit_cents: Number(r.credit_cents), balance_after_cents: Number(r.balance_after_cents) }));
-}
 
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

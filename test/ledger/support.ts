@@ -4,6 +4,8 @@ import { RecordRefundCommand } from '../../src/ledger/commands/record-refund';
 import { RecordSaleCommand, SaleInput } from '../../src/ledger/commands/record-sale';
 import { RunPayoutsCommand } from '../../src/ledger/commands/run-payouts';
 import type { TestApp } from '../support/app';
+import { EVENT_STORE, EventStore, RecordedEvent, START } from '../../src/event-store/event-store';
+import { JOURNAL_EVENT_TYPES } from '../../src/ledger/journal';
 
 /** The ledger commands as fulfilment will call them, and the reads tests compare against. */
 export function ledgerDriver(t: TestApp) {
@@ -67,4 +69,22 @@ export function expectLedgerInvariants(items: any[], s: Record<string, number>):
     balance += item.net_cents;
   });
   items.forEach((item, i) => expect(item.status).toBe(i <= lastPayout ? 'paid' : 'pending'));
+}
+
+/** Every money event of the log, oldest first, through the event store itself. */
+export async function moneyEvents(t: TestApp): Promise<RecordedEvent[]> {
+  const store = t.app.get<EventStore>(EVENT_STORE);
+  const found: RecordedEvent[] = [];
+  for (let after = START; ; ) {
+    const batch = await store.readAll({ after, limit: 1000 });
+    found.push(...batch.filter((e) => (JOURNAL_EVENT_TYPES as readonly string[]).includes(e.type)));
+    if (batch.length < 1000) return found;
+    after = batch[batch.length - 1].position;
+  }
+}
+
+/** The journal read model as stored, in log order. */
+export async function storedJournal(t: TestApp) {
+  const { rows } = await t.db.query<any>('SELECT * FROM journal_postings ORDER BY position, posting_id');
+  return rows.map((r) => ({ ...r, recorded_at: new Date(r.recorded_at).toISOString(), debit_cents: Number(r.debit_cents), credit_cents: Number(r.credit_cents), balance_after_cents: Number(r.balance_after_cents) }));
 }
