@@ -223,15 +223,18 @@ export const COMMANDS: Record<string, CliCommand> = {
     print: (r) => `forwarded ${r.forwarded} deliveries; endpoint ${r.endpoint_id} deleted`,
   },
   'purchases refund': {
-    usage: 'purchases refund PURCHASE_ID',
-    examples: ['svc purchases refund pur_...'],
-    options: {},
+    usage: 'purchases refund PURCHASE_ID [--amount CENTS]',
+    examples: ['svc purchases refund pur_...', 'svc purchases refund pur_... --amount 1000'],
+    options: { amount: { type: 'string' } },
     positionals: ['PURCHASE_ID'],
-    run: (client, _o, [purchaseId]) => client.request('POST', `/admin/purchases/${encodeURIComponent(purchaseId)}/refund`),
-    print: (r) =>
+    run: (client, o, [purchaseId]) =>
+      client.request('POST', `/admin/purchases/${encodeURIComponent(purchaseId)}/refund`, o.amount === undefined ? {} : { amount_cents: integerOption('amount', o.amount) }),
+    print: (r, o) =>
       r.status === 'refunded'
         ? `refunded ${r.id}: ${r.amount_cents} ${r.currency} back to the buyer`
-        : `refund of ${r.id} requested; the purchase turns refunded when the processor confirms it`,
+        : o.amount !== undefined
+          ? `refund of ${o.amount} ${r.currency} of ${r.id} requested; the purchase stays paid`
+          : `refund of ${r.id} requested; the purchase turns refunded when the processor confirms it`,
   },
   'payouts run': {
     usage: 'payouts run --mode test|live [--account ID_OR_SLUG]',

@@ -8,7 +8,7 @@ import { parseCursor, parseLimit } from '../platform/pagination';
 import { CloseDisputeCommand } from './commands/dispute-purchase';
 import { RefundPurchaseCommand } from './commands/refund-purchase';
 import { DisputeQueries } from './dispute-queries';
-import { CloseDisputeDto } from './dto';
+import { CloseDisputeDto, RefundPurchaseDto } from './dto';
 
 const DISPUTE_STATUSES = ['open', 'won', 'lost'] as const;
 
@@ -22,10 +22,11 @@ export class CommerceAdminController {
     private readonly disputes: DisputeQueries,
   ) {}
 
+  /** All of the purchase that is not refunded yet, or `amount_cents` of it. */
   @Post('purchases/:id/refund')
   @HttpCode(200)
-  refund(@Param('id') id: string) {
-    return this.commands.execute(new RefundPurchaseCommand(id));
+  refund(@Param('id') id: string, @Body() body: RefundPurchaseDto) {
+    return this.commands.execute(new RefundPurchaseCommand(id, body?.amount_cents));
   }
 
   /** Disputes of one mode, newest first, optionally of one status. */

@@ -1,4 +1,4 @@
-import { IsIn, IsOptional, IsString, IsUrl, Length, MaxLength } from 'class-validator';
+import { IsIn, IsInt, IsOptional, IsString, IsUrl, Length, MaxLength, Min } from 'class-validator';
 
 const WEB_URL = { protocols: ['http', 'https'], require_protocol: true, require_tld: false };
 
@@ -22,4 +22,12 @@ export class OpenPurchaseDto {
 export class CloseDisputeDto {
   @IsIn(['won', 'lost'])
   outcome: 'won' | 'lost';
+}
+
+export class RefundPurchaseDto {
+  /** Part of the payment, in cents; absent: all of it that is not refunded yet. */
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  amount_cents?: number;
 }

@@ -32,6 +32,8 @@ export interface RefundRequest {
   paymentReference: string;
   /** The same key for a retried refund, so the processor refunds once. */
   idempotencyKey: string;
+  /** Part of the payment; absent: all of it that is not refunded yet. */
+  amountCents?: number;
 }
 
 export interface ProcessorRefund {

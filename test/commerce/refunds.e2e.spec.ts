@@ -67,6 +67,54 @@ describe('refunds (svc purchases refund) and what a purchase tells the seller', 
     expect((await eventsOfType(t, 'PurchaseRefunded')).filter((e) => e.data.purchase_id === purchase.id)).toHaveLength(1);
   });
 
+  it('refunds part of a purchase with --amount: the purchase stays paid, the seller gives back that part with the fee in proportion, and the rest refunds what is left', async () => {
+    const model = await publishModel(t, seller.key, { title: 'Refunded in parts', price_cents: 2599 });
+    const session = await buy(t, buyer.key, model.id);
+    const purchase = await purchaseOf(session.id);
+    const lines = async () =>
+      (await t.request('GET', '/v1/balance_transactions?limit=200', { key: seller.key })).body.items
+        .filter((i: any) => i.source.purchase_id === purchase.id)
+        .map((i: any) => [i.type, i.amount_cents, i.fee_cents, i.net_cents]);
+    const processorRefunds = async () =>
+      (await t.db.query<{ amount_cents: string }>(`SELECT amount_cents FROM sandbox_processor_records WHERE kind = 'refund' AND payment_id = $1 ORDER BY created_at`, [
+        (await eventsOfType(t, 'PurchaseCompleted')).find((e) => e.data.purchase_id === purchase.id)!.data.payment_reference,
+      ])).rows.map((r) => Number(r.amount_cents));
+
+    const part = await svc('purchases', 'refund', purchase.id, '--amount', '1000');
+    expect([part.code, part.stdout]).toEqual([0, `refund of 1000 usd of ${purchase.id} requested; the purchase stays paid\n`]);
+    expect((await purchaseOf(session.id)).status).toBe('paid');
+    expect((await t.request('POST', `/v1/models/${model.id}/download`, { key: buyer.key })).status).toBe(200);
+    // 1,000 of 2,599 at 15% (fee 390): 150 of the fee back, rounded half up.
+    expect(await lines()).toEqual([
+      ['refund', -1000, -150, -850],
+      ['sale', 2599, 390, 2209],
+    ]);
+
+    // Bad amounts are refused before the processor is asked, and change nothing.
+    for (const amount of ['0', '-5', '1600', '10.5', 'ten']) {
+      const bad = await svc('purchases', 'refund', purchase.id, '--amount', amount);
+      expect(bad.code).toBeGreaterThan(0);
+      expect(bad.stderr).toMatch(/amount/);
+    }
+    const tooMuch = await t.admin('POST', `/admin/purchases/${purchase.id}/refund`, { amount_cents: 1600 });
+    expect([tooMuch.status, tooMuch.body.error.code, tooMuch.body.error.message]).toEqual([400, 'validation_failed', expect.stringContaining('between 1 and 1599')]);
+    expect((await t.admin('POST', `/admin/purchases/${purchase.id}/refund`, { amount_cents: 'all' })).status).toBe(400);
+    expect(await processorRefunds()).toEqual([1000]);
+
+    // The rest: what is left of the payment, and the fee's rest, so the sale gives back exactly its fee.
+    expect((await svc('purchases', 'refund', purchase.id)).code).toBe(0);
+    expect((await purchaseOf(session.id)).status).toBe('refunded');
+    expect(await lines()).toEqual([
+      ['refund', -1599, -240, -1359],
+      ['refund', -1000, -150, -850],
+      ['sale', 2599, 390, 2209],
+    ]);
+    expect(await processorRefunds()).toEqual([1000, 1599]);
+    const reconciled = JSON.parse((await svc('ledger', 'reconcile', '--mode', 'test', '--json')).stdout);
+    expect(reconciled.missing_in_ledger.filter((i: any) => i.kind === 'refund')).toEqual([]);
+    expect(reconciled.amount_mismatches).toEqual([]);
+  });
+
   it('records one refund when the same purchase is refunded concurrently', async () => {
     const model = await publishModel(t, seller.key, { title: 'Raced refund', price_cents: 1200 });
     const purchase = await purchaseOf((await buy(t, buyer.key, model.id)).id);

@@ -55,6 +55,8 @@ export interface StripeServer {
   settleRefund(paymentIntentId: string): StripeObject;
   /** Part of the charge is refunded (from Stripe's dashboard, say); returns the charge.refunded event, refunded false until all of it is. */
   refundPart(paymentIntentId: string, amount: number): StripeObject;
+  /** The charge.refunded event Stripe sends after refunds made through the API: the charge with every refund so far. */
+  chargeRefunded(paymentIntentId: string): StripeObject;
   /** The buyer's bank disputes the payment: Stripe withdraws it and the dispute fee; returns charge.dispute.created. */
   openDispute(paymentIntentId: string): StripeObject;
   /** The dispute is settled (won: the amount, not the fee, comes back); returns charge.dispute.closed. */
@@ -164,6 +166,19 @@ export async function startStripeServer(secretKeys: string[]): Promise<StripeSer
     if (intent.refund) return invalid(`Charge ${intent.charge} has already been refunded.`, { code: 'charge_already_refunded' });
     // Without an amount, Stripe refunds what is left of the charge.
     const left = intent.amount - (intent.parts ?? []).reduce((sum, r) => sum + r.amount, 0);
+    if (body.amount !== undefined) {
+      const amount = Number(body.amount);
+      if (!(amount >= 1 && amount <= left)) {
+        return invalid(`Refund amount ($${(amount / 100).toFixed(2)}) is greater than unrefunded amount on charge ($${(left / 100).toFixed(2)})`, { code: 'amount_too_large', param: 'amount' });
+      }
+      if (amount < left) {
+        // A part: the charge stays partly refunded; the whole-refund slot stays free for the rest.
+        const part = { id: randomId('re'), object: 'refund', amount, balance_transaction: randomId('txn'), charge: intent.charge, created: now(), currency: intent.currency, metadata: {}, payment_intent: intent.id, reason: null, status: server.refundStatus };
+        intent.parts = [part, ...(intent.parts ?? [])];
+        if (server.refundStatus !== 'failed') record('refund', -amount, 0, intent.currency, part.id, intent.livemode, part.balance_transaction);
+        return [200, part];
+      }
+    }
     intent.refund = {
       id: randomId('re'),
       object: 'refund',
@@ -391,6 +406,26 @@ export async function startStripeServer(secretKeys: string[]): Promise<StripeSer
         payment_intent: intent.id,
         refunded: refunded >= intent.amount,
         refunds: { object: 'list', data: intent.parts, has_more: false, total_count: intent.parts.length, url: `/v1/charges/${intent.charge}/refunds` },
+        status: 'succeeded',
+      });
+    },
+    chargeRefunded(paymentIntentId) {
+      const intent = intents.get(paymentIntentId);
+      if (!intent) throw new Error(`no payment ${paymentIntentId}`);
+      const refunds = [...(intent.refund ? [intent.refund] : []), ...(intent.parts ?? [])].filter((r) => r.status === 'succeeded');
+      const refunded = refunds.reduce((sum, r) => sum + r.amount, 0);
+      return stripeEvent('charge.refunded', {
+        id: intent.charge,
+        object: 'charge',
+        amount: intent.amount,
+        amount_captured: intent.amount,
+        amount_refunded: refunded,
+        currency: intent.currency,
+        livemode: intent.livemode,
+        paid: true,
+        payment_intent: intent.id,
+        refunded: refunded >= intent.amount,
+        refunds: { object: 'list', data: refunds, has_more: false, total_count: refunds.length, url: `/v1/charges/${intent.charge}/refunds` },
         status: 'succeeded',
       });
     },

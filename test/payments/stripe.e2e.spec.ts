@@ -421,7 +421,7 @@ describe('payments through Stripe (the real SDK against a local Stripe stand-in)
   });
 
   describe('refunds', () => {
-    const refund = (purchaseId: string) => t.admin('POST', `/admin/purchases/${purchaseId}/refund`);
+    const refund = (purchaseId: string, body?: { amount_cents: number }) => t.admin('POST', `/admin/purchases/${purchaseId}/refund`, body);
     const refundRequests = () => stripe.requests.filter((r) => r.path === '/v1/refunds');
 
     it('records partial refunds from Stripe: the purchase stays paid, the seller gives back each part with the fee in proportion, once', async () => {
@@ -455,6 +455,24 @@ describe('payments through Stripe (the real SDK against a local Stripe stand-in)
       ]);
       expect((await download(accounts.test.buyer.key, model.id)).status).toBe(402);
       expect((await t.app.get(LedgerAudit).verify({})).ok).toBe(true);
+    });
+
+    it('refunds part of a purchase through Stripe with amount_cents, once, however often Stripe reports it', async () => {
+      const { purchaseId, paymentIntent } = await buy('test', 2599);
+      const sent = refundRequests().length;
+      const bad = await refund(purchaseId, { amount_cents: 2600 });
+      expect([bad.status, bad.body.error.code]).toEqual([400, 'validation_failed']);
+      expect(refundRequests().length).toBe(sent);
+
+      const part = await refund(purchaseId, { amount_cents: 1000 });
+      expect([part.status, part.body.status]).toEqual([200, 'paid']);
+      expect(refundRequests().slice(sent).map((r) => r.body)).toEqual([{ payment_intent: paymentIntent, amount: '1000' }]);
+      // Stripe's charge.refunded for the refund we made, delivered twice: nothing more.
+      const reported = stripe.chargeRefunded(paymentIntent);
+      expect((await deliverSigned('test', reported)).status).toBe(200);
+      expect((await deliverSigned('test', reported)).status).toBe(200);
+      const refunds = (await eventsOfType(t, 'RefundRecorded')).filter((e) => e.data.purchase_id === purchaseId);
+      expect(refunds.map((e) => [e.data.amount_cents, e.data.fee_cents, e.data.processor_refund_id])).toEqual([[-1000, -150, reported.data.object.refunds.data[0].id]]);
     });
 
     it('refunds through Stripe; a succeeded refund ends the entitlement and debits the seller at once', async () => {

@@ -67,13 +67,15 @@ export class PurchaseLocator {
 }
 
 /**
- * `svc purchases refund PURCHASE_ID`: asks the processor for the money back. The purchase
- * turns `refunded` once the processor confirms: at once in the sandbox, and for Stripe
- * when the refund succeeds at once or when its charge.refunded webhook arrives. Whether it
- * is paid, refunded and by which payment is the session stream's say (PurchaseLocator).
+ * `svc purchases refund PURCHASE_ID [--amount CENTS]`: asks the processor for the money back,
+ * all of it that is not refunded yet, or a part. A whole refund turns the purchase `refunded`
+ * once the processor confirms: at once in the sandbox, and for Stripe when the refund succeeds
+ * at once or when its charge.refunded webhook arrives. A part leaves it `paid`; the seller's
+ * ledger gives back that part, fee in proportion. Whether it is paid, refunded and by which
+ * payment is the session stream's say (PurchaseLocator).
  */
 export class RefundPurchaseCommand extends Command<Purchase> {
-  constructor(readonly purchaseId: string) {
+  constructor(readonly purchaseId: string, readonly amountCents?: number) {
     super();
   }
 }
@@ -87,7 +89,7 @@ export class RefundPurchaseHandler implements ICommandHandler<RefundPurchaseComm
     @Inject(PAYMENT_PROCESSOR) private readonly processor: PaymentProcessor,
   ) {}
 
-  async execute({ purchaseId }: RefundPurchaseCommand): Promise<Purchase> {
+  async execute({ purchaseId, amountCents }: RefundPurchaseCommand): Promise<Purchase> {
     const located = await this.locator.byId(purchaseId);
     if (!located) throw Errors.notFound('purchase');
     const session = await this.streams.load(located.mode, located.session_id);
@@ -96,14 +98,29 @@ export class RefundPurchaseHandler implements ICommandHandler<RefundPurchaseComm
     if (session.refunded) throw CheckoutErrors.alreadyRefunded(purchaseId);
     // The processor would refuse too (Stripe: charge_disputed); the decider says it first.
     if (session.dispute && session.dispute.closed?.outcome !== 'won') throw CheckoutErrors.disputed(purchaseId);
+    const refundedSoFar = session.partiallyRefundedCents;
+    const left = session.opened.amount_cents - refundedSoFar;
+    if (amountCents !== undefined && (!Number.isSafeInteger(amountCents) || amountCents < 1 || amountCents > left)) {
+      throw Errors.validationFailed(`Invalid field "amount_cents": must be an integer between 1 and ${left}, what is not refunded of the purchase.`);
+    }
+    const partial = amountCents !== undefined && amountCents < left;
     const refund = await this.processor.refund({
       mode: located.mode,
       paymentReference: completed.payment_reference,
-      // One refund per purchase, however often the operator retries.
-      idempotencyKey: `refund-${purchaseId}`,
+      // Retried by the operator or after a crash, the same refund; a part is named by what was refunded before it.
+      idempotencyKey: partial ? `refund-${purchaseId}-after-${refundedSoFar}-${amountCents}` : `refund-${purchaseId}`,
+      ...(partial ? { amountCents } : {}),
     });
-    if (refund.settled) return recordRefund(this.streams, this.fulfilment, located, refund.refundId);
-    return purchaseOf(session)!;
+    if (!refund.settled) return purchaseOf(session)!;
+    if (!partial) return recordRefund(this.streams, this.fulfilment, located, refund.refundId);
+    const { state, position } = await this.streams.handle(located.mode, located.session_id, async () => ({
+      type: 'RecordPartialRefund',
+      now: new Date().toISOString(),
+      processor_refund_id: refund.refundId,
+      refunded_total_cents: refundedSoFar + amountCents,
+    }));
+    await this.fulfilment.waitFor(position);
+    return purchaseOf(state)!;
   }
 }
 

@@ -71,17 +71,29 @@ export class SandboxProcessor implements PaymentProcessor {
     return rows[0] && { feeCents: Number(rows[0].amount_cents), processorFeeId: rows[0].id };
   }
 
-  /** The whole payment back; the fee stays with the processor, as Stripe's does. */
+  /**
+   * The payment back, or part of it: what is asked, at most what is not refunded yet (all of
+   * that when no amount is asked). The fee stays with the processor, as Stripe's does.
+   */
   async refund(request: RefundRequest): Promise<ProcessorRefund> {
-    const { rows: charges } = await this.db.query<{ amount_cents: string; currency: string; mode: string }>(
-      `SELECT amount_cents, currency, mode FROM sandbox_processor_records WHERE id = $1 AND kind = 'charge'`,
+    const { rows: charges } = await this.db.query<{ amount_cents: string; currency: string; mode: string; refunded: string }>(
+      `SELECT c.amount_cents, c.currency, c.mode,
+              (SELECT COALESCE(sum(r.amount_cents), 0) FROM sandbox_processor_records r WHERE r.payment_id = c.id AND r.kind = 'refund') AS refunded
+         FROM sandbox_processor_records c WHERE c.id = $1 AND c.kind = 'charge'`,
       [request.paymentReference],
     );
     const charge = charges[0];
     if (!charge || charge.mode !== request.mode) {
       throw new ApiError(402, 'refund_failed', `The processor has no payment ${request.paymentReference} to refund.`);
     }
-    const id = await this.once(request.idempotencyKey, 're', { mode: request.mode, kind: 'refund', amountCents: Number(charge.amount_cents), currency: charge.currency, paymentId: request.paymentReference });
+    const { rows: earlier } = await this.db.query<{ id: string }>('SELECT id FROM sandbox_processor_records WHERE idempotency_key = $1', [request.idempotencyKey]);
+    if (earlier[0]) return { refundId: earlier[0].id, settled: true };
+    const left = Number(charge.amount_cents) - Number(charge.refunded);
+    const amount = request.amountCents ?? left;
+    if (amount < 1 || amount > left) {
+      throw new ApiError(402, 'refund_failed', `The processor cannot refund ${amount} cents of payment ${request.paymentReference}: ${left} cents of it are not refunded.`);
+    }
+    const id = await this.once(request.idempotencyKey, 're', { mode: request.mode, kind: 'refund', amountCents: amount, currency: charge.currency, paymentId: request.paymentReference });
     return { refundId: id, settled: true };
   }
 

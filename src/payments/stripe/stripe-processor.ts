@@ -90,7 +90,10 @@ export class StripeProcessor implements PaymentProcessor {
 
   async refund(request: RefundRequest): Promise<ProcessorRefund> {
     const refund = await this.client(request.mode)
-      .refunds.create({ payment_intent: request.paymentReference }, { idempotencyKey: request.idempotencyKey })
+      .refunds.create(
+        { payment_intent: request.paymentReference, ...(request.amountCents === undefined ? {} : { amount: request.amountCents }) },
+        { idempotencyKey: request.idempotencyKey },
+      )
       .catch((error) => {
         throw processorError(error);
       });
