@@ -7,8 +7,11 @@
  *   node bin/openapi.js lint        npm run lint:openapi: Redocly CLI against redocly.yaml,
  *                                   and src/cli/api-types.ts must match the document
  *   node bin/openapi.js gen-types   npm run gen:api-types: regenerates src/cli/api-types.ts
+ *   node bin/openapi.js stamp       records the document's fingerprint in CHANGELOG.md, once the
+ *                                   change is described there (lint fails until it is)
  * Exits non-zero on any problem.
  */
+const crypto = require('node:crypto');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
@@ -16,6 +19,8 @@ const { spawnSync } = require('node:child_process');
 
 const root = path.join(__dirname, '..');
 const API_TYPES = path.join('src', 'cli', 'api-types.ts');
+const CHANGELOG = path.join(root, 'CHANGELOG.md');
+const STAMP = /<!-- openapi-sha256: (\w+) -->/;
 // No telemetry or update checks from CI runs.
 const QUIET = { REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' };
 
@@ -29,9 +34,22 @@ const redocly = (...args) => run(require.resolve('@redocly/cli/bin/cli.js'), arg
 const openapiTypescript = (...args) => run(path.join(root, 'node_modules', 'openapi-typescript', 'bin', 'cli.js'), args, QUIET);
 
 const command = process.argv[2];
-if (command !== 'lint' && command !== 'gen-types') {
-  console.error('usage: node bin/openapi.js lint|gen-types');
+if (command !== 'lint' && command !== 'gen-types' && command !== 'stamp') {
+  console.error('usage: node bin/openapi.js lint|gen-types|stamp');
   process.exit(2);
+}
+
+/** Spec section 9: an API change is announced in CHANGELOG.md; its stamp is the document it describes. */
+function checkChangelog(file) {
+  const fingerprint = crypto.createHash('sha256').update(fs.readFileSync(file)).digest('hex');
+  const stamped = STAMP.exec(fs.readFileSync(CHANGELOG, 'utf8'))?.[1];
+  if (command === 'stamp') {
+    fs.writeFileSync(CHANGELOG, fs.readFileSync(CHANGELOG, 'utf8').replace(STAMP, `<!-- openapi-sha256: ${fingerprint} -->`));
+    console.log(`CHANGELOG.md stamped with the OpenAPI document ${fingerprint.slice(0, 12)}`);
+  } else if (stamped !== fingerprint) {
+    console.error('The OpenAPI document changed since CHANGELOG.md was last stamped: describe the change in CHANGELOG.md, then run node bin/openapi.js stamp.');
+    throw Object.assign(new Error('changelog not stamped'), { status: 1 });
+  }
 }
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'openapi-'));
@@ -42,6 +60,9 @@ try {
   if (command === 'lint') {
     redocly('lint', '--config', path.join(root, 'redocly.yaml'), file);
     openapiTypescript(file, '--output', API_TYPES, '--check');
+    checkChangelog(file);
+  } else if (command === 'stamp') {
+    checkChangelog(file);
   } else {
     openapiTypescript(file, '--output', API_TYPES);
   }
