@@ -5,8 +5,8 @@
  * if stale, boots the app on a throwaway PGlite directory without listening
  * (src/openapi/write-document.ts), writes the document to a temp file, then:
  *   node bin/openapi.js lint        npm run lint:openapi: Redocly CLI against redocly.yaml,
- *                                   and src/cli/api-types.ts must match the document
- *   node bin/openapi.js gen-types   npm run gen:api-types: regenerates src/cli/api-types.ts
+ *                                   and src/generated/api-types.ts must match the document
+ *   node bin/openapi.js gen-types   npm run gen:api-types: regenerates src/generated/api-types.ts
  *   node bin/openapi.js stamp       records the document's fingerprint in CHANGELOG.md, once the
  *                                   change is described there (lint fails until it is)
  * Exits non-zero on any problem.
@@ -18,7 +18,7 @@ const path = require('node:path');
 const { spawnSync } = require('node:child_process');
 
 const root = path.join(__dirname, '..');
-const API_TYPES = path.join('src', 'cli', 'api-types.ts');
+const API_TYPES = path.join('src', 'generated', 'api-types.ts');
 const CHANGELOG = path.join(root, 'CHANGELOG.md');
 const STAMP = /<!-- openapi-sha256: (\w+) -->/;
 // No telemetry or update checks from CI runs.

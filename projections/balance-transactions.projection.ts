@@ -2,6 +2,7 @@ import type { Queryable } from '../src/database/database';
 import type { DisputeClosed, DisputeOpened, PayoutPaid, PayoutsPaused, PayoutsResumed, RefundRecorded, SaleRecorded } from '../src/ledger/events';
 import type { RecordedEvent } from '../src/event-store/event-store';
 import type { Projection } from '../src/projection-runner/projection';
+import { BALANCE_TRANSACTIONS_READ_MODEL } from '../src/ledger/ledger-queries';
 
 /** Ledger events that add a line of their own (a lost dispute's closing adds none), applied in runs. */
 const ENTRY_EVENTS = ['SaleRecorded', 'RefundRecorded', 'DisputeOpened', 'DisputeClosed'];
@@ -13,7 +14,7 @@ const ENTRY_EVENTS = ['SaleRecorded', 'RefundRecorded', 'DisputeOpened', 'Disput
  * compares the two, so a mistake in either shows up as a difference.
  */
 export const balanceTransactionsProjection: Projection = {
-  name: 'balance_transactions',
+  name: BALANCE_TRANSACTIONS_READ_MODEL,
   version: 2,
   tables: ['balance_transactions', 'ledger_accounts'],
   schema: `

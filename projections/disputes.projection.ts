@@ -1,12 +1,13 @@
 import type { PurchaseDisputeClosed, PurchaseDisputed } from '../src/commerce/events';
 import type { Projection } from '../src/projection-runner/projection';
+import { DISPUTES_READ_MODEL } from '../src/commerce/dispute-queries';
 
 /**
  * disputes: every dispute of a purchase's payment, open until it is won or lost, as
  * `svc disputes list` shows them and `svc disputes close` finds them.
  */
 export const disputesProjection: Projection = {
-  name: 'disputes',
+  name: DISPUTES_READ_MODEL,
   version: 1,
   tables: ['disputes'],
   schema: `

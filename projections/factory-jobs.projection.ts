@@ -1,6 +1,7 @@
 import { JOB_EVENT_TYPES } from '../src/factory/events';
 import { evolve, JobState, toPublicJob } from '../src/factory/job';
 import type { Projection } from '../src/projection-runner/projection';
+import { FACTORY_JOBS_READ_MODEL } from '../src/factory/job-queries';
 
 /**
  * factory_jobs: the job objects GET /v1/factory/jobs serves. Each row keeps the folded
@@ -8,7 +9,7 @@ import type { Projection } from '../src/projection-runner/projection';
  * again; the same evolve as the commands, so the read model cannot drift from the stream.
  */
 export const factoryJobsProjection: Projection = {
-  name: 'factory_jobs',
+  name: FACTORY_JOBS_READ_MODEL,
   version: 1,
   tables: ['factory_jobs'],
   schema: `

@@ -1,13 +1,14 @@
 import type { InferenceCallMetered } from '../src/inference/events';
 import { usageDay } from '../src/inference/usage-totals';
 import type { Projection } from '../src/projection-runner/projection';
+import { INFERENCE_USAGE_READ_MODEL } from '../src/inference/usage-queries';
 
 /**
  * inference_usage_daily: metered calls summed per account, mode, UTC day and model, so a
  * usage window of up to 365 days reads at most 365 rows per model.
  */
 export const inferenceUsageProjection: Projection = {
-  name: 'inference_usage',
+  name: INFERENCE_USAGE_READ_MODEL,
   version: 1,
   tables: ['inference_usage_daily'],
   schema: `

@@ -2,6 +2,7 @@ import type { Queryable } from '../src/database/database';
 import type { RecordedEvent } from '../src/event-store/event-store';
 import { closes, JOURNAL_EVENT_TYPES, Opened, Posting, postingsOf } from '../src/ledger/journal';
 import type { Projection } from '../src/projection-runner/projection';
+import { JOURNAL_READ_MODEL } from '../src/ledger/journal-queries';
 
 /**
  * journal_postings: every posting of every money event (src/ledger/journal.ts), in log order,
@@ -10,7 +11,7 @@ import type { Projection } from '../src/projection-runner/projection';
  * balance and the current balance.
  */
 export const journalProjection: Projection = {
-  name: 'journal',
+  name: JOURNAL_READ_MODEL,
   version: 1,
   tables: ['journal_postings', 'journal_accounts'],
   schema: `

@@ -1,4 +1,4 @@
-import type { ProcessorEventParked } from '../src/payments/parked-processor-events';
+import type { ProcessorEventParked } from '../src/commerce/parked-processor-events';
 import type { Projection } from '../src/projection-runner/projection';
 
 /** parked_processor_events: processor events no purchase could take, as `svc ledger parked` lists them. */

@@ -1,5 +1,6 @@
 import type { PurchaseCompleted, PurchaseDisputeClosed, PurchaseRefunded } from '../src/commerce/events';
 import type { Projection } from '../src/projection-runner/projection';
+import { PURCHASES_READ_MODEL } from '../src/commerce/purchase-queries';
 
 /**
  * purchases: one row per paid purchase, both modes. The catalog's entitlement check reads
@@ -7,7 +8,7 @@ import type { Projection } from '../src/projection-runner/projection';
  * by id and the Stripe webhook by its PaymentIntent (payment_reference).
  */
 export const purchasesProjection: Projection = {
-  name: 'purchases',
+  name: PURCHASES_READ_MODEL,
   version: 1,
   tables: ['purchases'],
   schema: `

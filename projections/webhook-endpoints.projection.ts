@@ -1,12 +1,13 @@
 import type { Projection } from '../src/projection-runner/projection';
 import type { WebhookEndpointCreated, WebhookEndpointDeleted, WebhookEndpointUpdated } from '../src/webhooks/events';
+import { WEBHOOK_ENDPOINTS_READ_MODEL } from '../src/webhooks/endpoint-queries';
 
 /**
  * webhook_endpoints: the endpoint API and the webhook fan-out read it. created_position
  * lets the fan-out skip events older than the endpoint when it catches up.
  */
 export const webhookEndpointsProjection: Projection = {
-  name: 'webhook_endpoints',
+  name: WEBHOOK_ENDPOINTS_READ_MODEL,
   version: 1,
   tables: ['webhook_endpoints'],
   schema: `

@@ -1,4 +1,4 @@
-import { DynamicModule, Module } from '@nestjs/common';
+import { DynamicModule, Global, Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
 import { CqrsModule } from '@nestjs/cqrs';
 import { LoggerModule } from 'nestjs-pino';
@@ -6,6 +6,9 @@ import type { Logger as Pino } from 'pino';
 import { AccountsModule } from './accounts/accounts.module';
 import { AdminModule } from './admin/admin.module';
 import { CatalogModule } from './catalog/catalog.module';
+import { PURCHASE_LOOKUP } from './catalog/entitlement';
+import { EntitlementLookup } from './commerce/entitlement-lookup';
+import { PurchaseQueries } from './commerce/purchase-queries';
 import { CommerceModule } from './commerce/commerce.module';
 import { Infrastructure, InfrastructureModule } from './infrastructure.module';
 import { FactoryModule } from './factory/factory.module';
@@ -14,11 +17,20 @@ import { MetricsModule } from './metrics/metrics.module';
 import { InferenceModule } from './inference/inference.module';
 import { LedgerModule } from './ledger/ledger.module';
 import { PaymentsModule } from './payments/payments.module';
-import { ApiKeyGuard } from './platform/auth/api-key.guard';
+import { ApiKeyGuard } from './accounts/api-key.guard';
 import { ErrorFilter } from './platform/error-filter';
 import { createValidationPipe } from './platform/http';
 import { StorageModule } from './storage/storage.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
+
+/**
+ * The catalog asks commerce who bought what through its PURCHASE_LOOKUP port; commerce's
+ * answer is bound here, in the composition root, so neither context reaches into the other's
+ * providers (commerce imports the catalog, not the reverse).
+ */
+@Global()
+@Module({ providers: [PurchaseQueries, { provide: PURCHASE_LOOKUP, useClass: EntitlementLookup }], exports: [PURCHASE_LOOKUP] })
+class PurchaseLookupModule {}
 
 @Module({})
 export class AppModule {
@@ -30,6 +42,7 @@ export class AppModule {
         LoggerModule.forRoot({ pinoHttp: { logger, autoLogging: false, quietReqLogger: true } }),
         InfrastructureModule.register(infra),
         CqrsModule.forRoot(),
+        PurchaseLookupModule,
         MetricsModule,
         AccountsModule,
         AdminModule,

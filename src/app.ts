@@ -4,6 +4,8 @@ import type { DestinationStream } from 'pino';
 import { NestFactory } from '@nestjs/core';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { AccountQueries } from './accounts/account-queries';
+import { authenticateApiKey } from './accounts/api-key.guard';
+import { OPENAPI_PATH } from './openapi/paths';
 import { resolveAdminToken } from './admin/admin-token';
 import { AppModule } from './app.module';
 import { Settings } from './config/settings';
@@ -45,7 +47,12 @@ export async function createApp(base: Settings, options: AppOptions = {}): Promi
     usePino ? { bodyParser: false, bufferLogs: true } : { bodyParser: false, logger: options.logger },
   );
   if (usePino) app.useLogger(new ServiceLogger(app.get(PinoNestLogger)));
-  configureHttp(app.getHttpAdapter().getInstance(), settings, { accounts: app.get(AccountQueries), adminToken: settings.adminToken! });
+  const accounts = app.get(AccountQueries);
+  configureHttp(app.getHttpAdapter().getInstance(), settings, {
+    authenticateApiKey: (header) => authenticateApiKey(header, accounts),
+    adminToken: settings.adminToken!,
+    publicRoutes: [OPENAPI_PATH],
+  });
   logRequests(app.getHttpAdapter().getInstance(), pino);
   app.get(Metrics).instrument(app.getHttpAdapter().getInstance());
   serveOpenApi(app);

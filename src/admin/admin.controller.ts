@@ -9,7 +9,7 @@ import { WithoutApiKey } from '../platform/auth/auth-context';
 import { ApiError, Errors } from '../platform/errors';
 import { ProjectionRunner, UnknownProjectionError } from '../projection-runner/projection-runner';
 import { SETTINGS, Settings } from '../config/settings';
-import { AdminGuard } from './admin.guard';
+import { AdminGuard } from '../platform/auth/admin.guard';
 import { CreateAccountDto, CreateKeyDto, GrantCreditsDto } from './admin.dto';
 
 /** A rebuild answers this long before the connection would count as idle. */

@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
 import { AccountsModule } from '../accounts/accounts.module';
 import { AdminController } from './admin.controller';
-import { AdminGuard } from './admin.guard';
+import { AdminGuard } from '../platform/auth/admin.guard';
 
 @Module({
   imports: [AccountsModule],

@@ -107,9 +107,22 @@ export interface AssetDownloaded {
   downloaded_at: string;
 }
 
+/**
+ * On datasetdownload-<mode>-<listing>-<buyer>-<UTC day>, appended with no_stream: the first
+ * shard a buyer fetches of a dataset in a day counts that day's download, once.
+ */
+export interface DatasetDownloadCounted {
+  listing_id: string;
+  buyer_account_id: string;
+  mode: Mode;
+  day: string;
+  counted_at: string;
+}
+
 export const CatalogEvents = {
   /** On listingslug-<mode>-<slug>, not on the listing stream: takes a slug once per mode. */
   ListingSlugClaimed: 'ListingSlugClaimed',
+  DatasetDownloadCounted: 'DatasetDownloadCounted',
   ListingDrafted: 'ListingDrafted',
   ListingUpdated: 'ListingUpdated',
   ListingPublished: 'ListingPublished',

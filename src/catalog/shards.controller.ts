@@ -7,6 +7,7 @@ import { BLOB_STORE, BlobStore, DOWNLOAD_URL_TTL_SECONDS, UPLOAD_URL_TTL_SECONDS
 import { CatalogQueries } from './catalog-queries';
 import { ListingStore } from './listing-store';
 import type { ListingState } from './listing';
+import { Downloads } from './commands/download-asset';
 import { Entitlements } from './entitlement';
 import { assertServable, ServedFile } from './published-files';
 import { assertShardName, shardPrefix } from './shards';
@@ -34,6 +35,7 @@ export class ShardsController {
     private readonly queries: CatalogQueries,
     private readonly entitlements: Entitlements,
     private readonly listings: ListingStore,
+    private readonly downloads: Downloads,
   ) {}
 
   /** Only the owner adds shards, until the dataset's first publish fixes them. */
@@ -63,7 +65,7 @@ export class ShardsController {
     return { items, count: items.length, total_bytes: items.reduce((sum, s) => sum + s.size, 0) };
   }
 
-  /** The same entitlement as a model download: free, own, or bought. */
+  /** The same entitlement as a model download: free, own, or bought. The first shard a buyer fetches in a UTC day counts the day's download. */
   @Get(':name')
   @RequireScope('datasets:read', 'datasets:upload')
   async fetch(@Auth() auth: AuthContext, @Param('idOrSlug') idOrSlug: string, @Param('name') name: string) {
@@ -73,6 +75,7 @@ export class ShardsController {
     const shard = dataset.published_files ? dataset.published_files.find((s) => s.name === name) : await this.landed(dataset, name);
     if (!shard) throw Errors.notFound('shard');
     await assertServable(this.store, dataset, shard);
+    await this.downloads.recordDatasetFetch(auth, dataset);
     const url = await this.store.signDownload(shard.path, { expiresIn: DOWNLOAD_URL_TTL_SECONDS, fileName: name });
     return { name, size: shard.size, sha256: shard.sha256, url, expires_in: DOWNLOAD_URL_TTL_SECONDS };
   }

@@ -1,8 +1,8 @@
 import { AdminClient, CliError } from './admin-client';
-import type { paths } from './api-types';
+import type { paths } from '../generated/api-types';
 
 /*
- * Calls typed from the OpenAPI document (src/cli/api-types.ts, `npm run gen:api-types`):
+ * Calls typed from the OpenAPI document (src/generated/api-types.ts, `npm run gen:api-types`):
  * a route, body field or response field that changes in the API fails the type check here
  * once the types are regenerated, and `npm run lint:openapi` fails while they are stale.
  */

@@ -6,7 +6,7 @@ import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { CliError } from './admin-client';
 import type { ApiBody, ApiClient, ApiResult } from './api-client';
-import type { CliCommand } from './commands';
+import type { CliCommand } from './command-spec';
 
 type PublishModelBody = ApiBody<'/v1/models', 'post'>;
 /** The file fields of a model publish, as an upload fills them in. */

@@ -1,5 +1,5 @@
 import { query } from './admin-client';
-import type { CliCommand } from './commands';
+import type { CliCommand } from './command-spec';
 
 const COLUMNS = ['id', 'stage', 'credits_spent', 'error', 'created_at', 'prompt'];
 

@@ -1,5 +1,5 @@
 import { CliError, query } from './admin-client';
-import type { CliCommand } from './commands';
+import type { CliCommand } from './command-spec';
 
 function decimalOption(name: string, value: string): number {
   if (!/^\d+(\.\d+)?$/.test(value)) throw new CliError(`--${name} must be a non-negative number of USD per million tokens, got "${value}"`, 'usage', 2);

@@ -1,5 +1,5 @@
 import { AdminClient, CliError, query } from './admin-client';
-import type { CliCommand } from './commands';
+import type { CliCommand } from './command-spec';
 import { table } from './format';
 
 /** `svc ledger ...`: the auditor's commands. Each exits non-zero when what it checks does not hold. */

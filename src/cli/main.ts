@@ -1,7 +1,8 @@
 import { parseArgs } from 'node:util';
 import { AdminClient, CliError } from './admin-client';
 import { ApiClient } from './api-client';
-import { COMMANDS, CliCommand } from './commands';
+import type { CliCommand } from './command-spec';
+import { COMMANDS } from './commands';
 
 const USAGE = `usage: svc <command> [options] [--json]\n\ncommands:\n${Object.values(COMMANDS)
   .map((c) => `  svc ${c.usage}`)

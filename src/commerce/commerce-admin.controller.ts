@@ -1,13 +1,14 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query, UseGuards } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { modeParam } from '../admin/admin-params';
-import { AdminGuard } from '../admin/admin.guard';
+import { AdminGuard } from '../platform/auth/admin.guard';
 import { WithoutApiKey } from '../platform/auth/auth-context';
 import { Errors } from '../platform/errors';
 import { parseCursor, parseLimit } from '../platform/pagination';
 import { CloseDisputeCommand } from './commands/dispute-purchase';
 import { RefundPurchaseCommand } from './commands/refund-purchase';
 import { DisputeQueries } from './dispute-queries';
+import { ParkedProcessorEvents } from './parked-processor-events';
 import { CloseDisputeDto, RefundPurchaseDto } from './dto';
 
 const DISPUTE_STATUSES = ['open', 'won', 'lost'] as const;
@@ -20,6 +21,7 @@ export class CommerceAdminController {
   constructor(
     private readonly commands: CommandBus,
     private readonly disputes: DisputeQueries,
+    private readonly parked: ParkedProcessorEvents,
   ) {}
 
   /** All of the purchase that is not refunded yet, or `amount_cents` of it. */
@@ -40,6 +42,12 @@ export class CommerceAdminController {
       limit: parseLimit(limit, { fallback: 100, max: 1000 }),
       cursor: parseCursor(cursor),
     });
+  }
+
+  /** Processor events no purchase took (a dispute or partial refund of an unknown payment), kept for an operator (`svc ledger parked`). */
+  @Get('ledger/parked')
+  async parkedEvents(@Query('mode') mode?: unknown) {
+    return { items: await this.parked.list(modeParam(mode, true)!) };
   }
 
   /** Settles a dispute at the processor (the sandbox's; Stripe settles its own) and records the outcome. */

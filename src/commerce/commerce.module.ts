@@ -1,7 +1,7 @@
 import { BeforeApplicationShutdown, Inject, Module, OnApplicationBootstrap, OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { AccountsModule } from '../accounts/accounts.module';
-import { AdminGuard } from '../admin/admin.guard';
+import { AdminGuard } from '../platform/auth/admin.guard';
 import { CatalogModule } from '../catalog/catalog.module';
 import { SETTINGS, Settings } from '../config/settings';
 import { PAYMENT_PROCESSOR, PaymentProcessor } from '../payments/payment-processor';
@@ -17,9 +17,11 @@ import { DisputeQueries } from './dispute-queries';
 import { EntitlementStreams } from './entitlement-streams';
 import { EntitlementBackfill } from './entitlement-backfill';
 import { Fulfilment } from './fulfilment';
+import { ParkedProcessorEvents } from './parked-processor-events';
 import { PurchaseQueries } from './purchase-queries';
 import { PurchasesController } from './purchases.controller';
 import { SandboxCheckoutService } from './sandbox-checkout';
+import { StripeWebhookController } from './stripe-webhook.controller';
 
 /**
  * Checkout sessions, purchases, refunds and key activation, over the payment processor
@@ -27,7 +29,7 @@ import { SandboxCheckoutService } from './sandbox-checkout';
  */
 @Module({
   imports: [AccountsModule, CatalogModule],
-  controllers: [PurchasesController, CommerceAdminController],
+  controllers: [PurchasesController, CommerceAdminController, StripeWebhookController],
   providers: [
     AdminGuard,
     CheckoutStreams,
@@ -37,6 +39,7 @@ import { SandboxCheckoutService } from './sandbox-checkout';
     DisputeQueries,
     PurchaseLocator,
     Fulfilment,
+    ParkedProcessorEvents,
     SandboxCheckoutService,
     OpenPurchaseCheckoutHandler,
     OpenKeyActivationCheckoutHandler,

@@ -4,6 +4,9 @@ import type { Mode } from '../platform/mode';
 import { invalidCursor, Page, toPage } from '../platform/pagination';
 import type { PurchaseLocation } from './purchase-queries';
 
+/** The name of this context's read model (its projection in projections/, its checkpoint). */
+export const DISPUTES_READ_MODEL = 'disputes';
+
 /** A dispute as `svc disputes list` shows it (Stripe's dispute object, in cents). */
 export interface Dispute {
   id: string;

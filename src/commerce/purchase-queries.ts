@@ -5,6 +5,9 @@ import type { Mode } from '../platform/mode';
 import { invalidCursor, Page, toPage } from '../platform/pagination';
 import type { Purchase } from './events';
 
+/** The name of this context's read model (its projection in projections/, its checkpoint). */
+export const PURCHASES_READ_MODEL = 'purchases';
+
 /**
  * Where a purchase's facts live: its session's stream. A fixed fact, so commands may look
  * it up here; what they decide (paid, refunded, by which payment) they read from the stream.

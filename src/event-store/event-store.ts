@@ -1,3 +1,5 @@
+import { ConcurrencyConflict, DependencyUnavailable } from '../platform/errors';
+
 /**
  * The EventStore port. Adapters: Postgres (embedded default, also on PGlite) and, later,
  * EventStoreDB. Positions are opaque, totally ordered strings: "<commit>:<prepare>", each
@@ -50,7 +52,7 @@ export interface AppendResult {
 }
 
 /** A lost optimistic-concurrency race: the stream was not at the expected revision. */
-export class WrongExpectedRevisionError extends Error {
+export class WrongExpectedRevisionError extends ConcurrencyConflict {
   constructor(readonly streamId: string, readonly expected: ExpectedRevision) {
     super(`stream ${streamId} is not at the expected revision ${String(expected)}`);
   }
@@ -61,7 +63,9 @@ export class WrongExpectedRevisionError extends Error {
  * is all or nothing; one whose answer was lost may have been taken, and a retry with the
  * same event ids is taken once.
  */
-export class EventStoreUnavailableError extends Error {}
+export class EventStoreUnavailableError extends DependencyUnavailable {
+  readonly dependency = 'event store';
+}
 
 export interface ReadStreamOptions {
   /** The first revision to read: a caller holding a state folded up to n - 1 reads from n. */

@@ -1,6 +1,6 @@
 import { BeforeApplicationShutdown, Inject, Module, OnApplicationBootstrap } from '@nestjs/common';
 import { AccountsModule } from '../accounts/accounts.module';
-import { AdminGuard } from '../admin/admin.guard';
+import { AdminGuard } from '../platform/auth/admin.guard';
 import { CatalogModule } from '../catalog/catalog.module';
 import { SETTINGS, Settings } from '../config/settings';
 import { ArtifactStore } from './artifact-store';

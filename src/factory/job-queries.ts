@@ -4,6 +4,9 @@ import type { AuthContext } from '../platform/auth/auth-context';
 import { invalidCursor, Page, toPage } from '../platform/pagination';
 import type { PublicJob } from './job';
 
+/** The name of this context's read model (its projection in projections/, its checkpoint). */
+export const FACTORY_JOBS_READ_MODEL = 'factory_jobs';
+
 type Owner = Pick<AuthContext, 'accountId' | 'mode'>;
 
 /** Reads of factory_jobs, always scoped to the caller's account and mode. */

@@ -1,5 +1,4 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { factoryJobsProjection } from '../../projections/factory-jobs.projection';
 import { EVENT_STORE, EventStore, ExpectedRevision, NewEvent, RecordedEvent } from '../event-store/event-store';
 import type { AuthContext } from '../platform/auth/auth-context';
 import { Errors } from '../platform/errors';
@@ -9,6 +8,7 @@ import { EventWriter } from '../projection-runner/event-writer';
 import { ProjectionRunner } from '../projection-runner/projection-runner';
 import { FactoryEvents } from './events';
 import { evolve, fold, JobState } from './job';
+import { FACTORY_JOBS_READ_MODEL } from './job-queries';
 
 export interface LoadedJob {
   state: JobState;
@@ -56,7 +56,7 @@ export class JobStreams {
     const state = fold(events);
     if (!state) return undefined;
     const last = events[events.length - 1];
-    await this.projections.waitFor(last.position, { projections: [factoryJobsProjection.name] });
+    await this.projections.waitFor(last.position, { projections: [FACTORY_JOBS_READ_MODEL] });
     return { state, revision: last.revision, rebuilds: rebuildsOf(events) };
   }
 

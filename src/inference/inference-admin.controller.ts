@@ -2,7 +2,7 @@ import { Body, Controller, Get, HttpCode, Post, Query, UseGuards } from '@nestjs
 import { CommandBus } from '@nestjs/cqrs';
 import { AccountQueries } from '../accounts/account-queries';
 import { accountIdParam, modeParam } from '../admin/admin-params';
-import { AdminGuard } from '../admin/admin.guard';
+import { AdminGuard } from '../platform/auth/admin.guard';
 import { WithoutApiKey } from '../platform/auth/auth-context';
 import { SetInferencePriceCommand } from './commands/set-price';
 import { modelNotFound } from './chat-request';

@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { AccountsModule } from '../accounts/accounts.module';
-import { AdminGuard } from '../admin/admin.guard';
+import { AdminGuard } from '../platform/auth/admin.guard';
 import { ChatCompletions } from './chat-completions';
 import { ChatController } from './chat.controller';
 import { SetInferencePriceHandler } from './commands/set-price';

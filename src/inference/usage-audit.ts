@@ -3,10 +3,9 @@ import { DATABASE, Database } from '../database/database';
 import { EVENT_STORE, EventStore, Position, START } from '../event-store/event-store';
 import type { Mode } from '../platform/mode';
 import { liveBuild, readFromSchema } from '../projection-runner/read-model-builds';
-import { inferenceUsageProjection } from '../../projections/inference-usage.projection';
 import { InferenceCallMetered, InferenceEvents } from './events';
 import { addCall, DailyUsage, usageKey } from './usage-totals';
-import { UsageQueries } from './usage-queries';
+import { UsageQueries, INFERENCE_USAGE_READ_MODEL } from './usage-queries';
 
 export interface UsageVerifyReport {
   ok: boolean;
@@ -37,7 +36,7 @@ export class UsageAudit {
   async verify(filter: { accountId?: string; mode?: Mode }): Promise<UsageVerifyReport> {
     const { position, stored } = await this.db.transaction(async (tx) => {
       await tx.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ');
-      const build = await liveBuild(tx, inferenceUsageProjection.name);
+      const build = await liveBuild(tx, INFERENCE_USAGE_READ_MODEL);
       if (build) await readFromSchema(tx, build.schema);
       return { position: build?.position ?? START, stored: new Map((await this.queries.all(filter, tx)).map((r) => [usageKey(r), r])) };
     });

@@ -1,10 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { inferenceUsageProjection } from '../../projections/inference-usage.projection';
 import { DATABASE, Database, Queryable } from '../database/database';
 import type { Mode } from '../platform/mode';
 import { ProjectionRunner } from '../projection-runner/projection-runner';
 import { UsageMeter } from './usage-meter';
 import { DailyUsage, usageReport, UsageReport, windowStart } from './usage-totals';
+
+/** The name of this context's read model (its projection in projections/, its checkpoint). */
+export const INFERENCE_USAGE_READ_MODEL = 'inference_usage';
 
 const COLUMNS = `account_id, mode, to_char(day, 'YYYY-MM-DD') AS day, model, calls::int8::text AS calls,
   prompt_tokens::text AS prompt_tokens, completion_tokens::text AS completion_tokens, cost_micros::text AS cost_micros`;
@@ -38,7 +40,7 @@ export class UsageQueries {
    */
   async report(accountId: string, mode: Mode, days: number): Promise<UsageReport> {
     const latest = this.meter.latestPosition(mode, accountId);
-    if (latest) await this.projections.waitFor(latest, { projections: [inferenceUsageProjection.name] });
+    if (latest) await this.projections.waitFor(latest, { projections: [INFERENCE_USAGE_READ_MODEL] });
     const { rows } = await this.db.query(`SELECT ${COLUMNS} FROM inference_usage_daily WHERE account_id = $1 AND mode = $2 AND day >= $3::date`, [
       accountId,
       mode,

@@ -4,9 +4,8 @@ import { DATABASE, Database } from '../database/database';
 import { EVENT_STORE, EventStore, Position, RecordedEvent, START } from '../event-store/event-store';
 import type { Mode } from '../platform/mode';
 import { liveBuild, readFromSchema } from '../projection-runner/read-model-builds';
-import { journalProjection } from '../../projections/journal.projection';
 import { Accounts, JOURNAL_EVENT_TYPES, journalOf, Posting } from './journal';
-import { toPosting } from './journal-queries';
+import { toPosting, JOURNAL_READ_MODEL } from './journal-queries';
 import { foldLedgers } from './ledger-audit';
 
 export interface JournalProblem {
@@ -50,7 +49,7 @@ export class JournalAudit {
   async verify(filter: { mode?: Mode }, now = new Date()): Promise<JournalReport> {
     const { position, stored } = await this.db.transaction(async (tx) => {
       await tx.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ');
-      const build = await liveBuild(tx, journalProjection.name);
+      const build = await liveBuild(tx, JOURNAL_READ_MODEL);
       if (build) await readFromSchema(tx, build.schema);
       const { rows } = await tx.query(
         `SELECT * FROM journal_postings WHERE ($1::text IS NULL OR mode = $1) ORDER BY position, posting_id`,

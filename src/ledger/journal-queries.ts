@@ -3,8 +3,20 @@ import { DATABASE, Database } from '../database/database';
 import type { Mode } from '../platform/mode';
 import { invalidCursor, Page, toPage } from '../platform/pagination';
 import { Accounts, isDebitNormal, Posting } from './journal';
-import type { ClearingEntry } from './reconciliation';
 import { DEFAULT_CURRENCY } from './ledger.decider';
+
+/** A clearing posting of the journal, as reconciliation reads it. */
+export interface ClearingEntry {
+  event_id: string;
+  event_type: string;
+  processor_ref: string | null;
+  currency: string;
+  /** What moved through our processor balance, positive. */
+  amount_cents: number;
+}
+
+/** The name of this context's read model (its projection in projections/, its checkpoint). */
+export const JOURNAL_READ_MODEL = 'journal';
 
 /** GET /v1/balance: the creator's accounts of the journal, as they stood at `as_of`. */
 export interface Balance {

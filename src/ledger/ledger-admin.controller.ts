@@ -2,11 +2,10 @@ import { Body, Controller, Get, HttpCode, Post, Query, UseGuards } from '@nestjs
 import { CommandBus } from '@nestjs/cqrs';
 import { AccountQueries } from '../accounts/account-queries';
 import { accountIdParam, modeParam } from '../admin/admin-params';
-import { AdminGuard } from '../admin/admin.guard';
+import { AdminGuard } from '../platform/auth/admin.guard';
 import { WithoutApiKey } from '../platform/auth/auth-context';
 import { Errors } from '../platform/errors';
 import { instantParam } from '../platform/instant';
-import { ParkedProcessorEvents } from '../payments/parked-processor-events';
 import { parseLimit } from '../platform/pagination';
 import { PausePayoutsCommand, ResumePayoutsCommand } from './commands/pause-payouts';
 import { RunPayoutsCommand } from './commands/run-payouts';
@@ -31,7 +30,6 @@ export class LedgerAdminController {
     private readonly journal: JournalQueries,
     private readonly reconciliation: LedgerReconciliation,
     private readonly journalAudit: JournalAudit,
-    private readonly parked: ParkedProcessorEvents,
   ) {}
 
   @Post('payouts/run')
@@ -90,12 +88,6 @@ export class LedgerAdminController {
     const range = rangeParams(from, to);
     if (cursor !== undefined && (typeof cursor !== 'string' || cursor.length > 200)) throw Errors.validationFailed('Invalid field "cursor": not a cursor this list returned.');
     return this.journal.postings(modeParam(mode, true)!, range, { cursor: cursor as string | undefined, limit: parseLimit(limit, { fallback: 1000, max: 5000 }) });
-  }
-
-  /** Processor events no purchase took (a dispute or partial refund of an unknown payment), kept for an operator. */
-  @Get('ledger/parked')
-  async parkedEvents(@Query('mode') mode?: unknown) {
-    return { items: await this.parked.list(modeParam(mode, true)!) };
   }
 
   /** The journal's processor:clearing against the processor's own records for [from, to). */

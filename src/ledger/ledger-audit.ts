@@ -2,10 +2,9 @@ import { Inject, Injectable } from '@nestjs/common';
 import { DATABASE, Database } from '../database/database';
 import { EVENT_STORE, EventStore, Position, RecordedEvent, START } from '../event-store/event-store';
 import type { Mode } from '../platform/mode';
-import { balanceTransactionsProjection } from '../../projections/balance-transactions.projection';
 import type { LedgerEvent } from './events';
 import { evolve, initialState, LedgerState, summaryOf, transactionsOf } from './ledger.decider';
-import { emptyLedger, LedgerQueries } from './ledger-queries';
+import { emptyLedger, LedgerQueries, BALANCE_TRANSACTIONS_READ_MODEL } from './ledger-queries';
 import { isLedgerEvent, toLedgerEvent } from './ledger-streams';
 import { liveBuild, readFromSchema } from '../projection-runner/read-model-builds';
 
@@ -75,7 +74,7 @@ export class LedgerAudit {
     const { position, stored, transactions } = await this.db.transaction(async (tx) => {
       await tx.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ');
       // One build, read directly: a rebuild switching the views meanwhile changes nothing here.
-      const build = await liveBuild(tx, balanceTransactionsProjection.name);
+      const build = await liveBuild(tx, BALANCE_TRANSACTIONS_READ_MODEL);
       if (build) await readFromSchema(tx, build.schema);
       return {
         position: build?.position ?? START,

@@ -6,6 +6,9 @@ import { invalidCursor, Page, toPage } from '../platform/pagination';
 import type { Payout } from './events';
 import { BalanceTransaction, DEFAULT_CURRENCY, emptySummary, LedgerSummary, TransactionType } from './ledger.decider';
 
+/** The name of this context's read model (its projection in projections/, its checkpoint). */
+export const BALANCE_TRANSACTIONS_READ_MODEL = 'balance_transactions';
+
 export interface LedgerAccountView {
   account_id: string;
   mode: Mode;

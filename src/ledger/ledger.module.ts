@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { AccountsModule } from '../accounts/accounts.module';
-import { AdminGuard } from '../admin/admin.guard';
+import { AdminGuard } from '../platform/auth/admin.guard';
 import { BalanceController } from './balance.controller';
 import { PausePayoutsHandler, ResumePayoutsHandler } from './commands/pause-payouts';
 import { RecordDisputeHandler, RecordDisputeOutcomeHandler } from './commands/record-dispute';

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { PAYMENT_PROCESSOR, PaymentProcessor, ProcessorRecord } from '../payments/payment-processor';
 import type { Mode } from '../platform/mode';
-import { JournalQueries } from './journal-queries';
+import { ClearingEntry, JournalQueries } from './journal-queries';
 
 type Kind = ProcessorRecord['kind'];
 
@@ -18,16 +18,6 @@ const KIND_OF_EVENT: Record<string, Kind> = {
   // Only a won dispute moves money back through clearing; a lost one posts no clearing line.
   DisputeClosed: 'dispute_reversal',
 };
-
-/** A clearing posting of the journal, as reconciliation reads it. */
-export interface ClearingEntry {
-  event_id: string;
-  event_type: string;
-  processor_ref: string | null;
-  currency: string;
-  /** What moved through our processor balance, positive. */
-  amount_cents: number;
-}
 
 export interface ReconciliationItem {
   kind: Kind;

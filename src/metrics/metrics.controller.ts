@@ -1,5 +1,5 @@
 import { Controller, Get, Header, UseGuards } from '@nestjs/common';
-import { AdminGuard } from '../admin/admin.guard';
+import { AdminGuard } from '../platform/auth/admin.guard';
 import { WithoutApiKey } from '../platform/auth/auth-context';
 import { Metrics } from './metrics';
 

@@ -1,5 +1,5 @@
 import { Global, Module } from '@nestjs/common';
-import { AdminGuard } from '../admin/admin.guard';
+import { AdminGuard } from '../platform/auth/admin.guard';
 import { Metrics } from './metrics';
 import { MetricsController } from './metrics.controller';
 

@@ -1,16 +1,13 @@
 import { Global, Module } from '@nestjs/common';
 import { SETTINGS, Settings } from '../config/settings';
 import { DATABASE, Database } from '../database/database';
-import { ParkedProcessorEvents } from './parked-processor-events';
 import { PAYMENT_PROCESSOR, PaymentProcessor } from './payment-processor';
 import { SandboxProcessor } from './sandbox/sandbox-processor';
 import { StripeProcessor } from './stripe/stripe-processor';
-import { StripeWebhookController } from './stripe/stripe-webhook.controller';
 
-/** The payment processor chosen by PAYMENTS, Stripe's webhook route, and where processor events no purchase takes are parked. */
+/** The payment processor port: the adapter PAYMENTS chooses. Stripe's webhook route is commerce's (an inbound adapter of its commands). */
 @Global()
 @Module({
-  controllers: [StripeWebhookController],
   providers: [
     {
       provide: PAYMENT_PROCESSOR,
@@ -20,8 +17,7 @@ import { StripeWebhookController } from './stripe/stripe-webhook.controller';
           ? new StripeProcessor(settings.stripe, settings.publicBaseUrl)
           : new SandboxProcessor(settings.publicBaseUrl, settings.sandboxProcessorFee, db),
     },
-    ParkedProcessorEvents,
   ],
-  exports: [PAYMENT_PROCESSOR, ParkedProcessorEvents],
+  exports: [PAYMENT_PROCESSOR],
 })
 export class PaymentsModule {}

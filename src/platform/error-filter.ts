@@ -1,8 +1,7 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { STATUS_CODES as HTTP_REASONS } from 'node:http';
-import { EventStoreUnavailableError, WrongExpectedRevisionError } from '../event-store/event-store';
-import { ApiError } from './errors';
+import { ApiError, ConcurrencyConflict, DependencyUnavailable } from './errors';
 
 const STATUS_CODES: Record<number, string> = {
   400: 'invalid_request',
@@ -35,11 +34,11 @@ const FASTIFY_CODES: Record<string, (e: any) => ApiError> = {
 /** Turns anything thrown into the public error envelope; the only place error bodies are made. */
 export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
-  if (error instanceof WrongExpectedRevisionError) {
+  if (error instanceof ConcurrencyConflict) {
     return new ApiError(409, 'conflict', 'A concurrent request changed this resource; retry the request.');
   }
-  if (error instanceof EventStoreUnavailableError) {
-    return new ApiError(503, 'service_unavailable', 'The event store is unavailable; retry with backoff.', {}, { 'retry-after': '1' });
+  if (error instanceof DependencyUnavailable) {
+    return new ApiError(503, 'service_unavailable', `The ${error.dependency} is unavailable; retry with backoff.`, {}, { 'retry-after': '1' });
   }
   const e = error as any;
   if (e && typeof e.code === 'string' && FASTIFY_CODES[e.code]) return FASTIFY_CODES[e.code](e);

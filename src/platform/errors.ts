@@ -37,3 +37,13 @@ export const Errors = {
     new ApiError(409, 'conflict', message),
   forbidden: (message: string) => new ApiError(403, 'forbidden', message),
 } as const;
+
+/** A concurrent change won an optimistic-concurrency race; the request may be retried. Answered 409 conflict. */
+export class ConcurrencyConflict extends Error {}
+
+/** A dependency the service cannot answer without (the event store) did not answer. Answered 503 with retry-after. */
+export abstract class DependencyUnavailable extends Error {
+  /** Named in the answer: "The <dependency> is unavailable". */
+  abstract readonly dependency: string;
+}
+

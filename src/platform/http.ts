@@ -4,11 +4,9 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
-import type { AccountQueries } from '../accounts/account-queries';
-import { adminTokenCheck } from '../admin/admin.guard';
 import { Settings } from '../config/settings';
-import { OPENAPI_PATH } from '../openapi/paths';
-import { authenticateApiKey } from './auth/api-key.guard';
+import { adminTokenCheck } from './auth/admin.guard';
+import type { AuthContext } from './auth/auth-context';
 import { clientErrorResponse, sendError } from './error-filter';
 import { Errors } from './errors';
 import { assertStorable, parseJsonObject } from './request-strings';
@@ -61,15 +59,24 @@ export function createHttpAdapter(settings: Settings): FastifyAdapter {
   });
 }
 
+/** How requests authenticate: the composition root gives the API key check (accounts) and the public /v1 routes. */
+export interface HttpAuth {
+  /** Who the bearer API key in an Authorization header belongs to; throws the 401 errors. */
+  authenticateApiKey(header: string | undefined): Promise<AuthContext>;
+  adminToken: string;
+  /** /v1 routes that take no key (the OpenAPI document). */
+  publicRoutes: readonly string[];
+}
+
 /**
- * Which credentials a route takes, from its path: /v1 an API key (but the OpenAPI document
- * is public), /admin the operator token; others their own (signatures).
+ * Which credentials a route takes, from its path: /v1 an API key (but the public routes
+ * none), /admin the operator token; others their own (signatures).
  */
-function authenticateBeforeBody(fastify: FastifyInstance, accounts: AccountQueries, adminToken: string): void {
-  const adminCheck = adminTokenCheck(adminToken);
+function authenticateBeforeBody(fastify: FastifyInstance, auth: HttpAuth): void {
+  const adminCheck = adminTokenCheck(auth.adminToken);
   fastify.addHook('onRequest', async (request: FastifyRequest) => {
     const route = request.routeOptions.url ?? '';
-    if (route.startsWith('/v1/') && route !== OPENAPI_PATH) request.auth = await authenticateApiKey(request.headers.authorization, accounts);
+    if (route.startsWith('/v1/') && !auth.publicRoutes.includes(route)) request.auth = await auth.authenticateApiKey(request.headers.authorization);
     else if (route.startsWith('/admin/')) adminCheck(request.headers.authorization);
   });
 }
@@ -79,7 +86,7 @@ function authenticateBeforeBody(fastify: FastifyInstance, accounts: AccountQueri
  * response, the canonical-host redirect, authentication before the body is read, path and
  * query values Postgres can store, and the one JSON body parser.
  */
-export function configureHttp(fastify: FastifyInstance, settings: Settings, auth: { accounts: AccountQueries; adminToken: string }): void {
+export function configureHttp(fastify: FastifyInstance, settings: Settings, auth: HttpAuth): void {
   fastify.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
     reply.header('x-request-id', request.id);
     const canonical = settings.canonicalHost;
@@ -93,7 +100,7 @@ export function configureHttp(fastify: FastifyInstance, settings: Settings, auth
     }
   });
   // Unauthenticated requests are refused before their body is read or parsed.
-  authenticateBeforeBody(fastify, auth.accounts, auth.adminToken);
+  authenticateBeforeBody(fastify, auth);
   fastify.addHook('onRequest', async (request: FastifyRequest) => {
     assertStorable(request.params);
     assertStorable(request.query);

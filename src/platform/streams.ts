@@ -15,6 +15,8 @@ export const Streams = {
   listing: (mode: Mode, listingId: string) => `listing-${mode}-${listingId}`,
   /** Claims a listing slug within a mode; appended with no_stream so a slug is taken once. */
   listingSlug: (mode: Mode, slug: string) => `listingslug-${mode}-${slug}`,
+  /** Counts a buyer's download of a dataset once per UTC day (YYYY-MM-DD); appended with no_stream. */
+  datasetDownloadDay: (mode: Mode, listingId: string, buyerAccountId: string, day: string) => `datasetdownload-${mode}-${listingId}-${buyerAccountId}-${day}`,
   webhookEndpoint: (mode: Mode, endpointId: string) => `webhookendpoint-${mode}-${endpointId}`,
   /** A creator's money in one mode: the consistency boundary for sales, refunds and payouts. */
   ledger: (mode: Mode, accountId: string) => `ledger-${mode}-${accountId}`,

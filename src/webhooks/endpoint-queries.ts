@@ -3,6 +3,9 @@ import { DATABASE, Database } from '../database/database';
 import type { AuthContext } from '../platform/auth/auth-context';
 import { invalidCursor, Page, toPage } from '../platform/pagination';
 
+/** The name of this context's read model (its projection in projections/, its checkpoint). */
+export const WEBHOOK_ENDPOINTS_READ_MODEL = 'webhook_endpoints';
+
 export interface WebhookEndpointView {
   id: string;
   object: 'webhook_endpoint';

@@ -6,9 +6,9 @@ import { EVENT_STORE, EventStore, RecordedEvent, Subscription } from '../event-s
 import { Batcher } from '../platform/batcher';
 import { newId } from '../platform/ids';
 import { ProjectionRunner } from '../projection-runner/projection-runner';
-import { webhookEndpointsProjection } from '../../projections/webhook-endpoints.projection';
 import { WebhookEndpointDeleted, WebhookEvents } from './events';
 import { DOMAIN_TYPES_WITH_PUBLIC_EVENTS, envelope, toPublicEvent } from './public-events';
+import { WEBHOOK_ENDPOINTS_READ_MODEL } from './endpoint-queries';
 
 /** The persistent subscription group of every instance's fan-out. */
 export const FAN_OUT_GROUP = 'webhook_fan_out';
@@ -87,7 +87,7 @@ export class WebhookFanOut {
   private async fanOut(events: RecordedEvent[]): Promise<void> {
     // Endpoint changes recorded before these events must be visible to them.
     const last = events.reduce((max, e) => (e.position > max ? e.position : max), events[0].position);
-    const ready = await this.projections.waitFor(last, { projections: [webhookEndpointsProjection.name], timeoutMs: ENDPOINTS_WAIT_MS });
+    const ready = await this.projections.waitFor(last, { projections: [WEBHOOK_ENDPOINTS_READ_MODEL], timeoutMs: ENDPOINTS_WAIT_MS });
     if (!ready) throw new Error('the webhook_endpoints read model is behind');
     const deleted = events.filter((e) => e.type === WebhookEvents.WebhookEndpointDeleted);
     if (deleted.length) {

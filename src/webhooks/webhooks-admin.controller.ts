@@ -2,7 +2,7 @@ import { Body, Controller, Delete, Param, Post, UseGuards } from '@nestjs/common
 import { CommandBus } from '@nestjs/cqrs';
 import { IsArray, IsIn, IsOptional, IsString, Length } from 'class-validator';
 import { AccountStreams } from '../accounts/account-streams';
-import { AdminGuard } from '../admin/admin.guard';
+import { AdminGuard } from '../platform/auth/admin.guard';
 import { WithoutApiKey } from '../platform/auth/auth-context';
 import { Errors } from '../platform/errors';
 import { MODES, Mode } from '../platform/mode';

@@ -1,5 +1,6 @@
 import { startTestApp, TestApp } from '../support/app';
-import { buy } from '../commerce/commerce-client';
+import { buy, withClockAhead } from '../commerce/commerce-client';
+import { eventually } from '../support/eventually';
 import { eventsOf, localPath, sha256 } from './catalog-client';
 
 describe('datasets and shards', () => {
@@ -69,6 +70,38 @@ describe('datasets and shards', () => {
     expect(shard.body).toEqual({ name: 'part-0002.mcap', size: 6, sha256: sha256('bbbbbb'), url: expect.any(String), expires_in: 120 });
     expect((await t.request('GET', localPath(shard.body.url))).text).toBe('bbbbbb');
     expect((await t.request('GET', `/v1/datasets/${dataset.id}/shards/never.mcap`, { key: reader.key })).status).toBe(404);
+  });
+
+  it('counts a dataset download once per buyer and UTC day, at the first shard fetched, and fires asset.downloaded then', async () => {
+    const dataset = await createDataset({ title: 'Counted Sweeps', type: 'telemetry' });
+    await putShard(dataset.id, 'a.mcap', 'aaaa');
+    await putShard(dataset.id, 'b.mcap', 'bbbb');
+    await t.request('POST', `/v1/datasets/${dataset.id}/publish`, { key: owner.key });
+    const other = await t.accountWithKey({ scopes: ['datasets:read'] });
+    const fetch = (key: string, name: string) => t.request('GET', `/v1/datasets/${dataset.id}/shards/${name}`, { key });
+    const downloads = async () => (await t.request('GET', `/v1/datasets/${dataset.id}`, { key: owner.key })).body.downloads;
+
+    // One buyer's day: every shard, some twice, some at once: one download.
+    expect((await Promise.all([fetch(reader.key, 'a.mcap'), fetch(reader.key, 'b.mcap'), fetch(reader.key, 'a.mcap')])).map((r) => r.status)).toEqual([200, 200, 200]);
+    expect((await fetch(reader.key, 'b.mcap')).status).toBe(200);
+    // The owner fetching their own shards is not a download; another reader's is.
+    expect((await fetch(owner.key, 'a.mcap')).status).toBe(200);
+    expect((await fetch(other.key, 'b.mcap')).status).toBe(200);
+    const events = (await eventsOf(t, 'AssetDownloaded', owner.accountId)).filter((e) => e.data.listing_id === dataset.id);
+    expect(events.map((e) => [e.stream_id, e.data.buyer_account_id, e.data.asset.type]).sort()).toEqual(
+      [
+        [`listing-test-${dataset.id}`, reader.accountId, 'telemetry'],
+        [`listing-test-${dataset.id}`, other.accountId, 'telemetry'],
+      ].sort(),
+    );
+    await eventually(async () => (await downloads()) === 2, 15000, 'the count');
+
+    // The next UTC day, the same buyer's first fetch counts again.
+    await withClockAhead(24 * 3600 * 1000, async () => expect((await fetch(reader.key, 'a.mcap')).status).toBe(200));
+    await eventually(async () => (await downloads()) === 3, 15000, 'the next day');
+    // A shard that does not exist, or of a dataset the caller may not fetch, counts nothing.
+    expect((await fetch(other.key, 'c.mcap')).status).toBe(404);
+    expect((await eventsOf(t, 'AssetDownloaded', owner.accountId)).filter((e) => e.data.listing_id === dataset.id)).toHaveLength(3);
   });
 
   it('asks for a purchase before serving a shard of a paid dataset to another account', async () => {

@@ -1,10 +1,14 @@
-import { Inject } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import type { AuthContext } from '../../platform/auth/auth-context';
 import { Errors } from '../../platform/errors';
 import { BLOB_STORE, BlobStore, DOWNLOAD_URL_TTL_SECONDS } from '../../storage/blob-store';
 import { Entitlements } from '../entitlement';
-import { AssetDownloaded, CatalogEvents } from '../events';
+import { WrongExpectedRevisionError } from '../../event-store/event-store';
+import { Streams } from '../../platform/streams';
+import { EventWriter } from '../../projection-runner/event-writer';
+import { AssetDownloaded, CatalogEvents, DatasetDownloadCounted } from '../events';
+import type { ListingState } from '../listing';
 import { ListingStore } from '../listing-store';
 import { assertServable, servedModelFile } from '../published-files';
 
@@ -34,6 +38,7 @@ export class DownloadAssetHandler implements ICommandHandler<DownloadAssetComman
   constructor(
     @Inject(BLOB_STORE) private readonly blobs: BlobStore,
     private readonly entitlements: Entitlements,
+    private readonly downloads: Downloads,
     private readonly listings: ListingStore,
   ) {}
 
@@ -49,19 +54,7 @@ export class DownloadAssetHandler implements ICommandHandler<DownloadAssetComman
     if (!file) throw Errors.invalidRequest('This draft has no file yet; give it storage_path, file_name and file_size.');
     await this.entitlements.assertEntitled(auth, listing);
     await assertServable(this.blobs, listing, file);
-    if (listing.account_id !== auth.accountId) {
-      const data: AssetDownloaded = {
-        listing_id: listing.id,
-        account_id: listing.account_id,
-        buyer_account_id: auth.accountId,
-        mode: listing.mode,
-        asset: { id: listing.id, slug: listing.slug, title: listing.title, type: listing.type },
-        downloaded_at: new Date().toISOString(),
-      };
-      // 'any', not the loaded revision: a download is a fact about a grant already decided,
-      // and concurrent downloads of a popular listing must not fail each other with 409.
-      await this.listings.append(listing, auth.mode, listing.id, [{ type: CatalogEvents.AssetDownloaded, data: { ...data } }], 'any');
-    }
+    await this.downloads.record(auth, listing);
     return {
       url: await this.blobs.signDownload(file.path, { expiresIn: DOWNLOAD_URL_TTL_SECONDS, fileName: file.name }),
       expires_in: DOWNLOAD_URL_TTL_SECONDS,
@@ -69,5 +62,55 @@ export class DownloadAssetHandler implements ICommandHandler<DownloadAssetComman
       file_size: file.size,
       file_sha256: file.sha256,
     };
+  }
+}
+
+/**
+ * Records downloads (AssetDownloaded on the listing's stream), which count them and fire
+ * asset.downloaded. The seller fetching their own files is not a download.
+ */
+@Injectable()
+export class Downloads {
+  constructor(
+    private readonly listings: ListingStore,
+    private readonly writer: EventWriter,
+  ) {}
+
+  /** A model's: every granted download counts. */
+  async record(auth: AuthContext, listing: ListingState, now = new Date()): Promise<void> {
+    if (listing.account_id === auth.accountId) return;
+    const data: AssetDownloaded = {
+      listing_id: listing.id,
+      account_id: listing.account_id,
+      buyer_account_id: auth.accountId,
+      mode: listing.mode,
+      asset: { id: listing.id, slug: listing.slug, title: listing.title, type: listing.type },
+      downloaded_at: now.toISOString(),
+    };
+    // 'any', not the loaded revision: a download is a fact about a grant already decided,
+    // and concurrent downloads of a popular listing must not fail each other with 409.
+    await this.listings.append(listing, auth.mode, listing.id, [{ type: CatalogEvents.AssetDownloaded, data: { ...data } }], 'any');
+  }
+
+  /**
+   * A dataset's: fetched shard by shard, it counts once per buyer and UTC day, at the first
+   * shard fetched. The day is claimed first (no_stream), so concurrent fetches count once; a
+   * crash between the claim and the count loses that day's count, never doubles it.
+   */
+  async recordDatasetFetch(auth: AuthContext, dataset: ListingState, now = new Date()): Promise<void> {
+    if (dataset.account_id === auth.accountId) return;
+    const day = now.toISOString().slice(0, 10);
+    const counted: DatasetDownloadCounted = { listing_id: dataset.id, buyer_account_id: auth.accountId, mode: dataset.mode, day, counted_at: now.toISOString() };
+    try {
+      await this.writer.append(
+        Streams.datasetDownloadDay(dataset.mode, dataset.id, auth.accountId, day),
+        [{ type: CatalogEvents.DatasetDownloadCounted, data: { ...counted } }],
+        'no_stream',
+      );
+    } catch (error) {
+      if (error instanceof WrongExpectedRevisionError) return;
+      throw error;
+    }
+    await this.record(auth, dataset, now);
   }
 }

@@ -9,8 +9,8 @@ import { CheckoutErrors, completedPurchaseOf, purchaseOf } from '../checkout';
 import { CheckoutStreams } from '../checkout-streams';
 import type { Purchase } from '../events';
 import { Fulfilment } from '../fulfilment';
-import { DisputeQueries } from '../dispute-queries';
-import { PurchaseLocation, PurchaseQueries } from '../purchase-queries';
+import { DisputeQueries, DISPUTES_READ_MODEL } from '../dispute-queries';
+import { PurchaseLocation, PurchaseQueries, PURCHASES_READ_MODEL } from '../purchase-queries';
 
 /**
  * Records a refund the processor made, on the purchase's session stream at the revision
@@ -44,16 +44,16 @@ export class PurchaseLocator {
   ) {}
 
   byId(purchaseId: string): Promise<PurchaseLocation | undefined> {
-    return this.fresh('purchases', () => this.purchases.locate(purchaseId));
+    return this.fresh(PURCHASES_READ_MODEL, () => this.purchases.locate(purchaseId));
   }
 
   byPayment(mode: Mode, paymentReference: string): Promise<PurchaseLocation | undefined> {
-    return this.fresh('purchases', () => this.purchases.locateByPayment(mode, paymentReference));
+    return this.fresh(PURCHASES_READ_MODEL, () => this.purchases.locateByPayment(mode, paymentReference));
   }
 
   /** The disputed purchase's session, by the dispute's id. */
   byDispute(disputeId: string): Promise<PurchaseLocation | undefined> {
-    return this.fresh('disputes', () => this.disputes.locate(disputeId));
+    return this.fresh(DISPUTES_READ_MODEL, () => this.disputes.locate(disputeId));
   }
 
   private async fresh(projection: string, locate: () => Promise<PurchaseLocation | undefined>): Promise<PurchaseLocation | undefined> {

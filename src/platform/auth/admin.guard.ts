@@ -1,8 +1,8 @@
 import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { SETTINGS, Settings } from '../config/settings';
-import { ApiError } from '../platform/errors';
+import { SETTINGS, Settings } from '../../config/settings';
+import { ApiError } from '../errors';
 
 const digest = (text: string) => createHash('sha256').update(text).digest();
 

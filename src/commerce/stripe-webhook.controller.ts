@@ -2,16 +2,16 @@ import { Controller, Headers, HttpCode, Inject, Logger, Param, Post, Req } from 
 import { CommandBus } from '@nestjs/cqrs';
 import type { FastifyRequest } from 'fastify';
 import type Stripe from 'stripe';
-import { CompleteCheckoutCommand } from '../../commerce/commands/complete-checkout';
-import { RecordProcessorDisputeClosedCommand, RecordProcessorDisputeCommand } from '../../commerce/commands/dispute-purchase';
-import { RecordProcessorPartialRefundCommand, RecordProcessorRefundCommand } from '../../commerce/commands/refund-purchase';
-import { modeOfSessionId } from '../../commerce/checkout';
-import { WithoutApiKey } from '../../platform/auth/auth-context';
-import { ApiError, Errors } from '../../platform/errors';
-import { isMode, Mode } from '../../platform/mode';
-import { ParkedProcessorEvents, ProcessorEventParked } from '../parked-processor-events';
-import { PAYMENT_PROCESSOR, PaymentProcessor } from '../payment-processor';
-import { StripeProcessor } from './stripe-processor';
+import { CompleteCheckoutCommand } from './commands/complete-checkout';
+import { RecordProcessorDisputeClosedCommand, RecordProcessorDisputeCommand } from './commands/dispute-purchase';
+import { RecordProcessorPartialRefundCommand, RecordProcessorRefundCommand } from './commands/refund-purchase';
+import { modeOfSessionId } from './checkout';
+import { WithoutApiKey } from '../platform/auth/auth-context';
+import { ApiError, Errors } from '../platform/errors';
+import { isMode, Mode } from '../platform/mode';
+import { ParkedProcessorEvents, ProcessorEventParked } from './parked-processor-events';
+import { PAYMENT_PROCESSOR, PaymentProcessor } from '../payments/payment-processor';
+import { StripeProcessor } from '../payments/stripe/stripe-processor';
 
 const idOf = (ref: string | { id: string } | null | undefined) => (typeof ref === 'string' ? ref : ref?.id);
 

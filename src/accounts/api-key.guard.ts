@@ -1,10 +1,10 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { FastifyRequest } from 'fastify';
-import { AccountQueries } from '../../accounts/account-queries';
-import { parseApiKey, secretMatches } from '../../accounts/api-key-secret';
-import { Errors } from '../errors';
-import { AuthContext, REQUIRED_SCOPES, WITHOUT_API_KEY } from './auth-context';
+import { AccountQueries } from './account-queries';
+import { parseApiKey, secretMatches } from './api-key-secret';
+import { Errors } from '../platform/errors';
+import { AuthContext, REQUIRED_SCOPES, WITHOUT_API_KEY } from '../platform/auth/auth-context';
 
 /**
  * Who the bearer API key in an Authorization header belongs to; throws the 401 errors.

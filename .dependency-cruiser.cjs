@@ -1,0 +1,60 @@
+/**
+ * The dependency rule (docs/architecture.md), kept by CI (`npm run lint:deps`):
+ * platform/ is the floor; the infrastructure (config, database, event store, storage,
+ * projection runner) knows no bounded context; payments/ is a port that knows no context;
+ * no context reads projections/ (the read models' code), only the composition root wires them;
+ * no import circles; no file nobody imports.
+ */
+const CONTEXTS = '^src/(accounts|admin|catalog|commerce|factory|health|inference|ledger|metrics|openapi|webhooks|cli)/';
+
+module.exports = {
+  forbidden: [
+    {
+      name: 'platform-is-the-floor',
+      comment: 'platform/ holds what every layer uses (errors, ids, modes, streams, HTTP plumbing): it imports only itself and config/.',
+      severity: 'error',
+      from: { path: '^src/platform/' },
+      to: { path: '^(src|projections)/', pathNot: '^src/(platform|config)/' },
+    },
+    {
+      name: 'infrastructure-knows-no-context',
+      comment: 'The event store, database, storage and projection runner serve every context and know none of them.',
+      severity: 'error',
+      from: { path: '^src/(config|database|event-store|storage|projection-runner)/' },
+      to: { path: `${CONTEXTS}|^src/payments/|^projections/` },
+    },
+    {
+      name: 'payments-is-a-port',
+      comment: 'payments/ is the PaymentProcessor port and its adapters; the contexts use it, never the reverse (the Stripe webhook is commerce\'s).',
+      severity: 'error',
+      from: { path: '^src/payments/' },
+      to: { path: `${CONTEXTS}|^projections/` },
+    },
+    {
+      name: 'contexts-read-no-projection-code',
+      comment: 'A read model is read through its context\'s queries, named by its context\'s constant; only the composition root registers projections/.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/infrastructure\\.module\\.ts$' },
+      to: { path: '^projections/' },
+    },
+    {
+      name: 'no-circular',
+      severity: 'error',
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: 'no-orphans',
+      comment: 'A file nobody imports is dead code: entry points aside, and verify-signature.ts, the receiver helper docs/webhooks.md gives webhook consumers to copy.',
+      severity: 'error',
+      from: { orphan: true, pathNot: ['^src/main\\.ts$', '^src/cli/main\\.ts$', '^src/openapi/write-document\\.ts$', '^src/webhooks/verify-signature\\.ts$', '\\.d\\.ts$'] },
+      to: {},
+    },
+  ],
+  options: {
+    includeOnly: '^(src|projections)/',
+    tsConfig: { fileName: 'tsconfig.json' },
+    tsPreCompilationDeps: true,
+    doNotFollow: { path: 'node_modules' },
+  },
+};
