@@ -22,50 +22,6 @@ export interface DownloadGrant {
 }
 
 /**
- * POST /v1/models/{id_or_slug}/download: a 120 s signed URL for an entitled caller, of the
- * copy frozen at publish, after checking it is still the size recorded. A
- * download by someone other than the seller is recorded (AssetDownloaded), which counts
- * it and fires asset.downloaded; the seller fetching their own file is not a download.
- */
-export class DownloadAssetCommand extends Command<DownloadGrant> {
-  constructor(readonly auth: AuthContext, readonly idOrSlug: string) {
-    super();
-  }
-}
-
-@CommandHandler(DownloadAssetCommand)
-export class DownloadAssetHandler implements ICommandHandler<DownloadAssetCommand> {
-  constructor(
-    @Inject(BLOB_STORE) private readonly blobs: BlobStore,
-    private readonly entitlements: Entitlements,
-    private readonly downloads: Downloads,
-    private readonly listings: ListingStore,
-  ) {}
-
-  async execute({ auth, idOrSlug }: DownloadAssetCommand): Promise<DownloadGrant> {
-    const loaded = await this.listings.find(auth.mode, idOrSlug);
-    if (!loaded || !(await this.entitlements.isReachable(auth, loaded.state))) throw Errors.notFound('model');
-    const listing = loaded.state;
-    if (listing.kind === 'dataset') {
-      throw Errors.invalidRequest('A dataset is downloaded shard by shard: GET /v1/datasets/{id}/shards/{name}.');
-    }
-    // Only the owner can see a listing without a file: their own draft that never got one.
-    const file = servedModelFile(listing);
-    if (!file) throw Errors.invalidRequest('This draft has no file yet; give it storage_path, file_name and file_size.');
-    await this.entitlements.assertEntitled(auth, listing);
-    await assertServable(this.blobs, listing, file);
-    await this.downloads.record(auth, listing);
-    return {
-      url: await this.blobs.signDownload(file.path, { expiresIn: DOWNLOAD_URL_TTL_SECONDS, fileName: file.name }),
-      expires_in: DOWNLOAD_URL_TTL_SECONDS,
-      file_name: file.name,
-      file_size: file.size,
-      file_sha256: file.sha256,
-    };
-  }
-}
-
-/**
  * Records downloads (AssetDownloaded on the listing's stream), which count them and fire
  * asset.downloaded. The seller fetching their own files is not a download.
  */
@@ -112,5 +68,49 @@ export class Downloads {
       throw error;
     }
     await this.record(auth, dataset, now);
+  }
+}
+
+/**
+ * POST /v1/models/{id_or_slug}/download: a 120 s signed URL for an entitled caller, of the
+ * copy frozen at publish, after checking it is still the size recorded. A
+ * download by someone other than the seller is recorded (AssetDownloaded), which counts
+ * it and fires asset.downloaded; the seller fetching their own file is not a download.
+ */
+export class DownloadAssetCommand extends Command<DownloadGrant> {
+  constructor(readonly auth: AuthContext, readonly idOrSlug: string) {
+    super();
+  }
+}
+
+@CommandHandler(DownloadAssetCommand)
+export class DownloadAssetHandler implements ICommandHandler<DownloadAssetCommand> {
+  constructor(
+    @Inject(BLOB_STORE) private readonly blobs: BlobStore,
+    private readonly entitlements: Entitlements,
+    private readonly downloads: Downloads,
+    private readonly listings: ListingStore,
+  ) {}
+
+  async execute({ auth, idOrSlug }: DownloadAssetCommand): Promise<DownloadGrant> {
+    const loaded = await this.listings.find(auth.mode, idOrSlug);
+    if (!loaded || !(await this.entitlements.isReachable(auth, loaded.state))) throw Errors.notFound('model');
+    const listing = loaded.state;
+    if (listing.kind === 'dataset') {
+      throw Errors.invalidRequest('A dataset is downloaded shard by shard: GET /v1/datasets/{id}/shards/{name}.');
+    }
+    // Only the owner can see a listing without a file: their own draft that never got one.
+    const file = servedModelFile(listing);
+    if (!file) throw Errors.invalidRequest('This draft has no file yet; give it storage_path, file_name and file_size.');
+    await this.entitlements.assertEntitled(auth, listing);
+    await assertServable(this.blobs, listing, file);
+    await this.downloads.record(auth, listing);
+    return {
+      url: await this.blobs.signDownload(file.path, { expiresIn: DOWNLOAD_URL_TTL_SECONDS, fileName: file.name }),
+      expires_in: DOWNLOAD_URL_TTL_SECONDS,
+      file_name: file.name,
+      file_size: file.size,
+      file_sha256: file.sha256,
+    };
   }
 }
