@@ -9,6 +9,7 @@ import { factoryJobsProjection } from './factory-jobs.projection';
 import { inferencePricesProjection } from './inference-prices.projection';
 import { inferenceUsageProjection } from './inference-usage.projection';
 import { journalProjection } from './journal.projection';
+import { keyActivationsProjection } from './key-activations.projection';
 import { parkedProcessorEventsProjection } from './parked-processor-events.projection';
 import { payoutsProjection } from './payouts.projection';
 import { purchasesProjection } from './purchases.projection';
@@ -18,6 +19,7 @@ import { webhookEndpointsProjection } from './webhook-endpoints.projection';
 export const ALL_PROJECTIONS: readonly Projection[] = [
   accountsProjection,
   apiKeysProjection,
+  keyActivationsProjection,
   creditsProjection,
   catalogListingsProjection,
   webhookEndpointsProjection,

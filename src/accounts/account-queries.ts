@@ -3,6 +3,9 @@ import { DATABASE, Database } from '../database/database';
 import type { Mode } from '../platform/mode';
 import type { Tier } from './events';
 
+/** The name of the read model of open key activations (its projection in projections/, its checkpoint). */
+export const KEY_ACTIVATIONS_READ_MODEL = 'key_activations';
+
 export interface AccountView {
   id: string;
   slug: string;
@@ -77,11 +80,17 @@ export class AccountQueries {
     return rows[0] && toKey(rows[0]);
   }
 
-  async listKeys(accountId: string): Promise<ApiKeyView[]> {
-    const { rows } = await this.db.query('SELECT * FROM api_keys WHERE account_id = $1 ORDER BY created_at, id', [accountId]);
+  /** An account's keys; an inactive live premium key with its activation checkout while that is still open. */
+  async listKeys(accountId: string, now = new Date()): Promise<(ApiKeyView & { activation_checkout_url: string | null })[]> {
+    const { rows } = await this.db.query(
+      `SELECT k.*, CASE WHEN NOT k.active AND k.revoked_at IS NULL AND a.expires_at > $2 THEN a.checkout_url END AS activation_checkout_url
+         FROM api_keys k LEFT JOIN key_activations a ON a.key_id = k.id
+        WHERE k.account_id = $1 ORDER BY k.created_at, k.id`,
+      [accountId, now.toISOString()],
+    );
     return rows.map((row) => {
       const { secret_hash: _hidden, ...view } = toKey(row);
-      return view;
+      return { ...view, activation_checkout_url: row.activation_checkout_url ?? null };
     });
   }
 

@@ -6,11 +6,12 @@ import { CreateAccountHandler } from './commands/create-account';
 import { CreateApiKeyHandler } from './commands/create-api-key';
 import { GrantCreditsHandler } from './commands/grant-credits';
 import { RevokeApiKeyHandler } from './commands/revoke-api-key';
+import { OpenKeyActivationHandler } from './commands/open-key-activation';
 import { MeController } from './me.controller';
 
 @Module({
   controllers: [MeController],
-  providers: [AccountQueries, AccountStreams, CreateAccountHandler, CreateApiKeyHandler, RevokeApiKeyHandler, GrantCreditsHandler, ActivateApiKeyHandler],
+  providers: [AccountQueries, AccountStreams, CreateAccountHandler, CreateApiKeyHandler, RevokeApiKeyHandler, OpenKeyActivationHandler, GrantCreditsHandler, ActivateApiKeyHandler],
   exports: [AccountQueries, AccountStreams],
 })
 export class AccountsModule {}

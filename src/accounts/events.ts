@@ -49,6 +49,20 @@ export interface ApiKeyActivated {
   activated_at: string;
 }
 
+/**
+ * An activation checkout was opened for an inactive live premium key (at its creation, or
+ * again with svc keys activation once the last one lapsed): where its owner pays, until when.
+ */
+export interface ApiKeyActivationOpened {
+  key_id: string;
+  account_id: string;
+  mode: Mode;
+  checkout_session_id: string;
+  checkout_url: string;
+  expires_at: string;
+  opened_at: string;
+}
+
 export interface CreditsGranted {
   account_id: string;
   mode: Mode;
@@ -64,5 +78,6 @@ export const AccountEvents = {
   ApiKeyCreated: 'ApiKeyCreated',
   ApiKeyRevoked: 'ApiKeyRevoked',
   ApiKeyActivated: 'ApiKeyActivated',
+  ApiKeyActivationOpened: 'ApiKeyActivationOpened',
   CreditsGranted: 'CreditsGranted',
 } as const;

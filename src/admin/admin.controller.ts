@@ -11,6 +11,7 @@ import { ProjectionRunner, UnknownProjectionError } from '../projection-runner/p
 import { SETTINGS, Settings } from '../config/settings';
 import { AdminGuard } from '../platform/auth/admin.guard';
 import { CreateAccountDto, CreateKeyDto, GrantCreditsDto } from './admin.dto';
+import { OpenKeyActivationCommand } from '../accounts/commands/open-key-activation';
 
 /** A rebuild answers this long before the connection would count as idle. */
 const ANSWER_MARGIN_MS = 2000;
@@ -59,6 +60,13 @@ export class AdminController {
     const account = await this.accounts.findAccount(accountRef);
     if (!account) throw Errors.notFound('account');
     return { items: await this.accounts.listKeys(account.id) };
+  }
+
+  /** A fresh activation checkout for an inactive live premium key whose last one lapsed. */
+  @Post('keys/:id/activation')
+  @HttpCode(200)
+  openActivation(@Param('id') id: string) {
+    return this.commands.execute(new OpenKeyActivationCommand(id));
   }
 
   @Post('keys/:id/revoke')

@@ -121,7 +121,15 @@ export const COMMANDS: Record<string, CliCommand> = {
     examples: ['svc keys list --account acme-robotics --json'],
     options: { account: { type: 'string', required: true } },
     run: (client, o) => client.request('GET', `/admin/keys?account=${encodeURIComponent(o.account)}`),
-    print: (r) => table(r.items, ['id', 'name', 'mode', 'tier', 'scopes', 'active', 'expires_at', 'revoked_at', 'created_at']),
+    print: (r) => table(r.items, ['id', 'name', 'mode', 'tier', 'scopes', 'active', 'expires_at', 'revoked_at', 'created_at', 'activation_checkout_url']),
+  },
+  'keys activation': {
+    usage: 'keys activation KEY_ID',
+    examples: ['svc keys activation key_...'],
+    options: {},
+    positionals: ['KEY_ID'],
+    run: (client, _o, [keyId]) => client.request('POST', `/admin/keys/${encodeURIComponent(keyId)}/activation`),
+    print: (r) => `pay the activation of ${r.id} at ${r.activation_checkout_url} (open until ${r.activation_expires_at})`,
   },
   'keys revoke': {
     usage: 'keys revoke KEY_ID',

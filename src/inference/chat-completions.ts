@@ -22,7 +22,7 @@ export function assertMayRunInference(auth: AuthContext): void {
     throw Errors.scopeRequired(['inference:run']);
   }
   if (!auth.active) {
-    throw Errors.paymentRequired('This premium key is not active yet: complete its activation checkout (svc keys list shows it) to run inference.');
+    throw Errors.paymentRequired('This premium key is not active yet: complete its activation checkout (svc keys list shows it; svc keys activation KEY_ID opens a new one once it lapsed) to run inference.');
   }
 }
 

@@ -1,5 +1,6 @@
 import { startTestApp, TestApp } from '../support/app';
-import { eventsOfType, pathOf, PAYS, payOnPage } from './commerce-client';
+import { eventually } from '../support/eventually';
+import { eventsOfType, PAST_EXPIRY_MS, pathOf, PAYS, payOnPage, withClockAhead } from './commerce-client';
 
 describe('premium key activation', () => {
   let t: TestApp;
@@ -45,5 +46,39 @@ describe('premium key activation', () => {
     const key = await t.admin('POST', '/admin/keys', { account: account.body.id, mode: 'live', tier: 'premium' });
     expect((await payOnPage(t, key.body.activation_checkout_url, '4000000000000002')).status).toBe(402);
     expect((await keyOf(account.body.id, key.body.id)).active).toBe(false);
+  });
+
+  it('reopens a lapsed activation with svc keys activation (POST /admin/keys/{id}/activation), and keys list shows the open one', async () => {
+    const account = await t.admin('POST', '/admin/accounts', { name: 'Lapsed Co', email: 'lapsed@example.com' });
+    const key = await t.admin('POST', '/admin/keys', { account: account.body.id, mode: 'live', tier: 'premium' });
+    const listed = () => keyOf(account.body.id, key.body.id);
+    await eventually(async () => (await listed()).activation_checkout_url === key.body.activation_checkout_url, 15000, 'the open activation listed');
+
+    await withClockAhead(PAST_EXPIRY_MS, async () => {
+      // The first checkout lapsed: the page refuses it and the list shows no open activation.
+      expect((await payOnPage(t, key.body.activation_checkout_url, PAYS)).status).toBe(400);
+      expect(await listed()).toMatchObject({ active: false, activation_checkout_url: null });
+
+      const reopened = await t.admin('POST', `/admin/keys/${key.body.id}/activation`);
+      expect(reopened.status).toBe(200);
+      expect(reopened.body).toEqual({ id: key.body.id, active: false, activation_checkout_url: expect.stringMatching(/\/checkout\/cs_live_/), activation_expires_at: expect.any(String) });
+      expect(reopened.body.activation_checkout_url).not.toBe(key.body.activation_checkout_url);
+      await eventually(async () => (await listed()).activation_checkout_url === reopened.body.activation_checkout_url, 15000, 'the new activation listed');
+      expect((await payOnPage(t, reopened.body.activation_checkout_url, PAYS)).status).toBe(200);
+    });
+    await eventually(async () => (await listed()).active === true, 15000, 'the key active');
+    expect((await listed()).activation_checkout_url).toBeNull();
+
+    // Nothing to activate: an active key, a free key, a revoked key, a key that does not exist.
+    const active = await t.admin('POST', `/admin/keys/${key.body.id}/activation`);
+    expect([active.status, active.body.error.code]).toEqual([400, 'already_active']);
+    const free = await t.admin('POST', '/admin/keys', { account: account.body.id, mode: 'live' });
+    expect((await t.admin('POST', `/admin/keys/${free.body.id}/activation`)).body.error.code).toBe('already_active');
+    const revoked = await t.admin('POST', '/admin/keys', { account: account.body.id, mode: 'live', tier: 'premium' });
+    await t.admin('POST', `/admin/keys/${revoked.body.id}/revoke`);
+    expect((await t.admin('POST', `/admin/keys/${revoked.body.id}/activation`)).body.error.code).toBe('key_revoked');
+    const missing = await t.admin('POST', '/admin/keys/key_doesnotexist/activation');
+    expect([missing.status, missing.body.error.code]).toEqual([404, 'not_found']);
+    expect((await eventsOfType(t, 'ApiKeyActivated')).filter((e) => e.data.key_id === key.body.id)).toHaveLength(1);
   });
 });

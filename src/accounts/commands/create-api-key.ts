@@ -1,5 +1,4 @@
 import { Command, CommandBus, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import { OpenKeyActivationCheckoutCommand } from '../../commerce/commands/open-checkout';
 import { Errors } from '../../platform/errors';
 import { newId } from '../../platform/ids';
 import type { Mode } from '../../platform/mode';
@@ -8,6 +7,7 @@ import { EventWriter } from '../../projection-runner/event-writer';
 import { AccountStreams } from '../account-streams';
 import { generateApiKey } from '../api-key-secret';
 import { AccountEvents, ApiKeyCreated, Tier } from '../events';
+import { openKeyActivation } from './open-key-activation';
 
 export interface CreatedApiKey {
   id: string;
@@ -74,7 +74,7 @@ export class CreateApiKeyHandler implements ICommandHandler<CreateApiKeyCommand>
     };
     await this.writer.append(Streams.apiKey(command.mode, keyId), [{ type: AccountEvents.ApiKeyCreated, data: { ...created } }], 'no_stream');
     // After the key exists, so the payment always has a key to activate.
-    const activation = active ? null : await this.commands.execute(new OpenKeyActivationCheckoutCommand(account.id, command.mode, keyId));
+    const activation = active ? null : await openKeyActivation(this.commands, this.writer, { key_id: keyId, account_id: account.id, mode: command.mode });
     return {
       id: keyId,
       key,
@@ -84,7 +84,7 @@ export class CreateApiKeyHandler implements ICommandHandler<CreateApiKeyCommand>
       scopes,
       active,
       expires_at: created.expires_at,
-      activation_checkout_url: activation?.checkout_url ?? null,
+      activation_checkout_url: activation?.activation_checkout_url ?? null,
     };
   }
 }
