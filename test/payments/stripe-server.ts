@@ -393,21 +393,7 @@ export async function startStripeServer(secretKeys: string[]): Promise<StripeSer
       const refund = { id: randomId('re'), object: 'refund', amount, balance_transaction: randomId('txn'), charge: intent.charge, currency: intent.currency, payment_intent: intent.id, status: 'succeeded' };
       intent.parts = [refund, ...(intent.parts ?? [])];
       record('refund', -amount, 0, intent.currency, refund.id, intent.livemode, refund.balance_transaction);
-      const refunded = intent.parts.reduce((sum, r) => sum + r.amount, 0);
-      return stripeEvent('charge.refunded', {
-        id: intent.charge,
-        object: 'charge',
-        amount: intent.amount,
-        amount_captured: intent.amount,
-        amount_refunded: refunded,
-        currency: intent.currency,
-        livemode: intent.livemode,
-        paid: true,
-        payment_intent: intent.id,
-        refunded: refunded >= intent.amount,
-        refunds: { object: 'list', data: intent.parts, has_more: false, total_count: intent.parts.length, url: `/v1/charges/${intent.charge}/refunds` },
-        status: 'succeeded',
-      });
+      return server.chargeRefunded(paymentIntentId);
     },
     chargeRefunded(paymentIntentId) {
       const intent = intents.get(paymentIntentId);

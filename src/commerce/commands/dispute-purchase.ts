@@ -1,45 +1,22 @@
-import { Inject } from '@nestjs/common';
-import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import { DisputeOutcome, PAYMENT_PROCESSOR, PaymentProcessor, ProcessorDispute } from '../../payments/payment-processor';
-import { Errors } from '../../platform/errors';
-import type { Mode } from '../../platform/mode';
-import { CheckoutErrors, purchaseOf } from '../checkout';
-import { CheckoutStreams } from '../checkout-streams';
-import { Dispute, DisputeQueries } from '../dispute-queries';
-import type { Purchase } from '../events';
-import { Fulfilment } from '../fulfilment';
-import { PurchaseLocation } from '../purchase-queries';
-import { PurchaseLocator } from './refund-purchase';
-
-/**
+/*
  * Disputes of a purchase's payment, on its session's stream: opened by the processor
  * (Stripe's charge.dispute.created, the sandbox's disputed card), closed by the processor
  * (charge.dispute.closed) or, in the sandbox, by an operator (svc disputes close). The
  * fulfilment subscriber withholds and releases the seller's money and ends a lost purchase's
  * entitlement.
  */
-async function record(
-  streams: CheckoutStreams,
-  fulfilment: Fulfilment,
-  located: PurchaseLocation,
-  command: { type: 'RecordDispute'; dispute: ProcessorDispute } | { type: 'CloseDispute'; disputeId: string; outcome: DisputeOutcome },
-): Promise<Purchase> {
-  const now = new Date().toISOString();
-  const { state, position } = await streams.handle(located.mode, located.session_id, async () =>
-    command.type === 'RecordDispute'
-      ? {
-          type: 'RecordDispute',
-          now,
-          dispute_id: command.dispute.disputeId,
-          amount_cents: command.dispute.amountCents,
-          dispute_fee_cents: command.dispute.feeCents,
-          reason: command.dispute.reason,
-        }
-      : { type: 'CloseDispute', now, dispute_id: command.disputeId, outcome: command.outcome },
-  );
-  await fulfilment.waitFor(position);
-  return purchaseOf(state)!;
-}
+import { Inject } from '@nestjs/common';
+import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
+import { DisputeOutcome, PAYMENT_PROCESSOR, PaymentProcessor, ProcessorDispute } from '../../payments/payment-processor';
+import { Errors } from '../../platform/errors';
+import type { Mode } from '../../platform/mode';
+import { CheckoutErrors } from '../checkout';
+import { CheckoutStreams } from '../checkout-streams';
+import { Dispute, DisputeQueries } from '../dispute-queries';
+import type { Purchase } from '../events';
+import { Fulfilment } from '../fulfilment';
+import { recordPurchaseFact } from '../purchase-facts';
+import { PurchaseLocator } from './refund-purchase';
 
 /** The processor opened a dispute on a payment. undefined: the payment is none of our purchases. */
 export class RecordProcessorDisputeCommand extends Command<Purchase | undefined> {
@@ -58,7 +35,16 @@ export class RecordProcessorDisputeHandler implements ICommandHandler<RecordProc
 
   async execute({ mode, paymentReference, dispute }: RecordProcessorDisputeCommand): Promise<Purchase | undefined> {
     const located = await this.locator.byPayment(mode, paymentReference);
-    return located && record(this.streams, this.fulfilment, located, { type: 'RecordDispute', dispute });
+    return (
+      located &&
+      recordPurchaseFact(this.streams, this.fulfilment, located, {
+        type: 'RecordDispute',
+        dispute_id: dispute.disputeId,
+        amount_cents: dispute.amountCents,
+        dispute_fee_cents: dispute.feeCents,
+        reason: dispute.reason,
+      })
+    );
   }
 }
 
@@ -79,7 +65,7 @@ export class RecordProcessorDisputeClosedHandler implements ICommandHandler<Reco
 
   async execute({ mode, paymentReference, disputeId, outcome }: RecordProcessorDisputeClosedCommand): Promise<Purchase | undefined> {
     const located = await this.locator.byPayment(mode, paymentReference);
-    return located && record(this.streams, this.fulfilment, located, { type: 'CloseDispute', disputeId, outcome });
+    return located && recordPurchaseFact(this.streams, this.fulfilment, located, { type: 'CloseDispute', dispute_id: disputeId, outcome });
   }
 }
 
@@ -109,7 +95,7 @@ export class CloseDisputeHandler implements ICommandHandler<CloseDisputeCommand>
     if (!located) throw Errors.notFound('dispute');
     // The first close at the processor is final: a second, other outcome records the first.
     const settled = await this.processor.closeDispute({ mode: located.mode, disputeId, outcome });
-    await record(this.streams, this.fulfilment, located, { type: 'CloseDispute', disputeId, outcome: settled });
+    await recordPurchaseFact(this.streams, this.fulfilment, located, { type: 'CloseDispute', dispute_id: disputeId, outcome: settled });
     if (settled !== outcome) throw CheckoutErrors.disputeClosed(disputeId, settled);
     return (await this.disputes.find(disputeId))!;
   }

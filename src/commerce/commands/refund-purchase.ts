@@ -9,24 +9,9 @@ import { CheckoutErrors, completedPurchaseOf, purchaseOf } from '../checkout';
 import { CheckoutStreams } from '../checkout-streams';
 import type { Purchase } from '../events';
 import { Fulfilment } from '../fulfilment';
+import { recordPurchaseFact } from '../purchase-facts';
 import { DisputeQueries, DISPUTES_READ_MODEL } from '../dispute-queries';
 import { PurchaseLocation, PurchaseQueries, PURCHASES_READ_MODEL } from '../purchase-queries';
-
-/**
- * Records a refund the processor made, on the purchase's session stream at the revision
- * it was loaded at: of refunds racing, only the recorded one succeeds, the others throw
- * already_refunded. The fulfilment subscriber records the ledger debit and ends the
- * buyer's entitlement.
- */
-async function recordRefund(streams: CheckoutStreams, fulfilment: Fulfilment, purchase: PurchaseLocation, refundId: string): Promise<Purchase> {
-  const { state, position } = await streams.handle(purchase.mode, purchase.session_id, async () => ({
-    type: 'RecordRefund',
-    now: new Date().toISOString(),
-    processor_refund_id: refundId,
-  }));
-  await fulfilment.waitFor(position);
-  return purchaseOf(state)!;
-}
 
 /**
  * The purchases read model only locates a session (a fixed fact), but a purchase completed a
@@ -112,15 +97,13 @@ export class RefundPurchaseHandler implements ICommandHandler<RefundPurchaseComm
       ...(partial ? { amountCents } : {}),
     });
     if (!refund.settled) return purchaseOf(session)!;
-    if (!partial) return recordRefund(this.streams, this.fulfilment, located, refund.refundId);
-    const { state, position } = await this.streams.handle(located.mode, located.session_id, async () => ({
+    // Of whole refunds racing on one purchase, only the recorded one succeeds; the others throw already_refunded.
+    if (!partial) return recordPurchaseFact(this.streams, this.fulfilment, located, { type: 'RecordRefund', processor_refund_id: refund.refundId });
+    return recordPurchaseFact(this.streams, this.fulfilment, located, {
       type: 'RecordPartialRefund',
-      now: new Date().toISOString(),
       processor_refund_id: refund.refundId,
       refunded_total_cents: refundedSoFar + amountCents,
-    }));
-    await this.fulfilment.waitFor(position);
-    return purchaseOf(state)!;
+    });
   }
 }
 
@@ -144,7 +127,7 @@ export class RecordProcessorRefundHandler implements ICommandHandler<RecordProce
     const located = await this.locator.byPayment(mode, paymentReference);
     if (!located) return undefined;
     try {
-      return await recordRefund(this.streams, this.fulfilment, located, refundId);
+      return await recordPurchaseFact(this.streams, this.fulfilment, located, { type: 'RecordRefund', processor_refund_id: refundId });
     } catch (error) {
       // Stripe's report of a refund already recorded (our own at once, or a redelivery): nothing to do.
       if (!(error instanceof ApiError && error.code === 'already_refunded')) throw error;
@@ -175,13 +158,6 @@ export class RecordProcessorPartialRefundHandler implements ICommandHandler<Reco
   async execute({ mode, paymentReference, refundId, refundedTotalCents }: RecordProcessorPartialRefundCommand): Promise<Purchase | undefined> {
     const located = await this.locator.byPayment(mode, paymentReference);
     if (!located) return undefined;
-    const { state, position } = await this.streams.handle(mode, located.session_id, async () => ({
-      type: 'RecordPartialRefund',
-      now: new Date().toISOString(),
-      processor_refund_id: refundId,
-      refunded_total_cents: refundedTotalCents,
-    }));
-    await this.fulfilment.waitFor(position);
-    return purchaseOf(state);
+    return recordPurchaseFact(this.streams, this.fulfilment, located, { type: 'RecordPartialRefund', processor_refund_id: refundId, refunded_total_cents: refundedTotalCents });
   }
 }
