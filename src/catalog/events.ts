@@ -97,6 +97,21 @@ export interface ListingUnpublished {
   unpublished_at: string;
 }
 
+/** A publish of the listing failed its checks (decisions section 5): why, until a later publish passes. */
+export interface ListingValidationFailed {
+  listing_id: string;
+  account_id: string;
+  mode: Mode;
+  errors: ValidationProblem[];
+  failed_at: string;
+}
+
+/** One reason a publish was refused, as its 4xx error said it. */
+export interface ValidationProblem {
+  code: string;
+  message: string;
+}
+
 /** account_id is the seller, who receives asset.downloaded. */
 export interface AssetDownloaded {
   listing_id: string;
@@ -127,6 +142,7 @@ export const CatalogEvents = {
   ListingUpdated: 'ListingUpdated',
   ListingPublished: 'ListingPublished',
   ListingUnpublished: 'ListingUnpublished',
+  ListingValidationFailed: 'ListingValidationFailed',
   AssetDownloaded: 'AssetDownloaded',
 } as const;
 
@@ -136,5 +152,6 @@ export const LISTING_EVENT_TYPES: readonly string[] = [
   CatalogEvents.ListingUpdated,
   CatalogEvents.ListingPublished,
   CatalogEvents.ListingUnpublished,
+  CatalogEvents.ListingValidationFailed,
   CatalogEvents.AssetDownloaded,
 ];

@@ -8,7 +8,9 @@ import {
   ListingPublished,
   ListingUnpublished,
   ListingUpdated,
+  ListingValidationFailed,
   PublishedFile,
+  ValidationProblem,
 } from './events';
 
 export type ListingStatus = 'draft' | 'published' | 'unpublished';
@@ -25,8 +27,10 @@ export interface ListingState extends ListingDetails {
   slug: string;
   author: { slug: string; name: string };
   status: ListingStatus;
-  /** decisions section 5: pending until a publish validated it; a failed publish changes nothing. */
-  validation_status: 'pending' | 'passed';
+  /** decisions section 5: pending until a publish tried it; failed (with why) until a publish passes. */
+  validation_status: 'pending' | 'passed' | 'failed';
+  /** Why the last publish failed; [] otherwise. Absent on states folded before it was kept. */
+  validation_errors?: ValidationProblem[];
   downloads: number;
   featured: boolean;
   created_at: string;
@@ -54,6 +58,7 @@ export function evolve(state: ListingState | undefined, event: { type: string; d
         author: e.author,
         status: 'draft',
         validation_status: 'pending',
+        validation_errors: [],
         downloads: 0,
         featured: false,
         created_at: e.created_at,
@@ -73,6 +78,7 @@ export function evolve(state: ListingState | undefined, event: { type: string; d
           ...state,
           status: 'published',
           validation_status: 'passed',
+          validation_errors: [],
           published_at: e.published_at,
           updated_at: e.published_at,
           published_files: e.files ?? state.published_files,
@@ -82,6 +88,10 @@ export function evolve(state: ListingState | undefined, event: { type: string; d
     case CatalogEvents.ListingUnpublished: {
       const e = event.data as ListingUnpublished;
       return state && { ...state, status: 'unpublished', updated_at: e.unpublished_at };
+    }
+    case CatalogEvents.ListingValidationFailed: {
+      const e = event.data as ListingValidationFailed;
+      return state && { ...state, validation_status: 'failed', validation_errors: e.errors };
     }
     case CatalogEvents.AssetDownloaded:
       return state && { ...state, downloads: state.downloads + 1 };
@@ -126,6 +136,7 @@ export function toListingObject(s: ListingState): Record<string, unknown> {
     kind: s.kind,
     status: s.status,
     validation_status: s.validation_status,
+    validation_errors: s.validation_errors ?? [],
     storage_path: s.file?.storage_path ?? null,
     published_at: s.published_at,
   };

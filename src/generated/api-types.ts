@@ -832,7 +832,11 @@ export interface components {
             /** @enum {string} */
             status: "draft" | "published" | "unpublished";
             /** @enum {string} */
-            validation_status: "pending" | "passed";
+            validation_status: "pending" | "passed" | "failed";
+            validation_errors: {
+                code: string;
+                message: string;
+            }[];
             storage_path: string | null;
             /**
              * Format: date-time

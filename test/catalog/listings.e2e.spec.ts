@@ -1,5 +1,5 @@
 import { startTestApp, TestApp } from '../support/app';
-import { eventsOf, modelBody, upload } from './catalog-client';
+import { eventsOf, localPath, modelBody, upload } from './catalog-client';
 
 describe('listings: the seller view', () => {
   let t: TestApp;
@@ -49,6 +49,29 @@ describe('listings: the seller view', () => {
     expect(res.body.error.code).toBe('file_not_found');
     expect((await t.request('GET', `/v1/listings/${draft.body.id}`, { key: seller.key })).body.status).toBe('draft');
     expect((await eventsOf(t, 'ListingPublished', seller.accountId)).filter((e) => e.data.listing_id === draft.body.id)).toEqual([]);
+  });
+
+  it('shows why a publish failed (validation_status failed, validation_errors) until a publish passes, and records the same failure once', async () => {
+    const minted = await t.request('POST', '/v1/uploads', { key: seller.key, body: { file_name: 'late.onnx', file_size: 10 } });
+    const draft = await t.request('POST', '/v1/listings', { key: seller.key, body: modelBody(minted.body, { title: 'Late Upload' }) });
+    expect(draft.body).toMatchObject({ validation_status: 'pending', validation_errors: [] });
+    const listing = async () => (await t.request('GET', `/v1/listings/${draft.body.id}`, { key: seller.key })).body;
+
+    for (let i = 0; i < 2; i++) {
+      const refused = await t.request('POST', `/v1/listings/${draft.body.id}/publish`, { key: seller.key });
+      expect([refused.status, refused.body.error.code]).toEqual([400, 'file_not_found']);
+    }
+    const failed = await listing();
+    expect(failed).toMatchObject({ status: 'draft', validation_status: 'failed', validation_errors: [{ code: 'file_not_found', message: expect.stringContaining('PUT the bytes') }] });
+    expect((await t.request('GET', '/v1/listings?status=draft', { key: seller.key })).body.items.find((l: any) => l.id === draft.body.id).validation_status).toBe('failed');
+    const failures = (await eventsOf(t, 'ListingValidationFailed', seller.accountId)).filter((e) => e.data.listing_id === draft.body.id);
+    expect(failures).toHaveLength(1);
+
+    // The bytes land; the next publish passes and clears the errors.
+    expect((await t.request('PUT', localPath(minted.body.upload_url), { payload: '0123456789', headers: { 'content-type': 'application/octet-stream' } })).status).toBe(200);
+    const published = await t.request('POST', `/v1/listings/${draft.body.id}/publish`, { key: seller.key });
+    expect(published.body).toMatchObject({ status: 'published', validation_status: 'passed', validation_errors: [] });
+    expect(await listing()).toMatchObject({ validation_status: 'passed', validation_errors: [] });
   });
 
   it('refuses a draft pointing outside the seller prefix, or priced 1-99, and drafts nothing', async () => {
