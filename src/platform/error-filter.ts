@@ -84,6 +84,11 @@ export function clientErrorResponse(error: unknown, requestId: string): string {
   const apiError = typeof code === 'string' && FASTIFY_CODES[code]
     ? FASTIFY_CODES[code](error)
     : new ApiError(400, 'invalid_request', 'The HTTP request is malformed.');
+  return rawErrorResponse(apiError, requestId);
+}
+
+/** An error envelope as a whole raw HTTP/1.1 response that closes the connection: for what Node answers before Fastify has a request. */
+export function rawErrorResponse(apiError: ApiError, requestId: string): string {
   const body = JSON.stringify(envelope(apiError, requestId));
   return [
     `HTTP/1.1 ${apiError.status} ${HTTP_REASONS[apiError.status] ?? 'Error'}`,

@@ -2,13 +2,13 @@ import { Logger, ValidationError, ValidationPipe } from '@nestjs/common';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { randomBytes } from 'node:crypto';
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { Settings } from '../config/settings';
 import { adminTokenCheck } from './auth/admin.guard';
 import type { AuthContext } from './auth/auth-context';
-import { clientErrorResponse, sendError } from './error-filter';
-import { Errors } from './errors';
+import { clientErrorResponse, rawErrorResponse, sendError } from './error-filter';
+import { ApiError, Errors } from './errors';
 import { assertStorable, parseJsonObject } from './request-strings';
 
 const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -52,7 +52,8 @@ export function createHttpAdapter(settings: Settings): FastifyAdapter {
     connectionTimeout: t.idleTimeoutMs,
     keepAliveTimeout: t.keepAliveTimeoutMs,
     // Node checks the request and header timeouts every connectionsCheckingInterval (default 30 s).
-    http: { headersTimeout: t.headersTimeoutMs, connectionsCheckingInterval: Math.min(1000, t.headersTimeoutMs) },
+    // requireHostHeader off: Node's own refusal is an empty 400; configureHttp answers it in the envelope.
+    http: { headersTimeout: t.headersTimeoutMs, connectionsCheckingInterval: Math.min(1000, t.headersTimeoutMs), requireHostHeader: false },
     clientErrorHandler: clientError,
     // A URL Fastify cannot route (bad percent-encoding, a path segment over 100 characters).
     frameworkErrors: (error: Error, request: FastifyRequest, reply: FastifyReply) => sendError(request, reply, error, logger),
@@ -87,8 +88,10 @@ function authenticateBeforeBody(fastify: FastifyInstance, auth: HttpAuth): void 
  * query values Postgres can store, and the one JSON body parser.
  */
 export function configureHttp(fastify: FastifyInstance, settings: Settings, auth: HttpAuth): void {
+  answerInEnvelopeBeforeFastify(fastify);
   fastify.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
     reply.header('x-request-id', request.id);
+    if (!request.headers.host) throw new ApiError(400, 'invalid_request', 'The request has no Host header; HTTP/1.1 requires one.');
     const canonical = settings.canonicalHost;
     if (canonical) {
       const host = (request.headers.host ?? '').toLowerCase();
@@ -115,6 +118,21 @@ export function configureHttp(fastify: FastifyInstance, settings: Settings, auth
     } catch (error) {
       done(error as Error, undefined);
     }
+  });
+}
+
+/**
+ * What Node answers by itself, before Fastify sees a request, answered in the envelope with a
+ * request id and the connection closed: an Expect other than 100-continue (Node's empty 417)
+ * and CONNECT (Node's closed socket); a missing Host is the onRequest hook's.
+ */
+function answerInEnvelopeBeforeFastify(fastify: FastifyInstance): void {
+  const server = fastify.server;
+  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
+    res.socket?.end(rawErrorResponse(new ApiError(417, 'expectation_failed', 'Only "Expect: 100-continue" is supported; send the request without it.'), requestId(req)));
+  });
+  server.on('connect', (req: IncomingMessage, socket: Socket) => {
+    socket.end(rawErrorResponse(new ApiError(405, 'method_not_allowed', 'CONNECT is not supported: this is not a proxy.'), requestId(req)));
   });
 }
 

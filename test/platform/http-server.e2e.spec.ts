@@ -63,6 +63,22 @@ describe('the HTTP server: client errors and slow clients (issue 10 items 4, 5)'
     expectEnvelope(text, 400, 'invalid_request');
   });
 
+  it('a request without a Host header gets 400 in the envelope (Node answered an empty 400)', async () => {
+    const { text } = await exchange(port, [{ data: 'GET /v1/me HTTP/1.1\r\nConnection: close\r\n\r\n' }]);
+    expectEnvelope(text, 400, 'invalid_request');
+    expect(parse(text).body.error.message).toMatch(/Host header/);
+  });
+
+  it('an Expect header other than 100-continue gets 417 in the envelope, and the connection closes (Node answered an empty 417)', async () => {
+    const { text } = await exchange(port, [{ data: 'POST /admin/accounts HTTP/1.1\r\nHost: x\r\nExpect: bogus\r\nContent-Length: 2\r\n\r\n' }]);
+    expectEnvelope(text, 417, 'expectation_failed');
+  });
+
+  it('CONNECT gets 405 in the envelope, not a silently closed socket', async () => {
+    const { text } = await exchange(port, [{ data: 'CONNECT /v1/me HTTP/1.1\r\nHost: x\r\n\r\n' }]);
+    expectEnvelope(text, 405, 'method_not_allowed');
+  });
+
   it('a malformed request line gets 400 in the envelope', async () => {
     const { text } = await exchange(port, [{ data: 'GARBAGE\r\n\r\n' }]);
     expectEnvelope(text, 400, 'invalid_request');
