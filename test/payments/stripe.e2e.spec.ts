@@ -267,6 +267,33 @@ describe('payments through Stripe (the real SDK against a local Stripe stand-in)
       expect((await download(accounts.test.buyer.key, model.id)).status).toBe(200);
     });
 
+    it("activates a live premium key from Stripe's checkout.session.completed and books the fee as activation revenue, with Stripe's own fee", async () => {
+      const account = await t.admin('POST', '/admin/accounts', { name: 'Stripe Premium', email: 'stripe-premium@example.com' });
+      const key = await t.admin('POST', '/admin/keys', { account: account.body.id, mode: 'live', tier: 'premium' });
+      expect(key.body).toMatchObject({ active: false, activation_checkout_url: expect.stringMatching(/^https:\/\/checkout\.stripe\.com\//) });
+      const stripeSession = stripe.session(new URL(key.body.activation_checkout_url).pathname.split('/').pop()!);
+      expect(stripeSession).toMatchObject({ amount_total: 2000, livemode: true });
+      const paid = stripe.completeSession(stripeSession.id);
+      const event = checkoutCompletedEvent(paid);
+      expect((await deliverSigned('live', event)).body).toEqual({ received: true, handled: true });
+      expect((await deliverSigned('live', event)).status).toBe(200);
+
+      const activations = (await eventsOfType(t, 'KeyActivationPaid')).filter((e) => e.data.key_id === key.body.id);
+      expect(activations.map((e) => [e.data.amount_cents, e.data.payment_reference])).toEqual([[2000, paid.payment_intent]]);
+      const keys = (await t.admin('GET', `/admin/keys?account=${account.body.id}`)).body.items;
+      expect(keys.find((k: any) => k.id === key.body.id)).toMatchObject({ active: true, activation_checkout_url: null });
+      // The journal: the payment is activation revenue; Stripe's fee on it is the platform's cost.
+      const { rows } = await t.db.query<{ account: string; debit: string; credit: string }>(
+        `SELECT account, sum(debit_cents) AS debit, sum(credit_cents) AS credit FROM journal_postings WHERE mode = 'live' AND reference = $1 GROUP BY account ORDER BY account`,
+        [activations[0].data.session_id],
+      );
+      expect(rows.map((r) => [r.account, Number(r.debit), Number(r.credit)])).toEqual([
+        ['platform:activation_revenue', 0, 2000],
+        ['platform:processor_fees', stripeFee(2000), 0],
+        ['processor:clearing', 2000, stripeFee(2000)],
+      ]);
+    });
+
     it('fulfils a live purchase from the live endpoint', async () => {
       const { model, purchaseId, paymentIntent } = await buy('live', 3000);
       expect((await download(accounts.live.buyer.key, model.id)).status).toBe(200);
