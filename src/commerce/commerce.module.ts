@@ -1,5 +1,6 @@
 import { BeforeApplicationShutdown, Inject, Module, OnApplicationBootstrap, OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
+import type { FastifyRequest } from 'fastify';
 import { AccountsModule } from '../accounts/accounts.module';
 import { AdminGuard } from '../platform/auth/admin.guard';
 import { CatalogModule } from '../catalog/catalog.module';
@@ -7,6 +8,8 @@ import { SETTINGS, Settings } from '../config/settings';
 import { PAYMENT_PROCESSOR, PaymentProcessor } from '../payments/payment-processor';
 import { sandboxCheckoutPage } from '../payments/sandbox/sandbox-checkout-page';
 import { SandboxProcessor } from '../payments/sandbox/sandbox-processor';
+import { StripeProcessor } from '../payments/stripe/stripe-processor';
+import { Errors } from '../platform/errors';
 import { CheckoutStreams } from './checkout-streams';
 import { CommerceAdminController } from './commerce-admin.controller';
 import { CompleteCheckoutHandler } from './commands/complete-checkout';
@@ -63,8 +66,15 @@ export class CommerceModule implements OnModuleInit, OnApplicationBootstrap, Bef
   ) {}
 
   onModuleInit(): void {
+    const fastify = this.http.httpAdapter.getInstance();
     // Not awaited, like the blob routes: the plugin loads at ready() (see StorageModule).
-    if (this.processor instanceof SandboxProcessor) void this.http.httpAdapter.getInstance().register(sandboxCheckoutPage(this.sandbox, this.processor));
+    if (this.processor instanceof SandboxProcessor) void fastify.register(sandboxCheckoutPage(this.sandbox, this.processor));
+    if (!(this.processor instanceof StripeProcessor)) {
+      // No Stripe, no Stripe webhook: refused before its body is read or parsed, whatever its size.
+      fastify.addHook('onRequest', async (request: FastifyRequest) => {
+        if (request.routeOptions.url?.startsWith('/webhooks/stripe/')) throw Errors.notFound('Stripe webhook endpoint');
+      });
+    }
   }
 
   async onApplicationBootstrap(): Promise<void> {

@@ -84,6 +84,15 @@ describe('purchases through the sandbox hosted checkout', () => {
     expect((await eventsOfType(t, 'SaleRecorded')).filter((e) => e.data.purchase_id === list.body.items[0].id)).toHaveLength(1);
   });
 
+  it("refuses Stripe's webhook route with 404 before reading its body when the processor is the sandbox", async () => {
+    for (const payload of ['x'.repeat(900_000), '{"not": json', '']) {
+      const res = await t.request('POST', '/webhooks/stripe/test', { payload, headers: { 'content-type': 'application/json', 'stripe-signature': 't=1,v1=00' } });
+      // Not 400 (a body that does not parse) nor 413: refused before the body was read.
+      expect([res.status, res.body.error.code]).toEqual([404, 'not_found']);
+      expect(res.body.error.request_id).toMatch(/^req_/);
+    }
+  });
+
   it('redirects to success_url with 303 after paying', async () => {
     const model = await publishModel(t, seller.key, { title: 'Redirecting', price_cents: 500 });
     const res = await openCheckout(t, buyer.key, { asset: model.id, success_url: 'https://buyer.example/thanks?x=1', cancel_url: 'https://buyer.example/cart' });
