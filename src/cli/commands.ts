@@ -1,4 +1,4 @@
-import { AdminClient, CliError, query } from './admin-client';
+import { AdminClient, CliError } from './admin-client';
 import type { CliCommand } from './command-spec';
 import { CATALOG_COMMANDS } from './catalog-commands';
 import { describeCopy, eventsCopy } from './events-copy';
