@@ -10,6 +10,8 @@ export interface Settings {
   readonly databaseUrl?: string;
   /** EventStoreDB (KurrentDB) connection string: events go there, read models stay in Postgres. */
   readonly eventStoreUrl?: string;
+  /** How long an event-store call rides out a server that does not answer (a node restart) before a 503. */
+  readonly eventStoreRetryMs: number;
   readonly adminToken?: string;
   readonly canonicalHost?: string;
   readonly payments: 'sandbox' | 'stripe';
@@ -288,6 +290,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     dataDir: path.resolve(optional(env, 'DATA_DIR') ?? './data'),
     databaseUrl: optional(env, 'DATABASE_URL'),
     eventStoreUrl,
+    eventStoreRetryMs: integer(env, 'EVENTSTORE_RETRY_MS', 10_000, 0, 600_000),
     adminToken: optional(env, 'ADMIN_TOKEN'),
     canonicalHost,
     payments,

@@ -19,7 +19,7 @@ export async function openEventStore(settings: Settings, database: Database): Pr
   const shown = redactUrl(settings.eventStoreUrl);
   let store: EventStoreDbEventStore;
   try {
-    store = new EventStoreDbEventStore({ url: settings.eventStoreUrl });
+    store = new EventStoreDbEventStore({ url: settings.eventStoreUrl, retryMs: settings.eventStoreRetryMs });
   } catch (error: any) {
     throw new ConfigError(`EVENTSTORE_URL "${shown}" is not a valid connection string: ${firstLine(error)}`);
   }

@@ -40,6 +40,7 @@ import {
 import { LiveWakeUp } from './live-wake-up';
 import { joinPersistentGroup, parkedStreamOf } from './persistent-group';
 import { asUnavailable, toRecorded } from './recorded';
+import { rideOut } from './ride-out';
 import { serviceStreamPrefixes } from './stream-prefixes';
 
 export interface EventStoreDbOptions {
@@ -47,7 +48,10 @@ export interface EventStoreDbOptions {
   url: string;
   /** Stream-name prefixes of this application's streams; default: the service's stream categories. */
   streamPrefixes?: readonly string[];
+  /** How long a call rides out a server that does not answer before it fails (EVENTSTORE_RETRY_MS). */
+  retryMs?: number;
 }
+
 
 /** How long a caught-up subscriber waits when no wake-up arrives (a lost live subscription). */
 const POLL_FALLBACK_MS = 1000;
@@ -62,6 +66,7 @@ export class EventStoreDbEventStore implements EventStore {
   readonly client: KurrentDBClient;
   private readonly filter: Filter;
   private readonly streamPrefixes: readonly string[];
+  private readonly retryMs: number;
   private readonly wakeUp: LiveWakeUp;
   private readonly appendListeners = new Set<(streamId: string, events: readonly NewEvent[]) => void>();
 
@@ -70,6 +75,7 @@ export class EventStoreDbEventStore implements EventStore {
     const url = options.url.replace(/^esdb(\+discover)?:\/\//, (_, discover) => `kurrentdb${discover ?? ''}://`);
     this.client = KurrentDBClient.connectionString(url);
     this.streamPrefixes = [...(options.streamPrefixes ?? serviceStreamPrefixes())];
+    this.retryMs = options.retryMs ?? 10_000;
     this.filter = streamNameFilter({ prefixes: [...this.streamPrefixes] });
     this.wakeUp = new LiveWakeUp(this.client, this.filter);
   }
@@ -81,7 +87,7 @@ export class EventStoreDbEventStore implements EventStore {
       timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
     });
     try {
-      await Promise.race([this.headPosition(), timeout]);
+      await Promise.race([this.head(), timeout]);
     } finally {
       clearTimeout(timer);
     }
@@ -95,35 +101,38 @@ export class EventStoreDbEventStore implements EventStore {
   async append(streamId: string, events: readonly NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
     // Ids are fixed here, so a retried append carries the same ids and the server takes it once.
     const proposed = events.map((e) => jsonEvent({ id: e.id ?? randomUUID(), type: e.type, data: e.data as any, metadata: (e.metadata ?? {}) as any }));
+    let result;
     try {
-      const result = await this.client.appendToStream(streamId, proposed, { streamState: toClientStreamState(expected) });
-      if (!result.position) throw new Error(`append to ${streamId} returned no position`);
-      this.wakeUp.wake();
-      for (const listener of this.appendListeners) listener(streamId, events);
-      return { nextRevision: Number(result.nextExpectedRevision), position: toPosition(result.position.commit, result.position.prepare) };
+      result = await rideOut(`append to ${streamId}`, this.retryMs, () => this.client.appendToStream(streamId, proposed, { streamState: toClientStreamState(expected) }));
     } catch (error) {
       if (error instanceof WrongExpectedVersionError) throw new WrongExpectedRevisionError(streamId, expected);
-      throw asUnavailable(error, `append to ${streamId}`);
+      throw error;
     }
+    if (!result.position) throw new Error(`append to ${streamId} returned no position`);
+    this.wakeUp.wake();
+    for (const listener of this.appendListeners) listener(streamId, events);
+    return { nextRevision: Number(result.nextExpectedRevision), position: toPosition(result.position.commit, result.position.prepare) };
   }
 
   async readStream(streamId: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
-    const events: RecordedEvent[] = [];
     const fromRevision = options.fromRevision ? BigInt(options.fromRevision) : CLIENT_START;
     try {
-      for await (const resolved of this.client.readStream(streamId, { direction: FORWARDS, fromRevision })) {
-        const recorded = toRecorded(resolved);
-        if (recorded) events.push(recorded);
-      }
+      return await rideOut(`read of ${streamId}`, this.retryMs, async () => {
+        const events: RecordedEvent[] = [];
+        for await (const resolved of this.client.readStream(streamId, { direction: FORWARDS, fromRevision })) {
+          const recorded = toRecorded(resolved);
+          if (recorded) events.push(recorded);
+        }
+        return events;
+      });
     } catch (error) {
       if (error instanceof StreamNotFoundError) return [];
-      throw asUnavailable(error, `read of ${streamId}`);
+      throw error;
     }
-    return events;
   }
 
-  async readAll(options: ReadAllOptions): Promise<RecordedEvent[]> {
-    return this.readAfter(options.after, options.limit);
+  readAll(options: ReadAllOptions): Promise<RecordedEvent[]> {
+    return rideOut('read of $all', this.retryMs, () => this.readAfter(options.after, options.limit));
   }
 
   /**
@@ -131,14 +140,6 @@ export class EventStoreDbEventStore implements EventStore {
    * so the event at `after` (when there is one) is dropped and one more is asked for.
    */
   private async readAfter(after: Position, limit: number): Promise<RecordedEvent[]> {
-    try {
-      return await this.readAfterOnce(after, limit);
-    } catch (error) {
-      throw asUnavailable(error, 'read of $all');
-    }
-  }
-
-  private async readAfterOnce(after: Position, limit: number): Promise<RecordedEvent[]> {
     const { commit, prepare } = parsePosition(after);
     const fromPosition = after === START ? CLIENT_START : { commit, prepare };
     const events: RecordedEvent[] = [];
@@ -151,7 +152,11 @@ export class EventStoreDbEventStore implements EventStore {
     return events;
   }
 
-  async headPosition(): Promise<Position> {
+  headPosition(): Promise<Position> {
+    return rideOut('read of the head of $all', this.retryMs, () => this.head());
+  }
+
+  private async head(): Promise<Position> {
     for await (const resolved of this.client.readAll({ direction: BACKWARDS, fromPosition: END, maxCount: 1, filter: this.filter })) {
       const recorded = toRecorded(resolved);
       if (recorded) return recorded.position;
@@ -175,7 +180,8 @@ export class EventStoreDbEventStore implements EventStore {
       while (!stopped) {
         try {
           const seen = this.wakeUp.seq;
-          const read = await this.readAfter(position, batchSize);
+          // Not ridden out: this loop tries again by itself, and stops at once when told.
+          const read = await this.readAfter(position, batchSize).catch((error) => Promise.reject(asUnavailable(error, 'read of $all')));
           if (stopped) break;
           if (read.length > 0) {
             const readTo = read[read.length - 1].position;
@@ -219,17 +225,19 @@ export class EventStoreDbEventStore implements EventStore {
    * resolved by the server. A link whose event is gone (deleted, scavenged) is left out.
    */
   async parkedEvents(group: string): Promise<RecordedEvent[]> {
-    const events: RecordedEvent[] = [];
     try {
-      for await (const resolved of this.client.readStream(parkedStreamOf(group), { direction: FORWARDS, fromRevision: CLIENT_START, resolveLinkTos: true })) {
-        const recorded = resolved.event && resolved.link ? toRecorded(resolved) : null;
-        if (recorded) events.push(recorded);
-      }
+      return await rideOut(`read of the parked events of ${group}`, this.retryMs, async () => {
+        const events: RecordedEvent[] = [];
+        for await (const resolved of this.client.readStream(parkedStreamOf(group), { direction: FORWARDS, fromRevision: CLIENT_START, resolveLinkTos: true })) {
+          const recorded = resolved.event && resolved.link ? toRecorded(resolved) : null;
+          if (recorded) events.push(recorded);
+        }
+        return events;
+      });
     } catch (error) {
       if (error instanceof StreamNotFoundError) return [];
-      throw asUnavailable(error, `read of the parked events of ${group}`);
+      throw error;
     }
-    return events;
   }
 
   async close(): Promise<void> {

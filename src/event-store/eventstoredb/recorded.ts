@@ -18,10 +18,21 @@ export function toRecorded(resolved: ResolvedEvent | AllStreamResolvedEvent): Re
   };
 }
 
+/** gRPC status codes of a call the server never answered (some client paths pass the raw gRPC error on). */
+const GRPC_UNAVAILABLE = 14;
+const GRPC_DEADLINE_EXCEEDED = 4;
+
+/** The server did not answer (down, restarting, unreachable): worth the same call again. */
+export function isUnanswered(error: unknown): error is Error {
+  if (error instanceof UnavailableError || error instanceof DeadlineExceededError) return true;
+  const code = (error as { code?: unknown } | null)?.code;
+  return error instanceof Error && (code === GRPC_UNAVAILABLE || code === GRPC_DEADLINE_EXCEEDED);
+}
+
 /** The client's "no answer" errors as the port's, so a command answers 503, not 500. */
 export function asUnavailable(error: unknown, what: string): unknown {
-  if (error instanceof UnavailableError || error instanceof DeadlineExceededError || error instanceof CancelledError) {
-    return new EventStoreUnavailableError(`${what}: ${error.message}`);
+  if (isUnanswered(error) || error instanceof CancelledError) {
+    return new EventStoreUnavailableError(`${what}: ${(error as Error).message}`);
   }
   return error;
 }

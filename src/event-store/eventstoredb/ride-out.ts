@@ -1,0 +1,23 @@
+import { asUnavailable, isUnanswered } from './recorded';
+
+/** First pause before a call the server did not answer is made again; doubles up to the max. */
+const FIRST_PAUSE_MS = 100;
+const MAX_PAUSE_MS = 1000;
+
+/**
+ * Makes a call again while the server does not answer (a node restarting, the client's
+ * channel still in its reconnect backoff), for up to retryMs; then says the store is
+ * unavailable (a 503). Safe for every call the adapter makes: reads have no effect, and an
+ * append carries fixed event ids and its expected revision, so the server takes it once.
+ */
+export async function rideOut<T>(what: string, retryMs: number, call: () => Promise<T>): Promise<T> {
+  const deadline = Date.now() + retryMs;
+  for (let pause = FIRST_PAUSE_MS; ; pause = Math.min(pause * 2, MAX_PAUSE_MS)) {
+    try {
+      return await call();
+    } catch (error) {
+      if (!isUnanswered(error) || Date.now() + pause > deadline) throw asUnavailable(error, what);
+    }
+    await new Promise((resolve) => setTimeout(resolve, pause));
+  }
+}
