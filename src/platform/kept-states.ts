@@ -2,6 +2,8 @@
 export interface Folded<S> {
   state: S;
   revision: number;
+  /** Where that event is in the log, when known. */
+  position?: string | null;
 }
 
 /**

@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { AppendResult, EVENT_STORE, EventStore, ExpectedRevision, NewEvent, Position, WrongExpectedRevisionError } from '../event-store/event-store';
+import { Decider, DomainEvent, StreamCommands, StreamCommandsOptions } from '../event-store/stream-commands';
 import { ProjectionRunner } from './projection-runner';
 
 /** The read models a run of appends changed, and how far: waited for once, at its end. */
@@ -55,6 +56,14 @@ export class EventWriter {
       // The events are stored; only the read models are late. Answering is still correct.
       this.logger.warn(`read models did not reach ${position} in time (${what})`);
     }
+  }
+
+  /**
+   * The command runner for one decider's streams (see StreamCommands), appending through
+   * this writer: a command's caller reads its write.
+   */
+  commands<Command, Event extends DomainEvent, State>(decider: Decider<Command, Event, State>, options: Omit<StreamCommandsOptions<State>, 'append'> = {}): StreamCommands<Command, Event, State> {
+    return new StreamCommands(this.store, decider, { ...options, append: (streamId, events, expected) => this.append(streamId, events, expected) });
   }
 
   /**

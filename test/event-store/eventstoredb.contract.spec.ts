@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { EventStoreDbEventStore } from '../../src/event-store/eventstoredb/eventstoredb-event-store';
 import { EsdbStandIn } from '../support/esdb-standin';
 import { eventStoreContract } from './contract';
+import { streamCommandsContract } from './stream-commands.contract';
 
 /**
  * The stand-in always; a real server as well when EVENTSTORE_URL is set. Streams carry a
@@ -25,14 +26,15 @@ function harness(url: () => Promise<{ url: string; stop(): Promise<void> }>) {
   };
 }
 
-eventStoreContract(
-  'EventStoreDB stand-in',
-  harness(async () => {
-    const standIn = await new EsdbStandIn().start();
-    return { url: standIn.url, stop: () => standIn.stop() };
-  }),
-);
+const onStandIn = harness(async () => {
+  const standIn = await new EsdbStandIn().start();
+  return { url: standIn.url, stop: () => standIn.stop() };
+});
+eventStoreContract('EventStoreDB stand-in', onStandIn);
+streamCommandsContract('EventStoreDB stand-in', onStandIn);
 
 if (process.env.EVENTSTORE_URL) {
-  eventStoreContract('EventStoreDB server', harness(async () => ({ url: process.env.EVENTSTORE_URL!, stop: async () => undefined })));
+  const onServer = harness(async () => ({ url: process.env.EVENTSTORE_URL!, stop: async () => undefined }));
+  eventStoreContract('EventStoreDB server', onServer);
+  streamCommandsContract('EventStoreDB server', onServer);
 }

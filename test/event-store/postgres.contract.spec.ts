@@ -1,9 +1,10 @@
 import { PostgresEventStore } from '../../src/event-store/postgres/postgres-event-store';
 import { createTestDatabase, onPostgresServer } from '../support/database';
 import { eventStoreContract } from './contract';
+import { streamCommandsContract } from './stream-commands.contract';
 
 // PGlite by default; the Postgres server when DATABASE_URL is set (a database of its own).
-eventStoreContract(onPostgresServer ? 'Postgres server' : 'PGlite', async () => {
+const onPostgres = async () => {
   const database = await createTestDatabase();
   const store = new PostgresEventStore(database.db);
   await store.start();
@@ -15,4 +16,6 @@ eventStoreContract(onPostgresServer ? 'Postgres server' : 'PGlite', async () => 
       await database.drop();
     },
   };
-});
+};
+eventStoreContract(onPostgresServer ? 'Postgres server' : 'PGlite', onPostgres);
+streamCommandsContract(onPostgresServer ? 'Postgres server' : 'PGlite', onPostgres);
