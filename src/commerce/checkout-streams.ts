@@ -1,13 +1,12 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { EVENT_STORE, EventStore, Position, RecordedEvent } from '../event-store/event-store';
+import { Injectable } from '@nestjs/common';
+import { Position } from '../event-store/event-store';
+import { StreamCommands } from '../event-store/stream-commands';
 import { Errors } from '../platform/errors';
 import type { Mode } from '../platform/mode';
 import { Streams } from '../platform/streams';
 import { EventWriter } from '../projection-runner/event-writer';
-import { CheckoutCommand, CheckoutState, decide, evolve, fold } from './checkout';
+import { CheckoutCommand, checkoutDecider, CheckoutState, evolve } from './checkout.decider';
 import type { CheckoutEvent, CheckoutSessionOpened } from './events';
-
-const toCheckoutEvent = (event: RecordedEvent) => ({ type: event.type, data: event.data }) as CheckoutEvent;
 
 interface Handled {
   state: CheckoutState;
@@ -20,16 +19,17 @@ interface Handled {
   position: Position;
 }
 
-/** The one way commerce touches checkout streams: load, decide, append at the loaded revision. */
+/** The one way commerce touches checkout streams: the checkout decider, on the session's stream. */
 @Injectable()
 export class CheckoutStreams {
-  constructor(
-    @Inject(EVENT_STORE) private readonly store: EventStore,
-    private readonly writer: EventWriter,
-  ) {}
+  private readonly commands: StreamCommands<CheckoutCommand, CheckoutEvent, CheckoutState | undefined>;
+
+  constructor(private readonly writer: EventWriter) {
+    this.commands = writer.commands(checkoutDecider);
+  }
 
   async load(mode: Mode, sessionId: string): Promise<CheckoutState | undefined> {
-    return fold((await this.store.readStream(Streams.checkout(mode, sessionId))).map(toCheckoutEvent));
+    return (await this.commands.load(Streams.checkout(mode, sessionId))).state;
   }
 
   async open(opened: CheckoutSessionOpened): Promise<CheckoutState> {
@@ -38,20 +38,14 @@ export class CheckoutStreams {
   }
 
   /**
-   * Decides `command(state)` on the session's stream. A lost race reloads and decides
-   * again, so of two concurrent completions the second finds the session complete.
+   * Decides `command(state)` on the session's stream. A lost race loads and decides again,
+   * so of two concurrent completions the second finds the session complete.
    */
-  handle(mode: Mode, sessionId: string, command: (state: CheckoutState) => Promise<CheckoutCommand>): Promise<Handled> {
-    const stream = Streams.checkout(mode, sessionId);
-    return this.writer.retryOnConflict(async () => {
-      const history = await this.store.readStream(stream);
-      let state = fold(history.map(toCheckoutEvent));
+  async handle(mode: Mode, sessionId: string, command: (state: CheckoutState) => Promise<CheckoutCommand>): Promise<Handled> {
+    const handled = await this.commands.handle(Streams.checkout(mode, sessionId), (state) => {
       if (!state) throw Errors.notFound('checkout session');
-      const recorded = decide(await command(state), state);
-      if (!recorded.length) return { state, recorded, position: history[history.length - 1].position };
-      const { position } = await this.writer.append(stream, recorded.map((e) => ({ type: e.type, data: { ...e.data } })), history[history.length - 1].revision);
-      for (const event of recorded) state = evolve(state, event)!;
-      return { state, recorded, position };
+      return command(state);
     });
+    return { state: handled.state!, recorded: handled.recorded, position: handled.position! };
   }
 }

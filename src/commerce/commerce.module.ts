@@ -18,7 +18,6 @@ import { OpenKeyActivationCheckoutHandler, OpenPurchaseCheckoutHandler } from '.
 import { PurchaseLocator, RecordProcessorPartialRefundHandler, RecordProcessorRefundHandler, RefundPurchaseHandler } from './commands/refund-purchase';
 import { DisputeQueries } from './dispute-queries';
 import { EntitlementStreams } from './entitlement-streams';
-import { EntitlementBackfill } from './entitlement-backfill';
 import { Fulfilment } from './fulfilment';
 import { ParkedProcessorEvents } from './parked-processor-events';
 import { PurchaseQueries } from './purchase-queries';
@@ -37,7 +36,6 @@ import { StripeWebhookController } from './stripe-webhook.controller';
     AdminGuard,
     CheckoutStreams,
     EntitlementStreams,
-    EntitlementBackfill,
     PurchaseQueries,
     DisputeQueries,
     PurchaseLocator,
@@ -62,7 +60,6 @@ export class CommerceModule implements OnModuleInit, OnApplicationBootstrap, Bef
     private readonly http: HttpAdapterHost,
     private readonly sandbox: SandboxCheckoutService,
     private readonly fulfilment: Fulfilment,
-    private readonly backfill: EntitlementBackfill,
   ) {}
 
   onModuleInit(): void {
@@ -79,7 +76,6 @@ export class CommerceModule implements OnModuleInit, OnApplicationBootstrap, Bef
 
   async onApplicationBootstrap(): Promise<void> {
     if (!this.settings.workers) return;
-    await this.backfill.run();
     await this.fulfilment.start();
   }
 

@@ -3,10 +3,9 @@ import type { PurchaseLookup } from '../catalog/entitlement';
 import { EVENT_STORE, EventStore, RecordedEvent } from '../event-store/event-store';
 import type { Mode } from '../platform/mode';
 import { Streams } from '../platform/streams';
-import { completedPurchaseOf, fold as foldCheckout } from './checkout';
-import { EntitlementEvent, fold as foldEntitlement } from './entitlement';
+import { completedPurchaseOf, fold as foldCheckout } from './checkout.decider';
+import { EntitlementEvent, fold as foldEntitlement } from './entitlement.decider';
 import type { CheckoutEvent } from './events';
-import { PurchaseQueries } from './purchase-queries';
 
 const as = <E>(events: RecordedEvent[]) => events.map((e) => ({ type: e.type, data: e.data }) as E);
 
@@ -19,15 +18,10 @@ const as = <E>(events: RecordedEvent[]) => events.map((e) => ({ type: e.type, da
  */
 @Injectable()
 export class EntitlementLookup implements PurchaseLookup {
-  constructor(
-    @Inject(EVENT_STORE) private readonly store: EventStore,
-    private readonly purchases: PurchaseQueries,
-  ) {}
+  constructor(@Inject(EVENT_STORE) private readonly store: EventStore) {}
 
   async hasPurchased(mode: Mode, buyerAccountId: string, listingId: string): Promise<boolean> {
     const history = await this.store.readStream(Streams.entitlement(mode, buyerAccountId, listingId));
-    // A purchase from before entitlement streams, until the worker's backfill gives it one.
-    if (!history.length) return this.purchases.hasPurchased(mode, buyerAccountId, listingId);
     const { owner } = foldEntitlement(as<EntitlementEvent>(history));
     if (!owner) return false;
     const session = foldCheckout(as<CheckoutEvent>(await this.store.readStream(Streams.checkout(mode, owner.session_id))));

@@ -1,40 +1,25 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { EVENT_STORE, EventStore, ExpectedRevision } from '../event-store/event-store';
-import type { Mode } from '../platform/mode';
+import { Injectable } from '@nestjs/common';
+import { StreamCommands } from '../event-store/stream-commands';
 import { Streams } from '../platform/streams';
 import { EventWriter } from '../projection-runner/event-writer';
-import { EntitlementEvent, EntitlementState, fold } from './entitlement';
+import { EntitlementCommand, EntitlementEvent, EntitlementKey, EntitlementState, entitlementDecider } from './entitlement.decider';
 import type { CheckoutSessionOpened } from './events';
 
-export interface LoadedEntitlement {
-  state: EntitlementState;
-  /** What the next append expects. */
-  expected: ExpectedRevision;
-}
-
-/** The one way commerce touches entitlement streams: load, then append at the loaded revision. */
+/** The one way commerce touches entitlement streams: the entitlement decider, on the buyer's stream for the asset. */
 @Injectable()
 export class EntitlementStreams {
-  constructor(
-    @Inject(EVENT_STORE) private readonly store: EventStore,
-    private readonly writer: EventWriter,
-  ) {}
+  private readonly commands: StreamCommands<EntitlementCommand, EntitlementEvent, EntitlementState>;
 
-  async load(mode: Mode, buyerAccountId: string, assetId: string): Promise<LoadedEntitlement> {
-    const history = await this.store.readStream(Streams.entitlement(mode, buyerAccountId, assetId));
-    return {
-      state: fold(history.map((e) => ({ type: e.type, data: e.data }) as EntitlementEvent)),
-      expected: history.length ? history[history.length - 1].revision : 'no_stream',
-    };
+  constructor(writer: EventWriter) {
+    this.commands = writer.commands(entitlementDecider);
   }
 
   /**
-   * Throws WrongExpectedRevisionError when the stream moved since it was loaded. No read
-   * model reads entitlement streams, so there is nothing to wait for after the append.
+   * Decides `command(state)` on the key's stream (a lost race decides again on the newer
+   * state) and returns the state after it.
    */
-  async append(event: EntitlementEvent, expected: ExpectedRevision): Promise<void> {
-    const { mode, buyer_account_id, asset_id } = event.data;
-    await this.store.append(Streams.entitlement(mode, buyer_account_id, asset_id), [{ type: event.type, data: { ...event.data } }], expected);
+  async handle(key: EntitlementKey, command: (state: EntitlementState) => EntitlementCommand | Promise<EntitlementCommand>): Promise<EntitlementState> {
+    return (await this.commands.handle(streamOf(key), command)).state;
   }
 
   /**
@@ -42,25 +27,22 @@ export class EntitlementStreams {
    * returns that purchase's id, or null when the asset is (now) this session's.
    */
   async claim(session: CheckoutSessionOpened, now: string): Promise<string | null> {
-    const key = { mode: session.mode, buyer_account_id: session.buyer_account_id, asset_id: session.asset!.id };
-    const { state, expected } = await this.load(key.mode, key.buyer_account_id, key.asset_id);
-    // Ours already: an earlier attempt claimed it and then lost its race on the session's stream.
-    if (state.owner) return state.owner.session_id === session.session_id ? null : state.owner.purchase_id;
-    await this.append({ type: 'AssetEntitled', data: { ...key, purchase_id: session.purchase_id!, session_id: session.session_id, entitled_at: now } }, expected);
-    return null;
+    const key = keyOf(session);
+    const { owner } = await this.handle(key, () => ({ type: 'Entitle', key, purchase_id: session.purchase_id!, session_id: session.session_id, entitled_at: now }));
+    return owner!.session_id === session.session_id ? null : owner!.purchase_id;
   }
 
-  /** Ends the holding of a refunded purchase (or one lost to a dispute); a repeat (the subscriber replaying) records nothing. */
-  end(session: CheckoutSessionOpened, purchaseId: string, now: string): Promise<void> {
-    const key = { mode: session.mode, buyer_account_id: session.buyer_account_id, asset_id: session.asset!.id };
-    return this.retryOnConflict(async () => {
-      const { state, expected } = await this.load(key.mode, key.buyer_account_id, key.asset_id);
-      if (state.owner?.purchase_id !== purchaseId) return;
-      await this.append({ type: 'AssetEntitlementEnded', data: { ...key, purchase_id: purchaseId, ended_at: now } }, expected);
-    });
+  /** Ends the holding of a refunded purchase (or one lost to a dispute); a repeat records nothing. */
+  async end(session: CheckoutSessionOpened, purchaseId: string, now: string): Promise<void> {
+    const key = keyOf(session);
+    await this.handle(key, () => ({ type: 'End', key, purchase_id: purchaseId, ended_at: now }));
   }
+}
 
-  retryOnConflict<T>(attempt: () => Promise<T>): Promise<T> {
-    return this.writer.retryOnConflict(attempt);
-  }
+function keyOf(session: CheckoutSessionOpened): EntitlementKey {
+  return { mode: session.mode, buyer_account_id: session.buyer_account_id, asset_id: session.asset!.id };
+}
+
+function streamOf(key: EntitlementKey): string {
+  return Streams.entitlement(key.mode, key.buyer_account_id, key.asset_id);
 }

@@ -1,5 +1,5 @@
-import type { CheckoutCommand } from './checkout';
-import { purchaseOf } from './checkout';
+import type { CheckoutCommand } from './checkout.decider';
+import { purchaseOf } from './checkout.decider';
 import { CheckoutStreams } from './checkout-streams';
 import type { Purchase } from './events';
 import { Fulfilment } from './fulfilment';

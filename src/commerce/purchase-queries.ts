@@ -1,5 +1,4 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { PurchaseLookup } from '../catalog/entitlement';
 import { DATABASE, Database } from '../database/database';
 import type { Mode } from '../platform/mode';
 import { invalidCursor, Page, toPage } from '../platform/pagination';
@@ -31,18 +30,10 @@ function toPurchase(p: Purchase): Purchase {
   };
 }
 
-/** Reads of the purchases read model; the catalog's entitlement check is one of them. */
+/** Reads of the purchases read model. */
 @Injectable()
-export class PurchaseQueries implements PurchaseLookup {
+export class PurchaseQueries {
   constructor(@Inject(DATABASE) private readonly db: Database) {}
-
-  async hasPurchased(mode: Mode, buyerAccountId: string, listingId: string): Promise<boolean> {
-    const { rows } = await this.db.query(
-      `SELECT 1 FROM purchases WHERE mode = $1 AND buyer_account_id = $2 AND listing_id = $3 AND status = 'paid' LIMIT 1`,
-      [mode, buyerAccountId, listingId],
-    );
-    return rows.length > 0;
-  }
 
   /** The buyer's purchases in one mode, newest first; the cursor is a purchase id. */
   async list(mode: Mode, buyerAccountId: string, options: { limit: number; cursor?: string }): Promise<Page<Purchase>> {

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import type { ProcessorDispute } from '../payments/payment-processor';
 import type { SandboxCheckout, SessionView } from '../payments/sandbox/sandbox-checkout-page';
-import { CheckoutState, completedPurchaseOf, modeOfSessionId, statusOf } from './checkout';
+import { CheckoutState, completedPurchaseOf, modeOfSessionId, statusOf } from './checkout.decider';
 import { CheckoutStreams } from './checkout-streams';
 import { CompleteCheckoutCommand } from './commands/complete-checkout';
 import { RecordProcessorDisputeCommand } from './commands/dispute-purchase';

@@ -5,7 +5,7 @@ import type Stripe from 'stripe';
 import { CompleteCheckoutCommand } from './commands/complete-checkout';
 import { RecordProcessorDisputeClosedCommand, RecordProcessorDisputeCommand } from './commands/dispute-purchase';
 import { RecordProcessorPartialRefundCommand, RecordProcessorRefundCommand } from './commands/refund-purchase';
-import { modeOfSessionId } from './checkout';
+import { modeOfSessionId } from './checkout.decider';
 import { WithoutApiKey } from '../platform/auth/auth-context';
 import { ApiError, Errors } from '../platform/errors';
 import { isMode, Mode } from '../platform/mode';

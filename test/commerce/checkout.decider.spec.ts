@@ -1,7 +1,7 @@
-import { CheckoutCommand, CheckoutState, decide, duplicateOf, evolve, fold, purchaseOf } from '../../src/commerce/checkout';
+import { CheckoutCommand, CheckoutState, decide, duplicateOf, evolve, fold, purchaseOf } from '../../src/commerce/checkout.decider';
 import type { CheckoutEvent, CheckoutSessionOpened } from '../../src/commerce/events';
 import { ApiError } from '../../src/platform/errors';
-import { evolve as evolveEntitlement, noEntitlement } from '../../src/commerce/entitlement';
+import { evolve as evolveEntitlement, noEntitlement } from '../../src/commerce/entitlement.decider';
 
 const NOW = '2026-01-01T00:00:00.000Z';
 const opened: CheckoutSessionOpened = {

@@ -4,7 +4,7 @@ import { toPublicObject } from '../../catalog/listing';
 import { ListingStore } from '../../catalog/listing-store';
 import { PAYMENT_PROCESSOR, PaymentProcessor } from '../../payments/payment-processor';
 import type { Mode } from '../../platform/mode';
-import { CheckoutCommand, CheckoutState, decide, duplicateOf } from '../checkout';
+import { CheckoutCommand, CheckoutState, decide, duplicateOf } from '../checkout.decider';
 import { CheckoutStreams } from '../checkout-streams';
 import { EntitlementStreams } from '../entitlement-streams';
 import { Fulfilment } from '../fulfilment';

@@ -10,7 +10,7 @@ import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { DisputeOutcome, PAYMENT_PROCESSOR, PaymentProcessor, ProcessorDispute } from '../../payments/payment-processor';
 import { Errors } from '../../platform/errors';
 import type { Mode } from '../../platform/mode';
-import { CheckoutErrors } from '../checkout';
+import { CheckoutErrors } from '../checkout.decider';
 import { CheckoutStreams } from '../checkout-streams';
 import { Dispute, DisputeQueries } from '../dispute-queries';
 import type { Purchase } from '../events';

@@ -7,9 +7,10 @@ import { Errors } from '../../platform/errors';
 import { newId } from '../../platform/ids';
 import type { Mode } from '../../platform/mode';
 import { PAYMENT_PROCESSOR, PaymentProcessor } from '../../payments/payment-processor';
-import { CHECKOUT_TTL_MS, checkoutSessionId, CheckoutState, statusOf, toCheckoutSessionObject } from '../checkout';
+import { CHECKOUT_TTL_MS, checkoutSessionId, CheckoutState, statusOf, toCheckoutSessionObject } from '../checkout.decider';
 import { CheckoutStreams } from '../checkout-streams';
 import { EntitlementStreams } from '../entitlement-streams';
+import { EntitlementErrors } from '../entitlement.decider';
 import type { CheckoutSessionOpened } from '../events';
 
 /** decisions section 3: a live premium key's one-time activation fee. */
@@ -85,15 +86,17 @@ export class OpenPurchaseCheckoutHandler implements ICommandHandler<OpenPurchase
     if (!listing) throw Errors.notFound('asset');
     if (listing.account_id === auth.accountId) throw Errors.invalidRequest('You cannot buy your own listing; you can already download it.');
     if (listing.price.amount === 0) throw Errors.invalidRequest('This asset is free: download it without a purchase.');
-    return this.entitlements.retryOnConflict(async () => {
+    const key = { mode: auth.mode, buyer_account_id: auth.accountId, asset_id: listing.id };
+    // The session to show, once it is named on the entitlement stream; the processor is asked for its page after.
+    let shown: { state: CheckoutState; now: Date } | undefined;
+    await this.entitlements.handle(key, async (entitlement) => {
       const now = new Date();
-      const { state: entitlement, expected } = await this.entitlements.load(auth.mode, auth.accountId, listing.id);
-      if (entitlement.owner) {
-        throw Errors.invalidRequest('You have already bought this asset; download it with POST /v1/models/{id}/download.');
-      }
+      if (entitlement.owner) throw EntitlementErrors.alreadyBought();
       const last = entitlement.lastSessionId && (await this.streams.load(auth.mode, entitlement.lastSessionId));
-      if (last && statusOf(last, now) === 'requires_payment') return present(this.processor, last, now);
-
+      if (last && statusOf(last, now) === 'requires_payment') {
+        shown = { state: last, now };
+        return { type: 'NameCheckout', key, session_id: last.opened.session_id, opened_at: last.opened.created_at };
+      }
       const opened = opening(
         this.processor,
         {
@@ -113,13 +116,10 @@ export class OpenPurchaseCheckoutHandler implements ICommandHandler<OpenPurchase
       );
       // The session first, then its name on the entitlement stream: whoever reads the name
       // finds the session. A session whose naming loses the race is never shown to anyone.
-      const state = await this.streams.open(opened);
-      await this.entitlements.append(
-        { type: 'AssetCheckoutOpened', data: { mode: auth.mode, buyer_account_id: auth.accountId, asset_id: listing.id, session_id: opened.session_id, opened_at: opened.created_at } },
-        expected,
-      );
-      return present(this.processor, state, now);
+      shown = { state: await this.streams.open(opened), now };
+      return { type: 'NameCheckout', key, session_id: opened.session_id, opened_at: opened.created_at };
     });
+    return present(this.processor, shown!.state, shown!.now);
   }
 }
 

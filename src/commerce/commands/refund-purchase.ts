@@ -5,7 +5,7 @@ import { PAYMENT_PROCESSOR, PaymentProcessor } from '../../payments/payment-proc
 import { ApiError, Errors } from '../../platform/errors';
 import type { Mode } from '../../platform/mode';
 import { ProjectionRunner } from '../../projection-runner/projection-runner';
-import { CheckoutErrors, completedPurchaseOf, purchaseOf } from '../checkout';
+import { CheckoutErrors, completedPurchaseOf, purchaseOf } from '../checkout.decider';
 import { CheckoutStreams } from '../checkout-streams';
 import type { Purchase } from '../events';
 import { Fulfilment } from '../fulfilment';

@@ -2,6 +2,7 @@
  * A checkout session as a pure decider: no I/O, no clock (commands carry `now`). Both
  * processors' confirmations end in `decide(Complete)`, which records the completion once.
  */
+import type { Decider } from '../event-store/stream-commands';
 import { ApiError, Errors } from '../platform/errors';
 import { randomBase62 } from '../platform/ids';
 import { isMode, Mode } from '../platform/mode';
@@ -73,6 +74,16 @@ export function evolve(state: CheckoutState | undefined, event: CheckoutEvent): 
       return state?.dispute ? { ...state, dispute: { ...state.dispute, closed: event.data } } : state;
   }
 }
+
+/** A session's decider; a stream with no session (no CheckoutSessionOpened) is not found. */
+export const checkoutDecider: Decider<CheckoutCommand, CheckoutEvent, CheckoutState | undefined> = {
+  initialState: () => undefined,
+  evolve,
+  decide: (command, state) => {
+    if (!state) throw Errors.notFound('checkout session');
+    return decide(command, state);
+  },
+};
 
 export function fold(events: readonly CheckoutEvent[]): CheckoutState | undefined {
   return events.reduce<CheckoutState | undefined>(evolve, undefined);

@@ -5,9 +5,11 @@
  * decide here and append at the revision they loaded, so two sessions opened or paid at
  * once cannot both become purchases.
  */
+import type { Decider } from '../event-store/stream-commands';
+import { Errors } from '../platform/errors';
 import type { Mode } from '../platform/mode';
 
-interface EntitlementKey {
+export interface EntitlementKey {
   mode: Mode;
   buyer_account_id: string;
   asset_id: string;
@@ -60,3 +62,34 @@ export function evolve(state: EntitlementState, event: EntitlementEvent): Entitl
 export function fold(events: readonly EntitlementEvent[]): EntitlementState {
   return events.reduce(evolve, noEntitlement());
 }
+
+export type EntitlementCommand =
+  /** Name a session as the buyer's open one for the asset (the one named already: nothing to record). */
+  | { type: 'NameCheckout'; key: EntitlementKey; session_id: string; opened_at: string }
+  /** Make a paid session's purchase the buyer's; a purchase holding the asset already keeps it. */
+  | { type: 'Entitle'; key: EntitlementKey; purchase_id: string; session_id: string; entitled_at: string }
+  /** End the holding of a refunded purchase (or one lost to a dispute). */
+  | { type: 'End'; key: EntitlementKey; purchase_id: string; ended_at: string };
+
+export const EntitlementErrors = {
+  alreadyBought: () => Errors.invalidRequest('You have already bought this asset; download it with POST /v1/models/{id}/download.'),
+} as const;
+
+export function decide(command: EntitlementCommand, state: EntitlementState): EntitlementEvent[] {
+  switch (command.type) {
+    case 'NameCheckout':
+      if (state.owner) throw EntitlementErrors.alreadyBought();
+      if (state.lastSessionId === command.session_id) return [];
+      return [{ type: 'AssetCheckoutOpened', data: { ...command.key, session_id: command.session_id, opened_at: command.opened_at } }];
+    case 'Entitle':
+      // Held already: by this session (an earlier attempt that then lost its race on the session's stream), or by another purchase.
+      if (state.owner) return [];
+      return [{ type: 'AssetEntitled', data: { ...command.key, purchase_id: command.purchase_id, session_id: command.session_id, entitled_at: command.entitled_at } }];
+    case 'End':
+      // A repeat (the subscriber replaying) records nothing.
+      if (state.owner?.purchase_id !== command.purchase_id) return [];
+      return [{ type: 'AssetEntitlementEnded', data: { ...command.key, purchase_id: command.purchase_id, ended_at: command.ended_at } }];
+  }
+}
+
+export const entitlementDecider: Decider<EntitlementCommand, EntitlementEvent, EntitlementState> = { initialState: noEntitlement, evolve, decide };
