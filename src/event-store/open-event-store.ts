@@ -1,7 +1,7 @@
 import { ConfigError, redactUrl, Settings } from '../config/settings';
 import { Database } from '../database/database';
 import { EventStore } from './event-store';
-import { EventStoreDbEventStore } from './eventstoredb/eventstoredb-event-store';
+import type { EventStoreDbEventStore } from './eventstoredb/eventstoredb-event-store';
 import { PostgresEventStore } from './postgres/postgres-event-store';
 
 /**
@@ -17,6 +17,8 @@ export async function openEventStore(settings: Settings, database: Database): Pr
     return store;
   }
   const shown = redactUrl(settings.eventStoreUrl);
+  // The client (gRPC, protobuf) loads only where events go to EventStoreDB.
+  const { EventStoreDbEventStore } = await import('./eventstoredb/eventstoredb-event-store');
   let store: EventStoreDbEventStore;
   try {
     store = new EventStoreDbEventStore({ url: settings.eventStoreUrl, retryMs: settings.eventStoreRetryMs });
