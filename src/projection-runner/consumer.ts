@@ -2,6 +2,7 @@ import { Logger } from '@nestjs/common';
 import type { Database, Queryable } from '../database/database';
 import type { EventStore, Position, RecordedEvent, Subscription } from '../event-store/event-store';
 import { ApplyBatch, applyCheckpointedBatch, moveCheckpoint, readCheckpoint, skipBatch } from './checkpoint';
+import { parkEvent } from './parked-events';
 
 /**
  * What a consumer does with an event it keeps failing on:
@@ -240,7 +241,7 @@ export class Consumer {
     await this.db.transaction(async (tx) => {
       const stored = await readCheckpoint(tx, this.spec.name, true);
       if (stored !== this.expected) throw new Error('checkpoint moved while parking');
-      await insertParked(tx, this.spec.name, event, message, attempts);
+      await parkEvent(tx, this.spec.name, event, message, attempts);
       await moveCheckpoint(tx, this.spec.name, this.expected, event.position);
     });
     this.expected = event.position;
@@ -260,13 +261,4 @@ export class Consumer {
       this.wakeSleep = done;
     });
   }
-}
-
-async function insertParked(tx: Queryable, consumer: string, event: RecordedEvent, error: string, attempts: number): Promise<void> {
-  await tx.query(
-    `INSERT INTO parked_events (consumer, event_id, position, type, event, error, attempts)
-     VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7)
-     ON CONFLICT (consumer, event_id) DO UPDATE SET error = EXCLUDED.error, attempts = parked_events.attempts + EXCLUDED.attempts`,
-    [consumer, event.id, event.position, event.type, JSON.stringify(event), error, attempts],
-  );
 }

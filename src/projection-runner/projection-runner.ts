@@ -1,71 +1,15 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
-import { EventEmitter } from 'node:events';
 import * as os from 'node:os';
 import { DATABASE, Database } from '../database/database';
-import { EVENT_STORE, EventStore, Position, RecordedEvent } from '../event-store/event-store';
+import { EVENT_STORE, EventStore, Position } from '../event-store/event-store';
 import { ensureCheckpoint } from './checkpoint';
 import { Consumer, ConsumerSpec } from './consumer';
 import { Leases } from './leases';
+import { listParked, ParkedEvent, retryParked } from './parked-events';
+import { ProgressWaits } from './progress-waits';
 import { PROJECTIONS, Projection } from './projection';
 import { Build, ReadModelBuilds } from './read-model-builds';
-
-export interface ConsumerHealth {
-  /** The instance whose lease runs it ("host:pid:id"), or null when nobody does. */
-  leader: string | null;
-  /** Events it set aside (`svc projections parked`). */
-  parked: number;
-  /** The last failure it has not got past, or null. */
-  error: { message: string; event_id: string; attempts: number } | null;
-  /** Set while a consumer that never skips (money) is stopped on an event. */
-  stalled_since: string | null;
-}
-
-/**
- * How far a consumer is behind the log, from its position alone (issue 13): one read of the
- * event after it, on either adapter and however far behind. Counting the events left is
- * not cheap on EventStoreDB (its positions are byte offsets), and the age of what is left
- * is what a reader of a read model feels.
- */
-export interface Lag {
-  /** Some event after its position has not been read yet (of any type: it reads them all). */
-  behind: boolean;
-  /** Age of the oldest event it has not read yet, in seconds (to the millisecond; EventStoreDB's times are whole seconds); 0 when not behind. */
-  lag_seconds: number;
-}
-
-async function lagAfter(store: EventStore, position: Position): Promise<Lag> {
-  const [oldest] = await store.readAll({ after: position, limit: 1 });
-  if (!oldest) return { behind: false, lag_seconds: 0 };
-  // Timestamped by the event store's clock: a skewed one must not make the lag negative.
-  return { behind: true, lag_seconds: Math.max(0, Date.now() - oldest.createdAt.getTime()) / 1000 };
-}
-
-export interface ProjectionStatus extends ConsumerHealth, Lag {
-  name: string;
-  version: number;
-  /** The build that serves queries (its checkpoint name). */
-  build: string | null;
-  position: Position;
-  updated_at: string;
-  /** A build catching up beside the live one, which replaces it when it has caught up. */
-  rebuilding: ({ build: string; version: number; position: Position } & Lag) | null;
-}
-
-export interface SubscriberStatus extends ConsumerHealth, Lag {
-  name: string;
-  position: Position;
-  updated_at: string;
-}
-
-export interface ParkedEvent {
-  consumer: string;
-  event_id: string;
-  position: Position;
-  type: string;
-  error: string;
-  attempts: number;
-  parked_at: string;
-}
+import { ProjectionStatus, readStatus, SubscriberStatus } from './status';
 
 export interface RunnerOptions {
   /** A crashed leader's consumers move to another instance this long after its last renewal. */
@@ -91,7 +35,8 @@ const CATCH_UP_BATCH_SIZE = 2000;
  * on one waits for its share of the event loop and of the database (docs/decisions.md).
  */
 const PACED_BATCH_SIZE = 100;
-const WAIT_POLL_MS = 25;
+/** How often a rebuild the operator waits for is looked at. */
+const REBUILD_POLL_MS = 25;
 
 /**
  * Runs every consumer of the event log: a build of each read model in projections/ (the
@@ -108,7 +53,7 @@ export class ProjectionRunner {
   private readonly options: RunnerOptions;
   private readonly running = new Map<string, Consumer>();
   private readonly subscribers = new Map<string, ConsumerSpec>();
-  private readonly progress = new EventEmitter();
+  private readonly waits: ProgressWaits;
   private started = false;
   private timer?: NodeJS.Timeout;
   private round: Promise<void> = Promise.resolve();
@@ -123,7 +68,11 @@ export class ProjectionRunner {
     this.options = { ...DEFAULTS, ...options };
     this.builds = new ReadModelBuilds(db);
     this.leases = new Leases(db, this.options.leaseTtlMs, `${os.hostname()}:${process.pid}`);
-    this.progress.setMaxListeners(0);
+    this.waits = new ProgressWaits(db, {
+      position: (name) => this.running.get(name)?.position,
+      stalled: (name) => this.running.get(name)?.stalled === true,
+      versionOf: (projection) => this.versionOf(projection),
+    });
   }
 
   names(): string[] {
@@ -206,7 +155,7 @@ export class ProjectionRunner {
       // Every consumer's progress wakes local waiters at once (waitFor), not on their next poll.
       const onCommitted: ConsumerSpec['onCommitted'] = (events) => {
         spec.onCommitted?.(events);
-        this.progress.emit('advanced');
+        this.waits.advanced();
       };
       const consumer = new Consumer(this.db, this.store, { ...spec, onCommitted }, { maxAttempts: this.options.maxAttempts });
       // Known before its first batch, whose onCaughtUp may ask for its position.
@@ -269,7 +218,7 @@ export class ProjectionRunner {
         promoted = true;
         if (outcome === 'live') {
           this.logger.log(`${build.id} caught up and now serves ${projection.name}`);
-          this.progress.emit('advanced');
+          this.waits.advanced();
           void this.kick();
         }
       },
@@ -281,128 +230,12 @@ export class ProjectionRunner {
    * and subscribers have processed `position`; false after timeoutMs, or at once when one
    * of them is stalled.
    */
-  async waitFor(position: Position, options: { timeoutMs?: number; projections?: string[] } = {}): Promise<boolean> {
-    const names = options.projections ?? this.names();
-    if (!names.length) return true;
-    const deadline = Date.now() + (options.timeoutMs ?? 5000);
-    for (;;) {
-      const { rows: all } = await this.db.query<{ name: string; projection: string | null; version: number | null; position: string; stalled: boolean }>(
-        `SELECT c.name, b.projection, b.version, c.position, c.stalled_since IS NOT NULL AS stalled
-           FROM projection_checkpoints c LEFT JOIN projection_builds b ON b.id = c.name
-          WHERE b.state = 'live' AND b.projection = ANY($1::text[])
-             OR c.name LIKE 'subscriber:%' AND c.name = ANY($1::text[])`,
-        [names],
-      );
-      // During a rolling deploy the live build may be another version's, moved only by the
-      // instances still running it (maybe none): its lag is stale reads, not a reason to hold writes.
-      const rows = all.filter((r) => r.projection === null || this.projections.find((p) => p.name === r.projection)?.version === r.version);
-      if (all.length < names.length) {
-        // A projection without a live build yet: look again after a poll.
-        if (!(await this.pause(deadline, () => false))) return false;
-        continue;
-      }
-      if (rows.some((r) => r.stalled)) return false;
-      // A consumer running here may be further than it stored (batches of no concern to it).
-      const behind = rows.filter((r) => r.position < position && (this.running.get(r.name)?.position ?? '') < position).map((r) => r.name);
-      if (!behind.length) return true;
-      const local = behind.every((name) => this.running.has(name));
-      // Consumers running here are followed in memory: no query per batch they commit.
-      const reached = () =>
-        local && behind.every((name) => (this.running.get(name)?.position ?? '') >= position || this.running.get(name)?.stalled === true);
-      if (!(await this.pause(deadline, reached, local))) return false;
-      if (!local) continue;
-      if (behind.every((name) => (this.running.get(name)?.position ?? '') >= position)) return true;
-      if (behind.some((name) => this.running.get(name)?.stalled)) return false;
-    }
+  waitFor(position: Position, options: { timeoutMs?: number; projections?: string[] } = {}): Promise<boolean> {
+    return this.waits.waitFor(position, options.projections ?? this.names(), options.timeoutMs);
   }
 
-  /**
-   * Waits until `done()` holds after a local batch commit, or for a poll (progress made by
-   * another instance shows only in the database), or until the deadline: false then.
-   */
-  private async pause(deadline: number, done: () => boolean, onlyLocal = false): Promise<boolean> {
-    const left = deadline - Date.now();
-    if (left <= 0) return false;
-    await new Promise<void>((resolve) => {
-      const finish = () => {
-        clearTimeout(timer);
-        this.progress.off('advanced', check);
-        resolve();
-      };
-      const check = () => {
-        if (done() || !onlyLocal) finish();
-      };
-      // Followed in memory, a wait needs no poll; the deadline still ends it.
-      const timer = setTimeout(finish, onlyLocal ? left : Math.min(WAIT_POLL_MS, left));
-      this.progress.on('advanced', check);
-      if (done()) finish();
-    });
-    return true;
-  }
-
-  async status(): Promise<{ items: ProjectionStatus[]; subscribers: SubscriberStatus[] }> {
-    const { rows } = await this.db.query<{
-      name: string;
-      position: string;
-      updated_at: Date;
-      error: string | null;
-      error_event_id: string | null;
-      error_count: number;
-      stalled_since: Date | null;
-      leader: string | null;
-      parked: string;
-    }>(
-      `SELECT c.name, c.position, c.updated_at, c.error, c.error_event_id::text, c.error_count, c.stalled_since,
-              (SELECT owner FROM consumer_leases l WHERE l.name = c.name AND l.expires_at > clock_timestamp()) AS leader,
-              (SELECT count(*) FROM parked_events p WHERE p.consumer = c.name) AS parked
-         FROM projection_checkpoints c`,
-    );
-    const checkpoints = new Map(rows.map((r) => [r.name, r]));
-    // Consumers at the head share one position: one read of the log answers for all of them.
-    const lags = new Map<Position, Promise<Lag>>();
-    const lagAt = (position: Position) => {
-      if (!lags.has(position)) lags.set(position, lagAfter(this.store, position));
-      return lags.get(position)!;
-    };
-    const progress = async (name: string) => {
-      const r = checkpoints.get(name)!;
-      // A consumer running here may be further than it stored: it stores progress over
-      // events of no concern to it only now and then (within a second), which is all a
-      // consumer running elsewhere can show behind while it is in fact current.
-      const local = this.running.get(name)?.position;
-      const position = local && local > r.position ? local : r.position;
-      return { position, ...(await lagAt(position)), updated_at: new Date(r.updated_at).toISOString() };
-    };
-    const health = (name: string): ConsumerHealth => {
-      const r = checkpoints.get(name)!;
-      return {
-        leader: r.leader,
-        parked: Number(r.parked),
-        error: r.error ? { message: r.error, event_id: r.error_event_id!, attempts: r.error_count } : null,
-        stalled_since: r.stalled_since && new Date(r.stalled_since).toISOString(),
-      };
-    };
-    const builds = await this.builds.list();
-    const items: ProjectionStatus[] = [];
-    for (const projection of this.projections) {
-      const live = builds.find((b) => b.projection === projection.name && b.state === 'live' && checkpoints.has(b.id));
-      const next = builds.find((b) => b.projection === projection.name && b.state === 'building' && checkpoints.has(b.id));
-      if (!live && !next) continue;
-      const shown = live ?? next!;
-      items.push({
-        name: projection.name,
-        version: shown.version,
-        build: live?.id ?? null,
-        ...(await progress(shown.id)),
-        ...health(shown.id),
-        rebuilding: next && live ? { build: next.id, version: next.version, ...(await progress(next.id)) } : null,
-      });
-    }
-    const subscribers: SubscriberStatus[] = [];
-    for (const name of [...checkpoints.keys()].filter((n) => n.startsWith('subscriber:')).sort()) {
-      subscribers.push({ name, ...(await progress(name)), ...health(name) });
-    }
-    return { items: items.sort((a, b) => a.name.localeCompare(b.name)), subscribers };
+  status(): Promise<{ items: ProjectionStatus[]; subscribers: SubscriberStatus[] }> {
+    return readStatus({ db: this.db, store: this.store, projections: this.projections, builds: this.builds, localPosition: (name) => this.running.get(name)?.position });
   }
 
   private projection(name: string): Projection {
@@ -428,17 +261,14 @@ export class ProjectionRunner {
     while (Date.now() < deadline) {
       const building = (await this.builds.list()).filter((b) => requested.includes(b.id) && b.state === 'building');
       if (!building.length) break;
-      await new Promise((resolve) => setTimeout(resolve, WAIT_POLL_MS));
+      await new Promise((resolve) => setTimeout(resolve, REBUILD_POLL_MS));
     }
     const { items } = await this.status();
     return names.map((name) => items.find((s) => s.name === name)!);
   }
 
-  async parked(): Promise<ParkedEvent[]> {
-    const { rows } = await this.db.query<ParkedEvent & { parked_at: Date }>(
-      `SELECT consumer, event_id::text, position, type, error, attempts, parked_at FROM parked_events ORDER BY consumer, position`,
-    );
-    return rows.map((r) => ({ ...r, parked_at: new Date(r.parked_at).toISOString() }));
+  parked(): Promise<ParkedEvent[]> {
+    return listParked(this.db);
   }
 
   /**
@@ -448,29 +278,9 @@ export class ProjectionRunner {
    */
   async retryParked(name: string): Promise<{ retried: number; still_parked: number }> {
     const spec = await this.retrySpec(name);
-    const { rows } = await this.db.query<{ event_id: string; event: any }>(
-      'SELECT event_id::text, event FROM parked_events WHERE consumer = $1 ORDER BY position',
-      [spec.name],
-    );
-    let retried = 0;
-    for (const row of rows) {
-      const event: RecordedEvent = { ...row.event, createdAt: new Date(row.event.createdAt) };
-      try {
-        await this.db.transaction(async (tx) => {
-          await spec.apply(tx, [event]);
-          await tx.query('DELETE FROM parked_events WHERE consumer = $1 AND event_id = $2', [spec.name, row.event_id]);
-        });
-        retried++;
-      } catch (error) {
-        await this.db.query('UPDATE parked_events SET error = $3, attempts = attempts + 1 WHERE consumer = $1 AND event_id = $2', [
-          spec.name,
-          row.event_id,
-          (error as Error).message,
-        ]);
-      }
-    }
-    if (retried) this.progress.emit('advanced');
-    return { retried, still_parked: rows.length - retried };
+    const outcome = await retryParked(this.db, spec.name, spec.apply);
+    if (outcome.retried) this.waits.advanced();
+    return outcome;
   }
 
   private async retrySpec(name: string): Promise<ConsumerSpec> {
