@@ -59,7 +59,10 @@ export async function createTestDatabase(): Promise<TestDatabase> {
 async function migratedPglite(): Promise<Blob> {
   const hash = createHash('sha256');
   const dir = migrationsDir();
-  for (const file of fs.readdirSync(dir).sort()) hash.update(file).update(fs.readFileSync(path.join(dir, file)));
+  for (const file of fs.readdirSync(dir, { recursive: true }).map(String).sort()) {
+    const full = path.join(dir, file);
+    if (fs.statSync(full).isFile()) hash.update(file).update(fs.readFileSync(full));
+  }
   const template = path.join(os.tmpdir(), `svc-test-pglite-${hash.digest('hex').slice(0, 16)}.tar`);
   if (!fs.existsSync(template)) {
     const db = await PgliteDatabase.open();

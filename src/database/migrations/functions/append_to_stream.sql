@@ -1,3 +1,7 @@
+-- One round trip per append. The expected revision is checked BEFORE any nextval, so a
+-- rejected append leaves no sequence gap (Marten #4765). Expected is 'any', 'no_stream',
+-- 'stream_exists' or the revision (0-based) of the stream's last event.
+--
 -- Appends no longer NOTIFY inside their transaction (issue 14).
 --
 -- Postgres queues a transaction's notifications at commit under one lock for the whole
@@ -5,7 +9,7 @@
 -- concurrent appenders sat on Lock:object. The appending process now wakes its own readers
 -- at once and tells other instances with one debounced NOTIFY after the commit
 -- (PostgresEventStore.append); a reader that misses it polls, so no event waits longer
--- than the polling fallback. The function is otherwise 0003's.
+-- than the polling fallback.
 
 CREATE OR REPLACE FUNCTION append_to_stream(p_stream_id text, p_expected text, p_events jsonb)
 RETURNS TABLE (next_revision bigint, commit_id text, last_position bigint)

@@ -1,6 +1,8 @@
+-- The oldest transaction id a reader of the log must stay below (see announce_append.sql).
+--
 -- The horizon takes its snapshot before it reads pg_locks, by construction (issue 9 review).
 --
--- 0003 computed both in one SQL statement, where the planner decides which is read first.
+-- It once computed both in one SQL statement, where the planner decides which is read first.
 -- Read pg_locks first, and an append that announces itself and gets its transaction id in
 -- between is in neither: not among the announced appenders (too late), yet below the
 -- snapshot's xmax (too early), so a reader could pass its events before they commit. With
