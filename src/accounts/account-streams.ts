@@ -1,28 +1,62 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { EVENT_STORE, EventStore } from '../event-store/event-store';
+import type { Handled, StreamCommands } from '../event-store/stream-commands';
 import { Errors } from '../platform/errors';
 import { MODES, Mode } from '../platform/mode';
 import { Streams } from '../platform/streams';
+import { EventWriter } from '../projection-runner/event-writer';
 import type { AccountView } from './account-queries';
+import { AccountCommand, accountDecider, AccountEvent, AccountState } from './account.decider';
+import { ApiKeyCommand, apiKeyDecider, ApiKeyEvent, ApiKeyState } from './api-key.decider';
+import { CreditsCommand, creditsDecider, CreditsEvent, CreditsState } from './credits.decider';
 import { AccountCreated, AccountEvents, AccountSlugClaimed, ApiKeyCreated } from './events';
 
 export interface LoadedApiKey {
+  /** The mode whose stream holds the key. */
   mode: Mode;
-  created: ApiKeyCreated;
-  active: boolean;
-  revoked: boolean;
-  /** Revision of the stream's last event: the expected revision of the next append. */
-  revision: number;
+  state: ApiKeyState & { created: ApiKeyCreated };
+}
+
+export function toAccountView(e: AccountCreated): AccountView {
+  return { id: e.account_id, slug: e.slug, name: e.name, email: e.email, created_at: e.created_at };
 }
 
 /**
- * How commands find accounts and keys: from their streams, never from the accounts or
- * api_keys read models, so a lagging projection cannot turn what was just created into
- * a 404 (issue 9). Queries (GET /v1/me, the key guard, key lists) keep the read models.
+ * How commands find accounts and keys and record facts on their streams: each stream type
+ * has its decider, run by StreamCommands (load, decide, append at the loaded revision, on
+ * a lost race again), never deciding on the accounts or api_keys read models, so a lagging
+ * projection cannot turn what was just created into a 404 (issue 9). Queries (GET /v1/me,
+ * the key guard, key lists) keep the read models.
  */
 @Injectable()
 export class AccountStreams {
-  constructor(@Inject(EVENT_STORE) private readonly store: EventStore) {}
+  private readonly accounts: StreamCommands<AccountCommand, AccountEvent, AccountState>;
+  private readonly keys: StreamCommands<ApiKeyCommand, ApiKeyEvent, ApiKeyState>;
+  private readonly credits: StreamCommands<CreditsCommand, CreditsEvent, CreditsState>;
+
+  constructor(
+    @Inject(EVENT_STORE) private readonly store: EventStore,
+    writer: EventWriter,
+  ) {
+    this.accounts = writer.commands(accountDecider);
+    this.keys = writer.commands(apiKeyDecider);
+    this.credits = writer.commands(creditsDecider);
+  }
+
+  /** Decides a command on an account's stream. */
+  onAccount(accountId: string, command: AccountCommand): Promise<Handled<AccountState, AccountEvent>> {
+    return this.accounts.handle(Streams.account(accountId), command);
+  }
+
+  /** Decides a command on an API key's stream. */
+  onKey(mode: Mode, keyId: string, command: ApiKeyCommand): Promise<Handled<ApiKeyState, ApiKeyEvent>> {
+    return this.keys.handle(Streams.apiKey(mode, keyId), command);
+  }
+
+  /** Decides a command on an account's credits stream in one mode. */
+  onCredits(mode: Mode, accountId: string, command: CreditsCommand): Promise<Handled<CreditsState, CreditsEvent>> {
+    return this.credits.handle(Streams.credits(mode, accountId), command);
+  }
 
   /**
    * The account an id or a slug names. A slug is resolved through its claim stream, and
@@ -40,10 +74,8 @@ export class AccountStreams {
 
   /** By id only (a slug answers undefined). */
   async findById(accountId: string): Promise<AccountView | undefined> {
-    const created = (await this.store.readStream(Streams.account(accountId))).find((e) => e.type === AccountEvents.AccountCreated);
-    if (!created) return undefined;
-    const e = created.data as AccountCreated;
-    return { id: e.account_id, slug: e.slug, name: e.name, email: e.email, created_at: e.created_at };
+    const { created } = (await this.accounts.load(Streams.account(accountId))).state;
+    return created ? toAccountView(created) : undefined;
   }
 
   /** find(), or 404 not_found. */
@@ -60,22 +92,11 @@ export class AccountStreams {
     return account;
   }
 
-  /**
-   * A key folded from its stream, in the given mode or (a key id alone names no mode)
-   * whichever mode holds it; 404 not_found when neither does.
-   */
-  async loadKey(keyId: string, mode?: Mode): Promise<LoadedApiKey> {
-    for (const m of mode ? [mode] : MODES) {
-      const events = await this.store.readStream(Streams.apiKey(m, keyId));
-      if (events[0]?.type !== AccountEvents.ApiKeyCreated) continue;
-      const created = events[0].data as ApiKeyCreated;
-      return {
-        mode: m,
-        created,
-        active: created.active || events.some((e) => e.type === AccountEvents.ApiKeyActivated),
-        revoked: events.some((e) => e.type === AccountEvents.ApiKeyRevoked),
-        revision: events[events.length - 1].revision,
-      };
+  /** A key folded from its stream in whichever mode holds it (a key id alone names no mode); 404 not_found when neither does. */
+  async loadKey(keyId: string): Promise<LoadedApiKey> {
+    for (const mode of MODES) {
+      const { state } = await this.keys.load(Streams.apiKey(mode, keyId));
+      if (state.created) return { mode, state: { ...state, created: state.created } };
     }
     throw Errors.notFound('API key');
   }

@@ -5,9 +5,9 @@ import { ApiError } from '../../platform/errors';
 import { newId } from '../../platform/ids';
 import { slugify } from '../../platform/slug';
 import { Streams } from '../../platform/streams';
-import { EventWriter } from '../../projection-runner/event-writer';
 import type { AccountView } from '../account-queries';
-import { AccountCreated, AccountEvents, AccountSlugClaimed } from '../events';
+import { AccountStreams, toAccountView } from '../account-streams';
+import { AccountEvents, AccountSlugClaimed } from '../events';
 
 export class CreateAccountCommand extends Command<AccountView> {
   constructor(readonly name: string, readonly email: string, readonly slug?: string) {
@@ -19,24 +19,28 @@ export class CreateAccountCommand extends Command<AccountView> {
 export class CreateAccountHandler implements ICommandHandler<CreateAccountCommand> {
   constructor(
     @Inject(EVENT_STORE) private readonly store: EventStore,
-    private readonly writer: EventWriter,
+    private readonly accounts: AccountStreams,
   ) {}
 
   async execute(command: CreateAccountCommand): Promise<AccountView> {
     const accountId = newId('acct');
     const slug = await this.claimSlug(command, accountId);
-    const created: AccountCreated = {
+    const { state } = await this.accounts.onAccount(accountId, {
+      type: 'CreateAccount',
       account_id: accountId,
       slug,
       name: command.name,
       email: command.email,
-      created_at: new Date().toISOString(),
-    };
-    await this.writer.append(Streams.account(accountId), [{ type: AccountEvents.AccountCreated, data: { ...created } }], 'no_stream');
-    return { id: accountId, slug, name: created.name, email: created.email, created_at: created.created_at };
+      now: new Date().toISOString(),
+    });
+    return toAccountView(state.created!);
   }
 
-  /** A chosen slug is taken once (409 when it is not free); a derived one gets -2, -3, ... */
+  /**
+   * A chosen slug is taken once (409 when it is not free); a derived one gets -2, -3, ...
+   * A claim is a plain append at no_stream, not a decider's: the store's expected revision
+   * is the whole rule, and a taken slug must move on to the next one without reading it.
+   */
   private async claimSlug(command: CreateAccountCommand, accountId: string): Promise<string> {
     const base = command.slug ?? (slugify(command.name) || 'account');
     for (let n = 1; n <= 20; n++) {

@@ -1,10 +1,8 @@
-import { ApiError } from '../../platform/errors';
 import { Command, CommandBus, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { OpenKeyActivationCheckoutCommand } from '../../commerce/commands/open-checkout';
-import { Streams } from '../../platform/streams';
-import { EventWriter } from '../../projection-runner/event-writer';
+import type { Mode } from '../../platform/mode';
 import { AccountStreams } from '../account-streams';
-import { AccountEvents, ApiKeyActivationOpened } from '../events';
+import { assertActivationOpenable } from '../api-key.decider';
 
 export interface KeyActivation {
   id: string;
@@ -19,20 +17,20 @@ export interface KeyActivation {
  */
 export async function openKeyActivation(
   commands: CommandBus,
-  writer: EventWriter,
-  key: { key_id: string; account_id: string; mode: ApiKeyActivationOpened['mode'] },
+  accounts: AccountStreams,
+  key: { key_id: string; account_id: string; mode: Mode },
 ): Promise<KeyActivation> {
   const session = await commands.execute(new OpenKeyActivationCheckoutCommand(key.account_id, key.mode, key.key_id));
-  const opened: ApiKeyActivationOpened = {
-    ...key,
+  const expiresAt = new Date(Number(session.expires_at) * 1000).toISOString();
+  // Recorded whatever happened to the key since: the checkout is open, and a payment landing meanwhile must not fail it.
+  await accounts.onKey(key.mode, key.key_id, {
+    type: 'RecordActivationOpened',
     checkout_session_id: session.id,
     checkout_url: session.checkout_url,
-    expires_at: new Date(Number(session.expires_at) * 1000).toISOString(),
-    opened_at: new Date().toISOString(),
-  };
-  // 'any': a fact about a checkout already opened; a payment landing meanwhile must not fail it.
-  await writer.append(Streams.apiKey(key.mode, key.key_id), [{ type: AccountEvents.ApiKeyActivationOpened, data: { ...opened } }], 'any');
-  return { id: key.key_id, active: false, activation_checkout_url: opened.checkout_url, activation_expires_at: opened.expires_at };
+    expires_at: expiresAt,
+    now: new Date().toISOString(),
+  });
+  return { id: key.key_id, active: false, activation_checkout_url: session.checkout_url, activation_expires_at: expiresAt };
 }
 
 /**
@@ -50,14 +48,13 @@ export class OpenKeyActivationCommand extends Command<KeyActivation> {
 export class OpenKeyActivationHandler implements ICommandHandler<OpenKeyActivationCommand> {
   constructor(
     private readonly accounts: AccountStreams,
-    private readonly writer: EventWriter,
     private readonly commands: CommandBus,
   ) {}
 
   async execute({ keyId }: OpenKeyActivationCommand): Promise<KeyActivation> {
-    const key = await this.accounts.loadKey(keyId);
-    if (key.revoked) throw new ApiError(400, 'key_revoked', `API key ${keyId} is revoked; create a new key.`);
-    if (key.active) throw new ApiError(400, 'already_active', `API key ${keyId} is active already; only an inactive live premium key has an activation to pay.`);
-    return openKeyActivation(this.commands, this.writer, { key_id: key.created.key_id, account_id: key.created.account_id, mode: key.mode });
+    const { mode, state } = await this.accounts.loadKey(keyId);
+    // Before the checkout opens: a revoked or active key gets none.
+    assertActivationOpenable(keyId, state);
+    return openKeyActivation(this.commands, this.accounts, { key_id: state.created.key_id, account_id: state.created.account_id, mode });
   }
 }

@@ -3,12 +3,8 @@ import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { Errors } from '../../platform/errors';
 import { newId, randomBase62 } from '../../platform/ids';
 import type { Mode } from '../../platform/mode';
-import { Streams } from '../../platform/streams';
-import { EventWriter } from '../../projection-runner/event-writer';
 import type { WebhookEndpointView } from '../endpoint-queries';
-import { evolveEndpoint, toEndpointView } from '../endpoint-streams';
-import { WebhookEndpointCreated, WebhookEvents } from '../events';
-import { isPublicEventType } from '../public-events';
+import { EndpointStreams, toEndpointView } from '../endpoint-streams';
 import { SecretBox } from '../secret-box';
 import { checkEndpointUrl } from '../url-policy';
 
@@ -28,11 +24,6 @@ export class CreateWebhookEndpointCommand extends Command<CreatedWebhookEndpoint
   }
 }
 
-/** Unknown event types are silently dropped (spec part 4); duplicates collapse. */
-export function knownEventTypes(events: string[]): string[] {
-  return [...new Set(events.filter(isPublicEventType))];
-}
-
 /** The URL to store (normalised), or a validation error naming the field. */
 export async function safeUrl(mode: Mode, url: string): Promise<string> {
   const checked = await checkEndpointUrl(mode, url);
@@ -43,7 +34,7 @@ export async function safeUrl(mode: Mode, url: string): Promise<string> {
 @CommandHandler(CreateWebhookEndpointCommand)
 export class CreateWebhookEndpointHandler implements ICommandHandler<CreateWebhookEndpointCommand> {
   constructor(
-    private readonly writer: EventWriter,
+    private readonly endpoints: EndpointStreams,
     @Inject(SECRET_BOX) private readonly box: SecretBox,
   ) {}
 
@@ -51,20 +42,18 @@ export class CreateWebhookEndpointHandler implements ICommandHandler<CreateWebho
     const url = await safeUrl(command.mode, command.url);
     const id = newId('we');
     const secret = `whsec_${command.mode}_${randomBase62(32)}`;
-    const created: WebhookEndpointCreated = {
+    const { state } = await this.endpoints.handle(command.mode, id, {
+      type: 'CreateEndpoint',
       endpoint_id: id,
       account_id: command.accountId,
       mode: command.mode,
       url,
-      events: knownEventTypes(command.events),
+      events: command.events,
       description: command.description,
-      enabled: true,
       secret_sealed: this.box.seal(secret, id),
-      created_at: new Date().toISOString(),
-    };
-    const event = { type: WebhookEvents.WebhookEndpointCreated, data: { ...created } };
-    await this.writer.append(Streams.webhookEndpoint(command.mode, id), [event], 'no_stream');
+      now: new Date().toISOString(),
+    });
     // From the event just written, not the read model, which may still be behind.
-    return { ...toEndpointView(evolveEndpoint(undefined, event)!), secret };
+    return { ...toEndpointView(state!), secret };
   }
 }

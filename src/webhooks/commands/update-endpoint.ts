@@ -1,10 +1,8 @@
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import { Streams } from '../../platform/streams';
-import { EventWriter } from '../../projection-runner/event-writer';
 import type { WebhookEndpointView } from '../endpoint-queries';
-import { EndpointOwner, EndpointStreams, evolveEndpoint, toEndpointView } from '../endpoint-streams';
-import { WebhookEndpointUpdated, WebhookEvents } from '../events';
-import { safeUrl, knownEventTypes } from './create-endpoint';
+import { EndpointStreams, toEndpointView } from '../endpoint-streams';
+import type { EndpointOwner } from '../endpoint.decider';
+import { safeUrl } from './create-endpoint';
 
 export interface EndpointChanges {
   url?: string;
@@ -25,34 +23,21 @@ export class UpdateWebhookEndpointCommand extends Command<WebhookEndpointView> {
 
 @CommandHandler(UpdateWebhookEndpointCommand)
 export class UpdateWebhookEndpointHandler implements ICommandHandler<UpdateWebhookEndpointCommand> {
-  constructor(
-    private readonly endpoints: EndpointStreams,
-    private readonly writer: EventWriter,
-  ) {}
+  constructor(private readonly endpoints: EndpointStreams) {}
 
   async execute({ owner, endpointId, changes: requested }: UpdateWebhookEndpointCommand): Promise<WebhookEndpointView> {
-    const stream = Streams.webhookEndpoint(owner.mode, endpointId);
     // A null field is treated as absent, as elsewhere in the API.
     const url = requested.url != null ? await safeUrl(owner.mode, requested.url) : undefined;
-    return this.writer.retryOnConflict(async () => {
-      const { state, revision } = await this.endpoints.loadOwn(owner, endpointId);
-      const changes: WebhookEndpointUpdated['changes'] = {};
-      if (url !== undefined && url !== state.url) changes.url = url;
-      if (requested.events != null) changes.events = knownEventTypes(requested.events);
-      if (requested.description != null && requested.description !== state.description) changes.description = requested.description;
-      if (requested.enabled != null && requested.enabled !== state.enabled) changes.enabled = requested.enabled;
-      if (!Object.keys(changes).length) return toEndpointView(state);
-      const updated: WebhookEndpointUpdated = {
-        endpoint_id: endpointId,
-        account_id: owner.accountId,
-        mode: owner.mode,
-        changes,
-        updated_at: new Date().toISOString(),
-      };
-      const event = { type: WebhookEvents.WebhookEndpointUpdated, data: { ...updated } };
-      await this.writer.append(stream, [event], revision);
-      // From the stream's state after this event, not the read model, which may still be behind.
-      return toEndpointView(evolveEndpoint(state, event)!);
+    const { state } = await this.endpoints.handle(owner.mode, endpointId, {
+      type: 'UpdateEndpoint',
+      owner,
+      url,
+      events: requested.events,
+      description: requested.description,
+      enabled: requested.enabled,
+      now: new Date().toISOString(),
     });
+    // From the stream's state after the update, not the read model, which may still be behind.
+    return toEndpointView(state!);
   }
 }
