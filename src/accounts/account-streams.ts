@@ -8,7 +8,6 @@ import { EventWriter } from '../projection-runner/event-writer';
 import type { AccountView } from './account-queries';
 import { AccountCommand, accountDecider, AccountEvent, AccountState } from './account.decider';
 import { ApiKeyCommand, apiKeyDecider, ApiKeyEvent, ApiKeyState } from './api-key.decider';
-import { CreditsCommand, creditsDecider, CreditsEvent, CreditsState } from './credits.decider';
 import { AccountCreated, AccountEvents, AccountSlugClaimed, ApiKeyCreated } from './events';
 
 export interface LoadedApiKey {
@@ -32,7 +31,6 @@ export function toAccountView(e: AccountCreated): AccountView {
 export class AccountStreams {
   private readonly accounts: StreamCommands<AccountCommand, AccountEvent, AccountState>;
   private readonly keys: StreamCommands<ApiKeyCommand, ApiKeyEvent, ApiKeyState>;
-  private readonly credits: StreamCommands<CreditsCommand, CreditsEvent, CreditsState>;
 
   constructor(
     @Inject(EVENT_STORE) private readonly store: EventStore,
@@ -40,7 +38,6 @@ export class AccountStreams {
   ) {
     this.accounts = writer.commands(accountDecider);
     this.keys = writer.commands(apiKeyDecider);
-    this.credits = writer.commands(creditsDecider);
   }
 
   /** Decides a command on an account's stream. */
@@ -51,11 +48,6 @@ export class AccountStreams {
   /** Decides a command on an API key's stream. */
   onKey(mode: Mode, keyId: string, command: ApiKeyCommand): Promise<Handled<ApiKeyState, ApiKeyEvent>> {
     return this.keys.handle(Streams.apiKey(mode, keyId), command);
-  }
-
-  /** Decides a command on an account's credits stream in one mode. */
-  onCredits(mode: Mode, accountId: string, command: CreditsCommand): Promise<Handled<CreditsState, CreditsEvent>> {
-    return this.credits.handle(Streams.credits(mode, accountId), command);
   }
 
   /**

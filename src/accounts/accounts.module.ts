@@ -4,14 +4,13 @@ import { AccountStreams } from './account-streams';
 import { ActivateApiKeyHandler } from './commands/activate-api-key';
 import { CreateAccountHandler } from './commands/create-account';
 import { CreateApiKeyHandler } from './commands/create-api-key';
-import { GrantCreditsHandler } from './commands/grant-credits';
 import { RevokeApiKeyHandler } from './commands/revoke-api-key';
 import { OpenKeyActivationHandler } from './commands/open-key-activation';
 import { MeController } from './me.controller';
 
 @Module({
   controllers: [MeController],
-  providers: [AccountQueries, AccountStreams, CreateAccountHandler, CreateApiKeyHandler, RevokeApiKeyHandler, OpenKeyActivationHandler, GrantCreditsHandler, ActivateApiKeyHandler],
+  providers: [AccountQueries, AccountStreams, CreateAccountHandler, CreateApiKeyHandler, RevokeApiKeyHandler, OpenKeyActivationHandler, ActivateApiKeyHandler],
   exports: [AccountQueries, AccountStreams],
 })
 export class AccountsModule {}

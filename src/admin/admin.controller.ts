@@ -3,7 +3,7 @@ import { CommandBus } from '@nestjs/cqrs';
 import { AccountQueries } from '../accounts/account-queries';
 import { CreateAccountCommand } from '../accounts/commands/create-account';
 import { CreateApiKeyCommand } from '../accounts/commands/create-api-key';
-import { GrantCreditsCommand } from '../accounts/commands/grant-credits';
+import { GrantCreditsCommand } from '../factory/commands/grant-credits';
 import { RevokeApiKeyCommand } from '../accounts/commands/revoke-api-key';
 import { WithoutApiKey } from '../platform/auth/auth-context';
 import { ApiError, Errors } from '../platform/errors';

@@ -1,12 +1,13 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { EVENT_STORE, EventStore, ExpectedRevision, NewEvent } from '../event-store/event-store';
+import { EVENT_STORE, EventStore } from '../event-store/event-store';
+import type { Handled, StreamCommands } from '../event-store/stream-commands';
 import { Errors } from '../platform/errors';
 import { KeptStates } from '../platform/kept-states';
 import type { Mode } from '../platform/mode';
 import { Streams } from '../platform/streams';
 import { EventWriter } from '../projection-runner/event-writer';
 import { CatalogEvents, ListingKind, ListingSlugClaimed } from './events';
-import { evolve, ListingState } from './listing';
+import { ListingCommand, listingDecider, ListingEvent, ListingState, ListingStreamState } from './listing.decider';
 
 export interface LoadedListing {
   state: ListingState;
@@ -17,9 +18,9 @@ export interface LoadedListing {
 export const KEPT_LISTINGS = 5000;
 
 /**
- * Loads a listing stream and appends to it at the revision it was loaded at. Commands
- * find listings here, from the streams, never from catalog_listings: a lagging projection
- * must not turn a listing just drafted into a 404 (issue 9).
+ * Finds listings on their streams and runs the listing decider on them. Commands find
+ * listings here, from the streams, never from catalog_listings: a lagging projection must
+ * not turn a listing just drafted into a 404 (issue 9).
  *
  * Every download appends to its listing's stream, so a popular listing's stream grows for
  * ever: the folded state is kept and each load reads only the events after it. States are
@@ -27,12 +28,15 @@ export const KEPT_LISTINGS = 5000;
  */
 @Injectable()
 export class ListingStore {
-  private readonly kept = new KeptStates<ListingState>(KEPT_LISTINGS);
+  /** The decider's runner: load, decide, append at the loaded revision (waiting for the read models), retry a lost race. */
+  readonly commands: StreamCommands<ListingCommand, ListingEvent, ListingStreamState>;
 
   constructor(
     @Inject(EVENT_STORE) private readonly store: EventStore,
-    private readonly writer: EventWriter,
-  ) {}
+    writer: EventWriter,
+  ) {
+    this.commands = writer.commands(listingDecider, { kept: new KeptStates<ListingStreamState>(KEPT_LISTINGS) });
+  }
 
   async load(mode: Mode, listingId: string): Promise<LoadedListing> {
     const loaded = await this.loadById(mode, listingId);
@@ -69,25 +73,30 @@ export class ListingStore {
     return loaded?.state.status === 'published' ? loaded : undefined;
   }
 
-  /** Appends and returns the state after the new events. */
-  async append(state: ListingState | undefined, mode: Mode, listingId: string, events: NewEvent[], expected: ExpectedRevision): Promise<ListingState> {
-    await this.writer.append(Streams.listing(mode, listingId), events, expected);
-    return events.reduce<ListingState | undefined>((s, e) => evolve(s, e), state)!;
+  /**
+   * Decides a command on one of the caller's own listings, named by id or slug (404 for
+   * another account's, as loadOwn). The name is resolved once: a listing's id, slug, kind
+   * and account never change, so a retry decides on the same stream.
+   */
+  async handleOwn(
+    mode: Mode,
+    accountId: string,
+    idOrSlug: string,
+    kind: ListingKind | undefined,
+    command: (state: ListingStreamState) => ListingCommand | Promise<ListingCommand>,
+  ): Promise<ListingState> {
+    const { state } = await this.loadOwn(mode, accountId, idOrSlug, kind);
+    const handled = await this.commands.handle(Streams.listing(mode, state.id), command);
+    return handled.state!;
   }
 
-  retryOnConflict<T>(attempt: () => Promise<T>): Promise<T> {
-    return this.writer.retryOnConflict(attempt);
+  /** Decides a command on the listing stream of this id (a draft creates it). */
+  handle(mode: Mode, listingId: string, command: ListingCommand): Promise<Handled<ListingStreamState, ListingEvent>> {
+    return this.commands.handle(Streams.listing(mode, listingId), command);
   }
 
   private async loadById(mode: Mode, listingId: string): Promise<LoadedListing | undefined> {
-    const stream = Streams.listing(mode, listingId);
-    const kept = this.kept.get(stream);
-    const since = await this.store.readStream(stream, { fromRevision: kept ? kept.revision + 1 : 0 });
-    const state = since.reduce((s, event) => evolve(s, event), kept?.state);
-    if (!state) return undefined;
-    const loaded = since.length ? { state, revision: since[since.length - 1].revision } : kept!;
-    // A load that ran beside this one may have kept a later revision already.
-    if (loaded.revision >= (this.kept.get(stream)?.revision ?? -1)) this.kept.keep(stream, loaded);
-    return loaded;
+    const { state, revision } = await this.commands.load(Streams.listing(mode, listingId));
+    return state && { state, revision };
   }
 }

@@ -75,7 +75,8 @@ export class StreamCommands<Command, Event extends DomainEvent, State> {
     const kept = this.options.kept?.get(streamId);
     const from: Loaded<State> = kept ? { ...kept, position: kept.position ?? null } : { state: this.decider.initialState(), revision: -1, position: null };
     const since = await this.store.readStream(streamId, { fromRevision: from.revision + 1 });
-    if (!since.length) return kept ? from : this.keep(streamId, from);
+    // Kept again even when nothing is new: a stream in use stays among the most recent.
+    if (!since.length) return this.keep(streamId, from);
     const last = since[since.length - 1];
     return this.extend(streamId, from.state, since.map(toDomainEvent) as Event[], last.revision, last.position);
   }

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { BLOB_STORE, BlobStore } from '../storage/blob-store';
 import { BuiltArtifact, sha256 } from './assets/artifact';
 import type { JobArtifact } from './events';
-import type { JobState } from './job';
+import type { JobState } from './job.decider';
 
 /**
  * Stores a build under the creator's own prefix (user/<account>/, where publish expects a

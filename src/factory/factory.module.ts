@@ -7,6 +7,7 @@ import { ArtifactStore } from './artifact-store';
 import { ApproveGenerationJobHandler } from './commands/approve-job';
 import { ClarifyGenerationJobHandler } from './commands/clarify-job';
 import { CreateGenerationJobHandler } from './commands/create-job';
+import { GrantCreditsHandler } from './commands/grant-credits';
 import { PublishGenerationJobHandler } from './commands/publish-job';
 import { RegenerateGenerationJobHandler } from './commands/regenerate-job';
 import { Credits } from './credits';
@@ -51,6 +52,7 @@ import { RebuildSettlement } from './rebuild-settlement';
     ApproveGenerationJobHandler,
     RegenerateGenerationJobHandler,
     PublishGenerationJobHandler,
+    GrantCreditsHandler,
   ],
 })
 export class FactoryModule implements OnApplicationBootstrap, BeforeApplicationShutdown {

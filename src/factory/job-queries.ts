@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { DATABASE, Database } from '../database/database';
 import type { AuthContext } from '../platform/auth/auth-context';
 import { invalidCursor, Page, toPage } from '../platform/pagination';
-import type { PublicJob } from './job';
+import type { PublicJob } from './job.decider';
 
 /** The name of this context's read model (its projection in projections/, its checkpoint). */
 export const FACTORY_JOBS_READ_MODEL = 'factory_jobs';

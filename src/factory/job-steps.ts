@@ -1,23 +1,19 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import type { NewEvent } from '../event-store/event-store';
 import type { Mode } from '../platform/mode';
 import { buildArtifact, BuiltArtifact, validateArtifact } from './assets/artifact';
 import { InvalidArtifactError } from './assets/invalid-artifact';
 import { ArtifactStore } from './artifact-store';
-import { draftFor } from './draft';
 import { EngineFailedError, FactoryEngine, LIVE_FACTORY_ENGINE, SANDBOX_FACTORY_ENGINE } from './engines/engine';
-import type * as E from './events';
-import { FactoryEvents } from './events';
-import { evolve, JobState, toPublicJob } from './job';
+import type { JobCommand, JobState } from './job.decider';
 
-type Fact = Pick<E.GenerationJobFailed, 'job_id' | 'account_id' | 'mode' | 'at'>;
-type Outcome<T> = { ok: T } | { failed: NewEvent };
+type Outcome<T> = { ok: T } | { failed: JobCommand };
 
 /**
  * The worker's part of each stage: what to do with a job sitting in queued, analyzing,
- * planning or generating, as the next event(s) to append. Whatever goes wrong in the
- * engine or in building and validating the artifact is about this job: it becomes
- * GenerationJobFailed (the job keeps its stage, with `error`) and never stops the worker
+ * planning or generating, as the job decider's next command: what the stage's work found,
+ * from the revision the job was at (the decider records it only if the job is still there).
+ * Whatever goes wrong in the engine or in building and validating the artifact is about
+ * this job: it becomes GenerationJobFailed (the job keeps its stage, with `error`) and never stops the worker
  * for every other job. Only storing the artifact may throw (storage down): the worker
  * then retries the step later.
  */
@@ -36,42 +32,38 @@ export class JobSteps {
     return mode === 'test' ? this.sandbox : this.live;
   }
 
-  async next(job: JobState): Promise<NewEvent[]> {
-    const fact: Fact = { job_id: job.id, account_id: job.account_id, mode: job.mode, at: new Date().toISOString() };
+  async next(job: JobState, revision: number): Promise<JobCommand | undefined> {
+    const at = { from_revision: revision, now: new Date().toISOString() };
     switch (job.stage) {
       case 'queued':
-        return [event(FactoryEvents.GenerationJobAnalysisStarted, fact)];
+        return { type: 'StartAnalysis', ...at };
       case 'analyzing': {
-        const analysis = await this.attempt(job, fact, () => this.engine(job.mode).analyze(job.prompt));
-        if ('failed' in analysis) return [analysis.failed];
-        if (analysis.ok.questions.length) return [event<E.GenerationJobQuestionsAsked>(FactoryEvents.GenerationJobQuestionsAsked, { ...fact, questions: analysis.ok.questions })];
-        return [event(FactoryEvents.GenerationJobPlanningStarted, fact)];
+        const analysis = await this.attempt(job, at, () => this.engine(job.mode).analyze(job.prompt));
+        if ('failed' in analysis) return analysis.failed;
+        return { type: 'RecordAnalysis', ...at, questions: analysis.ok.questions };
       }
       case 'planning': {
-        const plan = await this.attempt(job, fact, () => this.engine(job.mode).plan(job.prompt, job.questions, job.answers));
-        if ('failed' in plan) return [plan.failed];
-        return [event<E.GenerationJobPlanned>(FactoryEvents.GenerationJobPlanned, { ...fact, plan: plan.ok })];
+        const plan = await this.attempt(job, at, () => this.engine(job.mode).plan(job.prompt, job.questions, job.answers));
+        if ('failed' in plan) return plan.failed;
+        return { type: 'RecordPlan', ...at, plan: plan.ok };
       }
       case 'generating': {
         const plan = job.plan!;
-        const built = await this.attempt<BuiltArtifact>(job, fact, async () => {
+        const built = await this.attempt<BuiltArtifact>(job, at, async () => {
           const artifact = buildArtifact(plan);
           await validateArtifact(plan, artifact);
           return artifact;
         });
-        if ('failed' in built) return [built.failed];
+        if ('failed' in built) return built.failed;
         // Only now: nothing is stored for a build that failed validation.
-        const artifact = await this.artifacts.store(job, built.ok);
-        const completed: E.GenerationJobCompleted = { ...fact, build: job.build, artifact, draft: draftFor(plan), job: {} };
-        completed.job = toPublicJob(evolve(job, { type: FactoryEvents.GenerationJobCompleted, data: completed })!);
-        return [event(FactoryEvents.GenerationJobCompleted, completed)];
+        return { type: 'CompleteBuild', ...at, artifact: await this.artifacts.store(job, built.ok) };
       }
       default:
-        return [];
+        return undefined;
     }
   }
 
-  private async attempt<T>(job: JobState, fact: Fact, work: () => Promise<T>): Promise<Outcome<T>> {
+  private async attempt<T>(job: JobState, at: { from_revision: number; now: string }, work: () => Promise<T>): Promise<Outcome<T>> {
     try {
       return { ok: await work() };
     } catch (error) {
@@ -81,12 +73,7 @@ export class JobSteps {
       else this.logger.error(`job ${job.id} failed in ${job.stage}: ${(error as Error).stack ?? error}`);
       const code = job.stage === 'generating' ? 'artifact_invalid' : 'engine_failed';
       const message = known ? (error as Error).message : `The ${job.stage === 'generating' ? 'build' : `${this.engine(job.mode).name} engine`} failed unexpectedly: ${(error as Error).message}`;
-      const failed: E.GenerationJobFailed = { ...fact, stage: job.stage, error: { code, message }, ...(job.stage === 'generating' ? { build: job.build } : {}) };
-      return { failed: event(FactoryEvents.GenerationJobFailed, failed) };
+      return { failed: { type: 'FailStage', ...at, error: { code, message } } };
     }
   }
-}
-
-function event<T extends object>(type: string, data: T): NewEvent {
-  return { type, data: { ...data } as Record<string, unknown> };
 }

@@ -1,26 +1,27 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { EVENT_STORE, EventStore, ExpectedRevision, NewEvent, RecordedEvent } from '../event-store/event-store';
+import { Injectable } from '@nestjs/common';
+import type { StreamCommands } from '../event-store/stream-commands';
 import type { AuthContext } from '../platform/auth/auth-context';
 import { Errors } from '../platform/errors';
 import type { Mode } from '../platform/mode';
 import { Streams } from '../platform/streams';
 import { EventWriter } from '../projection-runner/event-writer';
 import { ProjectionRunner } from '../projection-runner/projection-runner';
-import { FactoryEvents } from './events';
-import { evolve, fold, JobState } from './job';
+import { JobCommand, jobDecider, JobEvent, JobState, JobStreamState } from './job.decider';
 import { FACTORY_JOBS_READ_MODEL } from './job-queries';
 
 export interface LoadedJob {
   state: JobState;
-  /** Revision of the stream's last event: the expected revision of the next move. */
+  /** Revision of the stream's last event: where a move worked out on this state is made from. */
   revision: number;
   /** The builds a paid rebuild started (GenerationJobRebuildRequested), read with the revision in one read. */
   rebuilds: number[];
 }
 
-
-function rebuildsOf(events: readonly RecordedEvent[]): number[] {
-  return events.filter((e) => e.type === FactoryEvents.GenerationJobRebuildRequested).map((e) => e.data.build as number);
+/** A job after a command, and what the command recorded on it. */
+export interface HandledJob {
+  /** Undefined only for a job that does not exist, on which the command recorded nothing. */
+  job: LoadedJob | undefined;
+  recorded: JobEvent[];
 }
 
 /** Job ids are ours (newId('job')): anything else names no job, and no stream name is built from it. */
@@ -31,19 +32,21 @@ export function assertJobId(id: string): void {
   if (!JOB_ID.test(id)) throw Errors.notFound('factory job');
 }
 
-/** Loads and appends job streams (job-<mode>-<id>); commands and the worker decide on these, never on the read model. */
+/** Job streams (job-<mode>-<id>) and the job decider run on them; commands and the worker decide on these, never on the read model. */
 @Injectable()
 export class JobStreams {
+  private readonly commands: StreamCommands<JobCommand, JobEvent, JobStreamState>;
+
   constructor(
-    @Inject(EVENT_STORE) private readonly store: EventStore,
-    private readonly writer: EventWriter,
+    writer: EventWriter,
     private readonly projections: ProjectionRunner,
-  ) {}
+  ) {
+    this.commands = writer.commands(jobDecider);
+  }
 
   async load(mode: Mode, jobId: string): Promise<LoadedJob | undefined> {
-    const events = await this.store.readStream(Streams.job(mode, jobId));
-    const state = fold(events);
-    return state && { state, revision: events[events.length - 1].revision, rebuilds: rebuildsOf(events) };
+    const { state } = await this.commands.load(Streams.job(mode, jobId));
+    return loadedJob(state);
   }
 
   /**
@@ -52,12 +55,10 @@ export class JobStreams {
    * rebuild, first), so the append's own read-your-writes wait did not happen.
    */
   async loadReadable(mode: Mode, jobId: string): Promise<LoadedJob | undefined> {
-    const events = await this.store.readStream(Streams.job(mode, jobId));
-    const state = fold(events);
-    if (!state) return undefined;
-    const last = events[events.length - 1];
-    await this.projections.waitFor(last.position, { projections: [FACTORY_JOBS_READ_MODEL] });
-    return { state, revision: last.revision, rebuilds: rebuildsOf(events) };
+    const { state, position } = await this.commands.load(Streams.job(mode, jobId));
+    if (!state.job || !position) return undefined;
+    await this.projections.waitFor(position, { projections: [FACTORY_JOBS_READ_MODEL] });
+    return loadedJob(state);
   }
 
   /** The caller's own job in the key's mode; another account's job is 404 like a missing one. */
@@ -68,19 +69,20 @@ export class JobStreams {
     return job;
   }
 
-  /** Appends moves with the expected revision and returns the state after them. */
-  async append(job: LoadedJob, events: NewEvent[], expected: ExpectedRevision = job.revision): Promise<LoadedJob> {
-    const result = await this.writer.append(Streams.job(job.state.mode, job.state.id), events, expected);
-    const rebuilds = events.filter((e) => e.type === FactoryEvents.GenerationJobRebuildRequested).map((e) => e.data.build as number);
-    return { state: events.reduce<JobState>((s, e) => evolve(s, e)!, job.state), revision: result.nextRevision, rebuilds: [...job.rebuilds, ...rebuilds] };
+  /** Decides a command on the job's stream: appended at the revision it was decided on, a lost race decided again. */
+  async handle(mode: Mode, jobId: string, command: JobCommand): Promise<HandledJob> {
+    const handled = await this.commands.handle(Streams.job(mode, jobId), command);
+    return { job: loadedJob(handled.state), recorded: handled.recorded };
   }
 
-  retryOnConflict<T>(attempt: () => Promise<T>): Promise<T> {
-    return this.writer.retryOnConflict(attempt);
+  /** A command of the caller on their own job (the decider answers 404 for another account's) and the job after it. */
+  async handleOwn(auth: AuthContext, jobId: string, command: JobCommand): Promise<JobState> {
+    assertJobId(jobId);
+    const { job } = await this.handle(auth.mode, jobId, command);
+    return job!.state;
   }
+}
 
-  /** The first event of a job: from its creation spend, so the spend alone is enough to create it (see JobCreation). */
-  async appendCreated(mode: Mode, jobId: string, event: NewEvent): Promise<void> {
-    await this.writer.append(Streams.job(mode, jobId), [event], 'no_stream');
-  }
+function loadedJob(state: JobStreamState): LoadedJob | undefined {
+  return state.job && { state: state.job, revision: state.revision, rebuilds: state.rebuilds };
 }

@@ -1,12 +1,13 @@
 import { Injectable } from '@nestjs/common';
-import { RecordedEvent, WrongExpectedRevisionError } from '../event-store/event-store';
+import type { RecordedEvent } from '../event-store/event-store';
+import { ConcurrencyConflict } from '../platform/errors';
 import { EventWriter } from '../projection-runner/event-writer';
 import { ProjectionRunner } from '../projection-runner/projection-runner';
 import { Credits } from './credits';
 import { CreditsSpent, FactoryEvents, GenerationJobFailed, JOB_EVENT_TYPES } from './events';
-import { WORKER_STAGES } from './job';
+import { WORKER_STAGES } from './job.decider';
 import { JobCreation } from './job-creation';
-import { LoadedJob, JobStreams } from './job-streams';
+import { HandledJob, LoadedJob, JobStreams } from './job-streams';
 import { JobSteps } from './job-steps';
 import { RebuildSettlement } from './rebuild-settlement';
 
@@ -76,17 +77,20 @@ export class JobWorker {
     await this.advance(job);
   }
 
-  private async advance(job: LoadedJob): Promise<void> {
-    while (WORKER_STAGES.includes(job.state.stage) && !job.state.error) {
-      const events = await this.steps.next(job.state);
-      if (!events.length) return;
+  private async advance(job: LoadedJob | undefined): Promise<void> {
+    while (job && WORKER_STAGES.includes(job.state.stage) && !job.state.error) {
+      const command = await this.steps.next(job.state, job.revision);
+      if (!command) return;
+      let moved: HandledJob;
       try {
-        job = await this.jobs.append(job, events);
+        moved = await this.jobs.handle(job.state.mode, job.state.id, command);
       } catch (error) {
-        if (error instanceof WrongExpectedRevisionError) return;
+        // Moved on meanwhile (another worker, or a request; JobMovedOn is one): the later event drives it.
+        if (error instanceof ConcurrencyConflict) return;
         throw error;
       }
-      for (const e of events) if (e.type === FactoryEvents.GenerationJobFailed) await this.refundFailedBuild(e.data as unknown as GenerationJobFailed);
+      job = moved.job;
+      for (const e of moved.recorded) if (e.type === 'GenerationJobFailed') await this.refundFailedBuild(e.data);
     }
   }
 

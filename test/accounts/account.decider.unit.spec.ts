@@ -1,6 +1,5 @@
 import { accountDecider } from '../../src/accounts/account.decider';
 import { ApiKeyCommand, ApiKeyEvent, apiKeyDecider, assertActivationOpenable } from '../../src/accounts/api-key.decider';
-import { creditsDecider } from '../../src/accounts/credits.decider';
 import type { ApiKeyCreated, Tier } from '../../src/accounts/events';
 import type { Mode } from '../../src/platform/mode';
 import { deciderSpec } from '../support/decider-spec';
@@ -140,26 +139,6 @@ describe('API key decider', () => {
     };
     deciderSpec(apiKeyDecider).given([inactive]).when(opened).then([recorded]);
     deciderSpec(apiKeyDecider).given([inactive, activated]).when(opened).then([recorded]);
-  });
-});
-
-describe('credits decider', () => {
-  const grant = { type: 'GrantCredits', account_id: 'acct_1', mode: 'test', amount: 5, now: LATER } as const;
-  const granted = (amount: number, credits: number, at = NOW) =>
-    ({ type: 'CreditsGranted', data: { account_id: 'acct_1', mode: 'test', amount, credits, granted_at: at } }) as const;
-
-  it('a first grant is the balance', () => {
-    deciderSpec(creditsDecider).given([]).when(grant).then([granted(5, 5, LATER)]);
-  });
-
-  it('a grant adds to the balance the last event left, spends and refunds of the factory included', () => {
-    const spent = { type: 'CreditsSpent', data: { account_id: 'acct_1', mode: 'test', amount: 1, credits: 9, job_id: 'job_1', build: 1, spent_at: NOW } } as const;
-    const refunded = {
-      type: 'CreditsRefunded',
-      data: { account_id: 'acct_1', mode: 'test', amount: 1, credits: 10, job_id: 'job_1', build: 1, reason: 'failed', refunded_at: NOW },
-    } as const;
-    deciderSpec(creditsDecider).given([granted(10, 10), spent]).when(grant).then([granted(5, 14, LATER)]);
-    deciderSpec(creditsDecider).given([granted(10, 10), spent, refunded]).when(grant).then([granted(5, 15, LATER)]);
   });
 });
 

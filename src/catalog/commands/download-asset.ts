@@ -7,8 +7,8 @@ import { Entitlements } from '../entitlement';
 import { WrongExpectedRevisionError } from '../../event-store/event-store';
 import { Streams } from '../../platform/streams';
 import { EventWriter } from '../../projection-runner/event-writer';
-import { AssetDownloaded, CatalogEvents, DatasetDownloadCounted } from '../events';
-import type { ListingState } from '../listing';
+import { CatalogEvents, DatasetDownloadCounted } from '../events';
+import { listingDecider, ListingState } from '../listing.decider';
 import { ListingStore } from '../listing-store';
 import { assertServable, servedModelFile } from '../published-files';
 
@@ -27,25 +27,16 @@ export interface DownloadGrant {
  */
 @Injectable()
 export class Downloads {
-  constructor(
-    private readonly listings: ListingStore,
-    private readonly writer: EventWriter,
-  ) {}
+  constructor(private readonly writer: EventWriter) {}
 
   /** A model's: every granted download counts. */
   async record(auth: AuthContext, listing: ListingState, now = new Date()): Promise<void> {
-    if (listing.account_id === auth.accountId) return;
-    const data: AssetDownloaded = {
-      listing_id: listing.id,
-      account_id: listing.account_id,
-      buyer_account_id: auth.accountId,
-      mode: listing.mode,
-      asset: { id: listing.id, slug: listing.slug, title: listing.title, type: listing.type },
-      downloaded_at: now.toISOString(),
-    };
-    // 'any', not the loaded revision: a download is a fact about a grant already decided,
-    // and concurrent downloads of a popular listing must not fail each other with 409.
-    await this.listings.append(listing, auth.mode, listing.id, [{ type: CatalogEvents.AssetDownloaded, data: { ...data } }], 'any');
+    const downloaded = listingDecider.decide({ type: 'RecordDownload', buyer_account_id: auth.accountId, now: now.toISOString() }, listing);
+    if (!downloaded.length) return;
+    // Decided on the listing as the grant found it, and appended with 'any', not through
+    // StreamCommands at the loaded revision: a download is a fact about a grant already
+    // decided, and concurrent downloads of a popular listing must not fail (or retry) each other.
+    await this.writer.append(Streams.listing(auth.mode, listing.id), downloaded.map((e) => ({ type: e.type, data: { ...e.data } })), 'any');
   }
 
   /**
@@ -56,6 +47,7 @@ export class Downloads {
   async recordDatasetFetch(auth: AuthContext, dataset: ListingState, now = new Date()): Promise<void> {
     if (dataset.account_id === auth.accountId) return;
     const day = now.toISOString().slice(0, 10);
+    // The day's claim stream is a plain no_stream append: taken once, there is nothing to decide on it.
     const counted: DatasetDownloadCounted = { listing_id: dataset.id, buyer_account_id: auth.accountId, mode: dataset.mode, day, counted_at: now.toISOString() };
     try {
       await this.writer.append(

@@ -2,18 +2,18 @@ import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { AccountStreams } from '../../accounts/account-streams';
 import { SETTINGS, Settings } from '../../config/settings';
-import { EVENT_STORE, EventStore, NewEvent, WrongExpectedRevisionError } from '../../event-store/event-store';
+import { EVENT_STORE, EventStore, WrongExpectedRevisionError } from '../../event-store/event-store';
 import type { AuthContext } from '../../platform/auth/auth-context';
 import { newId, randomBase62 } from '../../platform/ids';
 import { slugify } from '../../platform/slug';
 import { Streams } from '../../platform/streams';
 import { BLOB_STORE, BlobStore } from '../../storage/blob-store';
 import { CatalogEvents, ListingDetails, ListingDrafted, ListingKind, ListingSlugClaimed } from '../events';
-import { assertValidPrice, evolve, ListingState } from '../listing';
+import { assertValidPrice } from '../listing';
+import { evolve, ListingState } from '../listing.decider';
 import { ListingStore } from '../listing-store';
 import { assertFileReference, preparePublication } from '../publish-validation';
 import { assertWithinMaxBytes } from '../upload-policy';
-import { publishedEvent } from './publish-listing';
 
 /**
  * A new listing as a draft, or (POST /v1/models) drafted and published in one append.
@@ -52,7 +52,6 @@ export class DraftListingHandler implements ICommandHandler<DraftListingCommand>
     }
     const account = await this.accounts.getById(auth.accountId);
     const listingId = chosenId ?? newId('lst');
-    const now = new Date().toISOString();
     const drafted: ListingDrafted = {
       listing_id: listingId,
       account_id: auth.accountId,
@@ -61,15 +60,13 @@ export class DraftListingHandler implements ICommandHandler<DraftListingCommand>
       slug: '',
       author: { slug: account.slug, name: account.name },
       details,
-      created_at: now,
+      created_at: new Date().toISOString(),
     };
     // Validate before claiming a slug, so rejected input leaves no trace at all.
-    const files = publish ? await preparePublication(evolve(undefined, { type: CatalogEvents.ListingDrafted, data: drafted })!, this.blobs) : [];
+    const files = publish ? await preparePublication(evolve(undefined, { type: 'ListingDrafted', data: drafted })!, this.blobs) : null;
     drafted.slug = await this.claimSlug(auth, details.title || kind, listingId);
-    const draft = evolve(undefined, { type: CatalogEvents.ListingDrafted, data: drafted })!;
-    const events: NewEvent[] = [{ type: CatalogEvents.ListingDrafted, data: { ...drafted } }];
-    if (publish) events.push(publishedEvent(draft, now, files));
-    return this.listings.append(undefined, auth.mode, listingId, events, 'no_stream');
+    // The listing's first append is at no_stream (its stream is new): a draft of an id already taken is a 409 conflict.
+    return (await this.listings.handle(auth.mode, listingId, { type: 'Draft', drafted, publish: files })).state!;
   }
 
   /** Slugs derive from the title and are unique per mode: "grasp-net", "grasp-net-2", ... */
@@ -86,6 +83,10 @@ export class DraftListingHandler implements ICommandHandler<DraftListingCommand>
     }
   }
 
+  /**
+   * A slug claim is a plain no_stream append, not a decider's: the claim stream holds one
+   * event, and whether it could be appended is the whole decision.
+   */
   private async tryClaim(auth: AuthContext, slug: string, listingId: string): Promise<boolean> {
     const claim: ListingSlugClaimed = { slug, listing_id: listingId, mode: auth.mode };
     try {

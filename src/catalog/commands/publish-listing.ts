@@ -1,20 +1,12 @@
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import type { NewEvent } from '../../event-store/event-store';
 import type { AuthContext } from '../../platform/auth/auth-context';
 import { BLOB_STORE, BlobStore } from '../../storage/blob-store';
 import { ApiError } from '../../platform/errors';
-import { CatalogEvents, ListingKind, ListingPublished, ListingValidationFailed, PublishedFile } from '../events';
-import { evolve, ListingState, toPublicObject } from '../listing';
+import type { ListingKind, PublishedFile } from '../events';
+import type { ListingCommand, ListingState } from '../listing.decider';
 import { ListingStore } from '../listing-store';
 import { preparePublication } from '../publish-validation';
-
-/** ListingPublished carries the public object as it reads once published (the webhook payload) and the files buyers get. */
-export function publishedEvent(listing: ListingState, at: string, files: PublishedFile[]): NewEvent {
-  const data: ListingPublished = { listing_id: listing.id, account_id: listing.account_id, mode: listing.mode, listing: {}, files, published_at: at };
-  data.listing = toPublicObject(evolve(listing, { type: CatalogEvents.ListingPublished, data })!);
-  return { type: CatalogEvents.ListingPublished, data: { ...data } };
-}
 
 /** Idempotent: publishing a published listing changes nothing and answers the same. */
 export class PublishListingCommand extends Command<ListingState> {
@@ -31,26 +23,23 @@ export class PublishListingHandler implements ICommandHandler<PublishListingComm
   ) {}
 
   async execute({ auth, idOrSlug, kind }: PublishListingCommand): Promise<ListingState> {
-    return this.listings.retryOnConflict(async () => {
-      const { state, revision } = await this.listings.loadOwn(auth.mode, auth.accountId, idOrSlug, kind);
-      if (state.status === 'published') return state;
-      let files: PublishedFile[];
+    let refused: ApiError | undefined;
+    const state = await this.listings.handleOwn(auth.mode, auth.accountId, idOrSlug, kind, async (state): Promise<ListingCommand> => {
+      refused = undefined;
+      const publish = (files: PublishedFile[]): ListingCommand => ({ type: 'Publish', account_id: auth.accountId, files, now: new Date().toISOString() });
+      // Published already (the decider records nothing), or not the caller's (it refuses): no checks to run.
+      if (state?.account_id !== auth.accountId || state.status === 'published') return publish([]);
       try {
-        files = await preparePublication(state, this.blobs);
+        // The checks and the freezing of the files read storage: done here, made afresh on a retry.
+        return publish(await preparePublication(state, this.blobs));
       } catch (error) {
+        if (!(error instanceof ApiError) || error.status >= 500) throw error;
         // Refused by its checks: the listing shows why (validation_status failed) until a publish passes.
-        if (error instanceof ApiError && error.status < 500) await this.recordFailure(state, revision, error);
-        throw error;
+        refused = error;
+        return { type: 'RecordPublishFailure', account_id: auth.accountId, problems: [{ code: error.code, message: error.message }], now: new Date().toISOString() };
       }
-      return this.listings.append(state, auth.mode, state.id, [publishedEvent(state, new Date().toISOString(), files)], revision);
     });
-  }
-
-  private async recordFailure(state: ListingState, revision: number, error: ApiError): Promise<void> {
-    const problems = [{ code: error.code, message: error.message }];
-    // The same failure again records nothing.
-    if (state.validation_status === 'failed' && JSON.stringify(state.validation_errors) === JSON.stringify(problems)) return;
-    const failed: ListingValidationFailed = { listing_id: state.id, account_id: state.account_id, mode: state.mode, errors: problems, failed_at: new Date().toISOString() };
-    await this.listings.append(state, state.mode, state.id, [{ type: CatalogEvents.ListingValidationFailed, data: { ...failed } }], revision);
+    if (refused) throw refused;
+    return state;
   }
 }

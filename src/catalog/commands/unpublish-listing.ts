@@ -1,7 +1,7 @@
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import type { AuthContext } from '../../platform/auth/auth-context';
-import { CatalogEvents, ListingKind, ListingUnpublished } from '../events';
-import { evolve, ListingState, toPublicObject } from '../listing';
+import type { ListingKind } from '../events';
+import type { ListingState } from '../listing.decider';
 import { ListingStore } from '../listing-store';
 
 /** Idempotent; a draft that was never published stays a draft. Purchase history is untouched. */
@@ -17,19 +17,7 @@ export class UnpublishListingHandler implements ICommandHandler<UnpublishListing
     private readonly listings: ListingStore,
   ) {}
 
-  async execute({ auth, idOrSlug, kind }: UnpublishListingCommand): Promise<ListingState> {
-    return this.listings.retryOnConflict(async () => {
-      const { state, revision } = await this.listings.loadOwn(auth.mode, auth.accountId, idOrSlug, kind);
-      if (state.status !== 'published') return state;
-      const data: ListingUnpublished = {
-        listing_id: state.id,
-        account_id: state.account_id,
-        mode: state.mode,
-        listing: {},
-        unpublished_at: new Date().toISOString(),
-      };
-      data.listing = toPublicObject(evolve(state, { type: CatalogEvents.ListingUnpublished, data })!);
-      return this.listings.append(state, auth.mode, state.id, [{ type: CatalogEvents.ListingUnpublished, data: { ...data } }], revision);
-    });
+  execute({ auth, idOrSlug, kind }: UnpublishListingCommand): Promise<ListingState> {
+    return this.listings.handleOwn(auth.mode, auth.accountId, idOrSlug, kind, () => ({ type: 'Unpublish', account_id: auth.accountId, now: new Date().toISOString() }));
   }
 }

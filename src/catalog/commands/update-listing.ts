@@ -1,7 +1,8 @@
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import type { AuthContext } from '../../platform/auth/auth-context';
-import { CatalogEvents, ListingDetails, ListingKind, ListingUpdated } from '../events';
-import { assertValidPrice, ListingState } from '../listing';
+import type { ListingDetails, ListingKind } from '../events';
+import { assertValidPrice } from '../listing';
+import type { ListingState } from '../listing.decider';
 import { ListingStore } from '../listing-store';
 
 /** PATCH: price, version and metadata of one's own listing, in any state. The file is fixed once drafted. */
@@ -23,12 +24,8 @@ export class UpdateListingHandler implements ICommandHandler<UpdateListingComman
   ) {}
 
   async execute({ auth, idOrSlug, changes, kind }: UpdateListingCommand): Promise<ListingState> {
+    // Checked before the listing is looked up, as the body's other fields are.
     if (changes.price) assertValidPrice(changes.price.amount);
-    return this.listings.retryOnConflict(async () => {
-      const { state, revision } = await this.listings.loadOwn(auth.mode, auth.accountId, idOrSlug, kind);
-      if (!Object.keys(changes).length) return state;
-      const data: ListingUpdated = { listing_id: state.id, account_id: state.account_id, mode: state.mode, changes, updated_at: new Date().toISOString() };
-      return this.listings.append(state, auth.mode, state.id, [{ type: CatalogEvents.ListingUpdated, data: { ...data } }], revision);
-    });
+    return this.listings.handleOwn(auth.mode, auth.accountId, idOrSlug, kind, () => ({ type: 'Update', account_id: auth.accountId, changes, now: new Date().toISOString() }));
   }
 }

@@ -3,7 +3,7 @@ import type { AuthContext } from '../../platform/auth/auth-context';
 import { newId } from '../../platform/ids';
 import { Credits } from '../credits';
 import { JobCreation } from '../job-creation';
-import { PublicJob, toPublicJob } from '../job';
+import { PublicJob, toPublicJob } from '../job.decider';
 import { JobStreams } from '../job-streams';
 
 /** POST /v1/factory/jobs: spends one credit (the first build) and queues the job. */

@@ -4,8 +4,7 @@ import type { ListingDetails } from '../../catalog/events';
 import { CURRENCY, ListingState, toListingObject } from '../../catalog/listing';
 import { ListingStore } from '../../catalog/listing-store';
 import type { AuthContext } from '../../platform/auth/auth-context';
-import { FactoryEvents, GenerationJobPublished } from '../events';
-import { evolve, PublicJob, toPublicJob, wrongStage } from '../job';
+import { assertPublishable, PublicJob, toPublicJob } from '../job.decider';
 import { JobStreams } from '../job-streams';
 
 /** publish { price_cents }: the draft becomes a published model listing of the creator. */
@@ -26,7 +25,7 @@ export class PublishGenerationJobHandler implements ICommandHandler<PublishGener
   async execute({ auth, jobId, priceCents }: PublishGenerationJobCommand): Promise<PublicJob> {
     const job = await this.jobs.loadOwn(auth, jobId);
     const { state } = job;
-    if (state.stage !== 'review' || !state.draft || !state.artifact) wrongStage(state, 'publish', '"review"');
+    assertPublishable(state);
     const { draft, artifact } = state;
     const details: ListingDetails = {
       title: draft.title,
@@ -57,8 +56,8 @@ export class PublishGenerationJobHandler implements ICommandHandler<PublishGener
     // apply as to any listing, and a failure there leaves the job in review untouched.
     else created = await this.commands.execute(new DraftListingCommand(auth, 'model', details, true, listingId));
     const listing = toListingObject(created);
-    const published: GenerationJobPublished = { job_id: state.id, account_id: state.account_id, mode: state.mode, listing, job: {}, at: new Date().toISOString() };
-    published.job = toPublicJob(evolve(state, { type: FactoryEvents.GenerationJobPublished, data: published })!);
-    return toPublicJob((await this.jobs.append(job, [{ type: FactoryEvents.GenerationJobPublished, data: { ...published } }])).state);
+    // Recorded only if the job is still where the listing was made from (a move since: 409 conflict).
+    const published = await this.jobs.handle(auth.mode, state.id, { type: 'Publish', account_id: auth.accountId, listing, from_revision: job.revision, now: new Date().toISOString() });
+    return toPublicJob(published.job!.state);
   }
 }

@@ -2,8 +2,7 @@ import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import type { AuthContext } from '../../platform/auth/auth-context';
 import { Errors } from '../../platform/errors';
 import { Credits } from '../credits';
-import { FactoryEvents, GenerationJobReplanRequested } from '../events';
-import { canRegenerate, PublicJob, toPublicJob, wrongStage } from '../job';
+import { canRegenerate, PublicJob, toPublicJob, wrongStage } from '../job.decider';
 import { JobStreams } from '../job-streams';
 import { RebuildSettlement } from '../rebuild-settlement';
 
@@ -23,14 +22,8 @@ export class RegenerateGenerationJobHandler implements ICommandHandler<Regenerat
   ) {}
 
   async execute({ auth, jobId, stage }: RegenerateGenerationJobCommand): Promise<PublicJob> {
-    if (stage === 'plan') {
-      return this.jobs.retryOnConflict(async () => {
-        const job = await this.jobs.loadOwn(auth, jobId);
-        if (!canRegenerate(job.state, 'plan')) wrongStage(job.state, 'regenerate?stage=plan', '"awaiting_approval" or "review" (or a failed analysis or plan)');
-        const replan: GenerationJobReplanRequested = { job_id: job.state.id, account_id: job.state.account_id, mode: job.state.mode, at: new Date().toISOString() };
-        return toPublicJob((await this.jobs.append(job, [{ type: FactoryEvents.GenerationJobReplanRequested, data: { ...replan } }])).state);
-      });
-    }
+    if (stage === 'plan') return toPublicJob(await this.jobs.handleOwn(auth, jobId, { type: 'RequestReplan', account_id: auth.accountId, now: new Date().toISOString() }));
+    // The credit is spent first (on its own stream), then the settlement moves the job if it is still where the credit was spent for.
     const job = await this.jobs.loadOwn(auth, jobId);
     if (!canRegenerate(job.state, 'build')) wrongStage(job.state, 'regenerate?stage=build', '"review" (or a failed build)');
     const spend = await this.credits.spend(auth.mode, auth.accountId, { job_id: job.state.id, build: job.state.build + 1, job_revision: job.revision });

@@ -1,6 +1,7 @@
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
+import { AccountStreams } from '../../accounts/account-streams';
 import type { Mode } from '../../platform/mode';
-import { AccountStreams } from '../account-streams';
+import { Credits } from '../credits';
 
 export interface CreditBalance {
   account: string;
@@ -8,26 +9,22 @@ export interface CreditBalance {
   credits: number;
 }
 
+/** An operator's grant of generation credits to an account (by id or slug) in one mode. */
 export class GrantCreditsCommand extends Command<CreditBalance> {
   constructor(readonly account: string, readonly mode: Mode, readonly amount: number) {
     super();
   }
 }
 
-/** Generation credits per account and mode; the stream credits-<mode>-<account> is the balance. */
 @CommandHandler(GrantCreditsCommand)
 export class GrantCreditsHandler implements ICommandHandler<GrantCreditsCommand> {
-  constructor(private readonly accounts: AccountStreams) {}
+  constructor(
+    private readonly accounts: AccountStreams,
+    private readonly credits: Credits,
+  ) {}
 
   async execute(command: GrantCreditsCommand): Promise<CreditBalance> {
     const account = await this.accounts.get(command.account);
-    const { state } = await this.accounts.onCredits(command.mode, account.id, {
-      type: 'GrantCredits',
-      account_id: account.id,
-      mode: command.mode,
-      amount: command.amount,
-      now: new Date().toISOString(),
-    });
-    return { account: account.id, mode: command.mode, credits: state.credits };
+    return { account: account.id, mode: command.mode, credits: await this.credits.grant(command.mode, account.id, command.amount) };
   }
 }
