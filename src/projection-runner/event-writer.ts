@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { AppendResult, EVENT_STORE, EventStore, ExpectedRevision, NewEvent, Position, WrongExpectedRevisionError } from '../event-store/event-store';
+import { AppendResult, EVENT_STORE, EventStore, ExpectedRevision, NewEvent, Position } from '../event-store/event-store';
 import { Decider, DomainEvent, StreamCommands, StreamCommandsOptions } from '../event-store/stream-commands';
 import { ProjectionRunner } from './projection-runner';
 
@@ -64,19 +64,5 @@ export class EventWriter {
    */
   commands<Command, Event extends DomainEvent, State>(decider: Decider<Command, Event, State>, options: Omit<StreamCommandsOptions<State>, 'append'> = {}): StreamCommands<Command, Event, State> {
     return new StreamCommands(this.store, decider, { ...options, append: (streamId, events, expected) => this.append(streamId, events, expected) });
-  }
-
-  /**
-   * Runs a load-decide-append function, again from a fresh load when it lost an
-   * optimistic-concurrency race; after the last attempt the conflict reaches the client as 409.
-   */
-  async retryOnConflict<T>(attempt: () => Promise<T>, attempts = 3): Promise<T> {
-    for (let i = 1; ; i++) {
-      try {
-        return await attempt();
-      } catch (error) {
-        if (!(error instanceof WrongExpectedRevisionError) || i >= attempts) throw error;
-      }
-    }
   }
 }
