@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { INestApplication, Logger } from '@nestjs/common';
 import type { Server } from 'node:http';
+import * as net from 'node:net';
 import { seedDemoAccount } from './accounts/demo-seed';
 import { createApp } from './app';
 import { ConfigError, loadSettings, redactUrl, Settings } from './config/settings';
@@ -18,6 +19,25 @@ function listenError(error: NodeJS.ErrnoException, settings: Settings): Error {
       return new ConfigError(`HOST "${settings.host}" is not an address of this machine: set HOST (e.g. 127.0.0.1 or 0.0.0.0)`);
     default:
       return error;
+  }
+}
+
+/**
+ * Binds the listen address for a moment and lets it go: a port in use or a HOST that is not
+ * this machine's fails the start at once, before the database is opened and the workers
+ * start on events in a process that would then exit. (Taken in between, listen says so too.)
+ */
+async function assertListenable(settings: Settings): Promise<void> {
+  const probe = net.createServer();
+  try {
+    await new Promise<void>((resolve, reject) => {
+      probe.once('error', reject);
+      probe.listen(settings.port, settings.host, resolve);
+    });
+  } catch (error) {
+    throw listenError(error as NodeJS.ErrnoException, settings);
+  } finally {
+    await new Promise((resolve) => probe.close(resolve));
   }
 }
 
@@ -57,6 +77,7 @@ function stopOnSignals(app: INestApplication): void {
 
 async function main(): Promise<void> {
   const settings = loadSettings();
+  await assertListenable(settings);
   const app = await createApp(settings);
   stopOnSignals(app);
   try {
