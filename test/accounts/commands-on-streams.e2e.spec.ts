@@ -68,4 +68,16 @@ describe('account commands decide on streams, not on lagging read models', () =>
     const taken = await t.admin('POST', '/admin/accounts', { name: 'Ghost Works', email: 'g@example.com', slug: 'ghost-works' });
     expect([taken.status, taken.body.error.code]).toEqual([409, 'conflict']);
   });
+
+  it('accounts of one name never run out of slugs: the base, "-2", then a random suffix', async () => {
+    const slugs: string[] = [];
+    for (let i = 0; i < 25; i++) {
+      const created = await t.admin('POST', '/admin/accounts', { name: 'Same Name Robotics', email: `s${i}@example.com` });
+      expect(created.status).toBe(201);
+      slugs.push(created.body.slug);
+    }
+    expect(slugs.slice(0, 2)).toEqual(['same-name-robotics', 'same-name-robotics-2']);
+    for (const slug of slugs.slice(2)) expect(slug).toMatch(/^same-name-robotics-[a-z0-9]{6}$/);
+    expect(new Set(slugs).size).toBe(25);
+  });
 });

@@ -78,6 +78,10 @@ describe('models: publish, read, update, unpublish', () => {
     const second = await publishModel(t, seller.key, { title: 'Depth Net' });
     expect(first.slug).toBe('depth-net');
     expect(second.slug).toBe('depth-net-2');
+    // The third and later take a random suffix: a bounded number of claims however many exist.
+    const third = await publishModel(t, seller.key, { title: 'Depth Net' });
+    expect(third.slug).toMatch(/^depth-net-[a-z0-9]{6}$/);
+    expect((await t.request('GET', `/v1/models/${third.slug}`, { key: seller.key })).body.id).toBe(third.id);
   });
 
   describe('bad input gets a clear error and changes nothing', () => {

@@ -3,7 +3,7 @@ import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { EVENT_STORE, EventStore, WrongExpectedRevisionError } from '../../event-store/event-store';
 import { ApiError } from '../../platform/errors';
 import { newId } from '../../platform/ids';
-import { slugify } from '../../platform/slug';
+import { claimFreeSlug, slugify } from '../../platform/slug';
 import { Streams } from '../../platform/streams';
 import type { AccountView } from '../account-queries';
 import { AccountStreams, toAccountView } from '../account-streams';
@@ -37,23 +37,27 @@ export class CreateAccountHandler implements ICommandHandler<CreateAccountComman
   }
 
   /**
-   * A chosen slug is taken once (409 when it is not free); a derived one gets -2, -3, ...
-   * A claim is a plain append at no_stream, not a decider's: the store's expected revision
-   * is the whole rule, and a taken slug must move on to the next one without reading it.
+   * A chosen slug is taken once (409 when it is not free); a derived one is the first free of
+   * the name, "-2", then a random suffix (claimFreeSlug). A claim is a plain append at
+   * no_stream, not a decider's: the store's expected revision is the whole rule.
    */
   private async claimSlug(command: CreateAccountCommand, accountId: string): Promise<string> {
-    const base = command.slug ?? (slugify(command.name) || 'account');
-    for (let n = 1; n <= 20; n++) {
-      const slug = n === 1 ? base : `${base}-${n}`;
-      const claim: AccountSlugClaimed = { slug, account_id: accountId };
+    const claim = async (slug: string) => {
       try {
-        await this.store.append(Streams.accountSlug(slug), [{ type: AccountEvents.AccountSlugClaimed, data: { ...claim } }], 'no_stream');
-        return slug;
+        await this.store.append(Streams.accountSlug(slug), [{ type: AccountEvents.AccountSlugClaimed, data: { slug, account_id: accountId } satisfies AccountSlugClaimed }], 'no_stream');
+        return true;
       } catch (error) {
-        if (!(error instanceof WrongExpectedRevisionError)) throw error;
-        if (command.slug) throw new ApiError(409, 'conflict', `The account slug "${slug}" is already taken.`);
+        if (error instanceof WrongExpectedRevisionError) return false;
+        throw error;
       }
+    };
+    if (command.slug) {
+      if (await claim(command.slug)) return command.slug;
+      throw new ApiError(409, 'conflict', `The account slug "${command.slug}" is already taken.`);
     }
-    throw new ApiError(409, 'conflict', `No free slug near "${base}"; pass --slug.`);
+    const base = slugify(command.name) || 'account';
+    const slug = await claimFreeSlug(base, claim);
+    if (!slug) throw new ApiError(409, 'conflict', `No free slug near "${base}" this time; try again, or pass --slug.`);
+    return slug;
   }
 }

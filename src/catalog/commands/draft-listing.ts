@@ -4,8 +4,9 @@ import { AccountStreams } from '../../accounts/account-streams';
 import { SETTINGS, Settings } from '../../config/settings';
 import { EVENT_STORE, EventStore, WrongExpectedRevisionError } from '../../event-store/event-store';
 import type { AuthContext } from '../../platform/auth/auth-context';
-import { newId, randomBase62 } from '../../platform/ids';
-import { slugify } from '../../platform/slug';
+import { newId } from '../../platform/ids';
+import { ApiError } from '../../platform/errors';
+import { claimFreeSlug, slugify } from '../../platform/slug';
 import { Streams } from '../../platform/streams';
 import { BLOB_STORE, BlobStore } from '../../storage/blob-store';
 import { CatalogEvents, ListingDetails, ListingDrafted, ListingKind, ListingSlugClaimed } from '../events';
@@ -69,18 +70,12 @@ export class DraftListingHandler implements ICommandHandler<DraftListingCommand>
     return (await this.listings.handle(auth.mode, listingId, { type: 'Draft', drafted, publish: files })).state!;
   }
 
-  /** Slugs derive from the title and are unique per mode: "grasp-net", "grasp-net-2", ... */
+  /** Slugs derive from the title and are unique per mode: "grasp-net", "grasp-net-2", then a random suffix (claimFreeSlug). */
   private async claimSlug(auth: AuthContext, title: string, listingId: string): Promise<string> {
     const base = slugify(title) || 'listing';
-    for (let n = 1; n <= 25; n++) {
-      const slug = n === 1 ? base : `${base}-${n}`;
-      if (await this.tryClaim(auth, slug, listingId)) return slug;
-    }
-    // A crowded title: a random suffix keeps the slug readable and unique.
-    for (;;) {
-      const slug = `${base}-${randomBase62(6).toLowerCase()}`;
-      if (await this.tryClaim(auth, slug, listingId)) return slug;
-    }
+    const slug = await claimFreeSlug(base, (candidate) => this.tryClaim(auth, candidate, listingId));
+    if (!slug) throw new ApiError(409, 'conflict', `No free slug near "${base}" this time; try again.`);
+    return slug;
   }
 
   /**
