@@ -104,6 +104,13 @@ export function configureHttp(fastify: FastifyInstance, settings: Settings, auth
   });
   // Unauthenticated requests are refused before their body is read or parsed.
   authenticateBeforeBody(fastify, auth);
+  // An answer sent before the request's body arrived (a 401 from the hook above) closes the
+  // connection: Node would otherwise keep the socket to drain a body that a client may
+  // trickle until the request timeout.
+  fastify.addHook('onSend', async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
+    if (!request.raw.complete) reply.header('connection', 'close');
+    return payload;
+  });
   fastify.addHook('onRequest', async (request: FastifyRequest) => {
     assertStorable(request.params);
     assertStorable(request.query);

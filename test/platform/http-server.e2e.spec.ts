@@ -135,3 +135,30 @@ describe('the HTTP server: client errors and slow clients (issue 10 items 4, 5)'
     expect(res.body.error.code).toBe('missing_credentials');
   });
 });
+
+describe('the HTTP server: answers sent before the body arrived (issue 24, crash item 6)', () => {
+  let t: TestApp;
+  let port: number;
+  beforeAll(async () => {
+    t = await startTestApp();
+    await t.app.listen(0, '127.0.0.1');
+    port = (t.app.getHttpServer().address() as AddressInfo).port;
+  });
+  afterAll(() => t.close());
+
+  it('a 401 to a client still sending its body closes the connection, not after the 60 s request timeout', async () => {
+    // 1000 bytes announced, 10 sent now and 10 a second later; the rest never comes.
+    const head = 'POST /v1/listings HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n';
+    const { text } = await exchange(port, [{ data: `${head}{"title":"` }, { data: 'aaaaaaaaaa', afterMs: 1000 }], 10_000);
+    expectEnvelope(text, 401, 'missing_credentials');
+    expect(parse(text).headers).toContain('connection: close');
+  });
+
+  it('keeps the connection of an answered request whose body was read', async () => {
+    const { key } = await t.accountWithKey();
+    const body = '{}';
+    const request = `POST /v1/listings HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
+    // The server keeps it open: the client gives up on waiting, having its answer.
+    await expect(exchange(port, [{ data: request }], 1500)).rejects.toThrow(/kept the connection open/);
+  });
+});
