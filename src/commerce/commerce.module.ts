@@ -8,7 +8,6 @@ import { SETTINGS, Settings } from '../config/settings';
 import { PAYMENT_PROCESSOR, PaymentProcessor } from '../payments/payment-processor';
 import { sandboxCheckoutPage } from '../payments/sandbox/sandbox-checkout-page';
 import { SandboxProcessor } from '../payments/sandbox/sandbox-processor';
-import { StripeProcessor } from '../payments/stripe/stripe-processor';
 import { Errors } from '../platform/errors';
 import { CheckoutStreams } from './checkout-streams';
 import { CommerceAdminController } from './commerce-admin.controller';
@@ -66,7 +65,7 @@ export class CommerceModule implements OnModuleInit, OnApplicationBootstrap, Bef
     const fastify = this.http.httpAdapter.getInstance();
     // Not awaited, like the blob routes: the plugin loads at ready() (see StorageModule).
     if (this.processor instanceof SandboxProcessor) void fastify.register(sandboxCheckoutPage(this.sandbox, this.processor));
-    if (!(this.processor instanceof StripeProcessor)) {
+    if (this.processor.name !== 'stripe') {
       // No Stripe, no Stripe webhook: refused before its body is read or parsed, whatever its size.
       fastify.addHook('onRequest', async (request: FastifyRequest) => {
         if (request.routeOptions.url?.startsWith('/webhooks/stripe/')) throw Errors.notFound('Stripe webhook endpoint');

@@ -11,7 +11,7 @@ import { ApiError, Errors } from '../platform/errors';
 import { isMode, Mode } from '../platform/mode';
 import { ParkedProcessorEvents, ProcessorEventParked } from './parked-processor-events';
 import { PAYMENT_PROCESSOR, PaymentProcessor } from '../payments/payment-processor';
-import { StripeProcessor } from '../payments/stripe/stripe-processor';
+import type { StripeProcessor } from '../payments/stripe/stripe-processor';
 
 const idOf = (ref: string | { id: string } | null | undefined) => (typeof ref === 'string' ? ref : ref?.id);
 
@@ -35,7 +35,7 @@ export class StripeWebhookController {
   @Post(':mode')
   @HttpCode(200)
   async receive(@Param('mode') mode: string, @Headers('stripe-signature') signature: string | undefined, @Req() request: FastifyRequest) {
-    const stripe = this.processor instanceof StripeProcessor ? this.processor : undefined;
+    const stripe = this.processor.name === 'stripe' ? (this.processor as StripeProcessor) : undefined;
     const secret = isMode(mode) ? stripe?.webhookSecret(mode) : undefined;
     if (!stripe || !secret || !isMode(mode)) throw Errors.notFound('Stripe webhook endpoint');
     let event: Stripe.Event;

@@ -3,7 +3,6 @@ import { SETTINGS, Settings } from '../config/settings';
 import { DATABASE, Database } from '../database/database';
 import { PAYMENT_PROCESSOR, PaymentProcessor } from './payment-processor';
 import { SandboxProcessor } from './sandbox/sandbox-processor';
-import { StripeProcessor } from './stripe/stripe-processor';
 
 /** The payment processor port: the adapter PAYMENTS chooses. Stripe's webhook route is commerce's (an inbound adapter of its commands). */
 @Global()
@@ -12,9 +11,10 @@ import { StripeProcessor } from './stripe/stripe-processor';
     {
       provide: PAYMENT_PROCESSOR,
       inject: [SETTINGS, DATABASE],
-      useFactory: (settings: Settings, db: Database): PaymentProcessor =>
+      // Stripe's client loads only where it is used (PAYMENTS=stripe).
+      useFactory: async (settings: Settings, db: Database): Promise<PaymentProcessor> =>
         settings.payments === 'stripe'
-          ? new StripeProcessor(settings.stripe, settings.publicBaseUrl)
+          ? new (await import('./stripe/stripe-processor')).StripeProcessor(settings.stripe, settings.publicBaseUrl)
           : new SandboxProcessor(settings.publicBaseUrl, settings.sandboxProcessorFee, db),
     },
   ],

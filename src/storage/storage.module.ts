@@ -4,7 +4,6 @@ import { SETTINGS, Settings } from '../config/settings';
 import { BLOB_STORE, BlobStore } from './blob-store';
 import { localBlobRoutes } from './local-blob-routes';
 import { LocalBlobStore } from './local-blob-store';
-import { S3BlobStore } from './s3-blob-store';
 
 /** S3 when S3_BUCKET is set, else the local store, which also serves its signed URLs. */
 @Global()
@@ -13,8 +12,9 @@ import { S3BlobStore } from './s3-blob-store';
     {
       provide: BLOB_STORE,
       inject: [SETTINGS],
-      useFactory: (settings: Settings): BlobStore =>
-        settings.s3 ? S3BlobStore.fromSettings(settings.s3) : new LocalBlobStore(settings.dataDir, settings.publicBaseUrl),
+      // The AWS SDK loads only where it is used (S3_BUCKET set).
+      useFactory: async (settings: Settings): Promise<BlobStore> =>
+        settings.s3 ? (await import('./s3-blob-store')).S3BlobStore.fromSettings(settings.s3) : new LocalBlobStore(settings.dataDir, settings.publicBaseUrl),
     },
   ],
   exports: [BLOB_STORE],
