@@ -203,7 +203,9 @@ export function toPublicObject(s: ListingState): Record<string, unknown> {
     file: s.file && { name: s.file.name, size: s.file.size, extension: s.file.extension, sha256: s.published_files?.[0]?.sha256 ?? null },
     downloads: s.downloads,
     featured: s.featured,
-    author: { ...s.author },
+    // Keys in the order a stored event's jsonb gives them, so an answer built from a state folded
+    // in memory reads byte for byte like one built from the read model or a reload.
+    author: { name: s.author.name, slug: s.author.slug },
     created_at: s.created_at,
     updated_at: s.updated_at,
   };
