@@ -1,4 +1,4 @@
-import { CancelledError, DeadlineExceededError, UnavailableError, type AllStreamResolvedEvent, type ResolvedEvent } from '@kurrent/kurrentdb-client';
+import { CancelledError, DeadlineExceededError, UnavailableError, UnknownError, type AllStreamResolvedEvent, type ResolvedEvent } from '@kurrent/kurrentdb-client';
 import { EventStoreUnavailableError, RecordedEvent, toPosition } from '../event-store';
 
 /** The client's event as the port's; null when it carries no event or no position. */
@@ -21,17 +21,25 @@ export function toRecorded(resolved: ResolvedEvent | AllStreamResolvedEvent): Re
 /** gRPC status codes of a call the server never answered (some client paths pass the raw gRPC error on). */
 const GRPC_UNAVAILABLE = 14;
 const GRPC_DEADLINE_EXCEEDED = 4;
+const GRPC_CANCELLED = 1;
 
-/** The server did not answer (down, restarting, unreachable): worth the same call again. */
+/**
+ * The client's native read path reports a call cut by the connection (a node going down
+ * mid-read) as an unmapped error: "code: The operation was cancelled, message: h2 protocol error".
+ */
+const CUT_MID_CALL = /operation was cancelled|h2 protocol error|connection (reset|refused|closed)/i;
+
+/** The server did not answer, or the connection was cut mid-call (down, restarting, unreachable): worth the same call again. */
 export function isUnanswered(error: unknown): error is Error {
-  if (error instanceof UnavailableError || error instanceof DeadlineExceededError) return true;
+  if (error instanceof UnavailableError || error instanceof DeadlineExceededError || error instanceof CancelledError) return true;
+  if (error instanceof UnknownError && CUT_MID_CALL.test(error.message)) return true;
   const code = (error as { code?: unknown } | null)?.code;
-  return error instanceof Error && (code === GRPC_UNAVAILABLE || code === GRPC_DEADLINE_EXCEEDED);
+  return error instanceof Error && (code === GRPC_UNAVAILABLE || code === GRPC_DEADLINE_EXCEEDED || code === GRPC_CANCELLED);
 }
 
 /** The client's "no answer" errors as the port's, so a command answers 503, not 500. */
 export function asUnavailable(error: unknown, what: string): unknown {
-  if (isUnanswered(error) || error instanceof CancelledError) {
+  if (isUnanswered(error)) {
     return new EventStoreUnavailableError(`${what}: ${(error as Error).message}`);
   }
   return error;
