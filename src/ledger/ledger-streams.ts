@@ -49,6 +49,8 @@ export class LedgerStreams {
    */
   async handle<T>(command: LedgerCommand, view: (state: LedgerState, recorded: LedgerEvent[]) => T): Promise<T> {
     const handled = await this.commands.handle(Streams.ledger(command.mode, command.account_id), command);
+    // Synchronously, before anything is awaited: the next command on this ledger starts after
+    // this one's promise settles, and extends the same state object in place.
     return view(handled.state, handled.recorded);
   }
 }
