@@ -7,11 +7,19 @@ import { RecordProcessorDisputeClosedCommand, RecordProcessorDisputeCommand } fr
 import { RecordProcessorPartialRefundCommand, RecordProcessorRefundCommand } from './commands/refund-purchase';
 import { modeOfSessionId } from './checkout.decider';
 import { WithoutApiKey } from '../platform/auth/auth-context';
+import { BodyLimit } from '../platform/body-limit';
 import { ApiError, Errors } from '../platform/errors';
 import { isMode, Mode } from '../platform/mode';
 import { ParkedProcessorEvents, ProcessorEventParked } from './parked-processor-events';
 import { PAYMENT_PROCESSOR, PaymentProcessor } from '../payments/payment-processor';
 import type { StripeProcessor } from '../payments/stripe/stripe-processor';
+
+/**
+ * Stripe's events are a few kilobytes; the largest objects they carry (a charge or a session
+ * with full metadata: 50 keys of 500 characters) stay well under 64 KiB. 256 KiB leaves room
+ * and refuses anything larger before it is read or scanned for a signature.
+ */
+export const STRIPE_EVENT_MAX_BYTES = 256 * 1024;
 
 const idOf = (ref: string | { id: string } | null | undefined) => (typeof ref === 'string' ? ref : ref?.id);
 
@@ -34,6 +42,7 @@ export class StripeWebhookController {
 
   @Post(':mode')
   @HttpCode(200)
+  @BodyLimit(STRIPE_EVENT_MAX_BYTES)
   async receive(@Param('mode') mode: string, @Headers('stripe-signature') signature: string | undefined, @Req() request: FastifyRequest) {
     const stripe = this.processor.name === 'stripe' ? (this.processor as StripeProcessor) : undefined;
     const secret = isMode(mode) ? stripe?.webhookSecret(mode) : undefined;

@@ -6,6 +6,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { Settings } from '../config/settings';
 import { adminTokenCheck } from './auth/admin.guard';
+import { applyRouteBodyLimits } from './body-limit';
 import type { AuthContext } from './auth/auth-context';
 import { clientErrorResponse, rawErrorResponse, sendError } from './error-filter';
 import { ApiError, Errors } from './errors';
@@ -89,6 +90,7 @@ function authenticateBeforeBody(fastify: FastifyInstance, auth: HttpAuth): void 
  */
 export function configureHttp(fastify: FastifyInstance, settings: Settings, auth: HttpAuth): void {
   answerInEnvelopeBeforeFastify(fastify);
+  applyRouteBodyLimits(fastify);
   fastify.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
     reply.header('x-request-id', request.id);
     if (!request.headers.host) throw new ApiError(400, 'invalid_request', 'The request has no Host header; HTTP/1.1 requires one.');

@@ -1,4 +1,7 @@
+import * as net from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { publishModel } from '../catalog/catalog-client';
+import { STRIPE_EVENT_MAX_BYTES } from '../../src/commerce/stripe-webhook.controller';
 import { LedgerAudit } from '../../src/ledger/ledger-audit';
 import { eventsOfType, openCheckout, PAST_EXPIRY_MS, withClockAhead } from '../commerce/commerce-client';
 import { stallProjections } from '../support/stalled-projections';
@@ -188,6 +191,36 @@ describe('payments through Stripe (the real SDK against a local Stripe stand-in)
       const res = await deliverSigned('test', stripeEvent('customer.created', { id: 'cus_123', object: 'customer', livemode: false }));
       expect([res.status, res.body]).toEqual([200, { received: true, handled: false }]);
       expect(await totalEvents()).toBe(before);
+    });
+
+    it('refuses a body over Stripe\'s event size with 413 before reading it, recording nothing, however well signed', async () => {
+      const { session, stripeSession } = await openStripeCheckout('test', 1300);
+      const event = checkoutCompletedEvent(stripe.completeSession(stripeSession.id)) as any;
+      // A real event padded past 256 KiB with metadata: signed with the right secret, it is still refused.
+      const padded = { ...event, data: { object: { ...event.data.object, metadata: { ...event.data.object.metadata, pad: 'x'.repeat(STRIPE_EVENT_MAX_BYTES) } } } };
+      const before = await totalEvents();
+      const res = await deliverSigned('test', padded);
+      expect([res.status, res.body.error.code]).toEqual([413, 'payload_too_large']);
+      expect(await totalEvents()).toBe(before);
+
+      // Announced larger than the cap, answered before the body is sent: only its first bytes ever arrive.
+      await t.app.listen(0, '127.0.0.1');
+      const port = (t.app.getHttpServer().address() as AddressInfo).port;
+      const head = `POST /webhooks/stripe/test HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nStripe-Signature: t=1,v1=00\r\nContent-Length: ${1024 * 1024}\r\n\r\n{"id":"evt_`;
+      const answer = await new Promise<string>((resolve, reject) => {
+        const socket = net.connect(port, '127.0.0.1', () => socket.write(head));
+        let text = '';
+        const giveUp = setTimeout(() => reject(new Error(`no answer while the body was unsent: ${text}`)), 5000);
+        socket.on('data', (d) => (text += d.toString('utf8')));
+        socket.on('close', () => (clearTimeout(giveUp), resolve(text)));
+      });
+      expect(answer).toMatch(/^HTTP\/1\.1 413 /);
+      expect(answer).toContain('"payload_too_large"');
+      expect(answer.toLowerCase()).toContain('connection: close');
+
+      // Within the cap, the same event is taken.
+      expect((await deliverSigned('test', event)).status).toBe(200);
+      expect(await countOf('PurchaseCompleted', 'session_id', session.id)).toBe(1);
     });
 
     it("refuses an event of the other mode, even signed with the endpoint's own secret", async () => {

@@ -154,6 +154,20 @@ describe('the HTTP server: answers sent before the body arrived (issue 24, crash
     expect(parse(text).headers).toContain('connection: close');
   });
 
+  it('a chunk size no body can have (ffffffffffffffff): 401 and closed at once without a key; with one, 413 as soon as the body passes the limit', async () => {
+    const head = (auth: string) => `POST /v1/listings HTTP/1.1\r\nHost: localhost\r\n${auth}Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nffffffffffffffff\r\n{"title":"`;
+    const anonymous = await exchange(port, [{ data: head('') }, { data: 'aaaaaaaaaa', afterMs: 500 }], 10_000);
+    expectEnvelope(anonymous.text, 401, 'missing_credentials');
+    expect(anonymous.closedAfterMs).toBeLessThan(5000);
+
+    // Authenticated, the body is read: what it sends is counted against BODY_LIMIT_BYTES (1 MiB).
+    const { key } = await t.accountWithKey();
+    const keyed = await exchange(port, [{ data: head(`Authorization: Bearer ${key}\r\n`) }, { data: 'a'.repeat(1_100_000), afterMs: 200 }], 10_000);
+    expectEnvelope(keyed.text, 413, 'payload_too_large');
+    expect(parse(keyed.text).headers).toContain('connection: close');
+    expect(keyed.closedAfterMs).toBeLessThan(5000);
+  });
+
   it('keeps the connection of an answered request whose body was read', async () => {
     const { key } = await t.accountWithKey();
     const body = '{}';
