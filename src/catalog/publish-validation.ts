@@ -1,5 +1,6 @@
 import { Errors } from '../platform/errors';
 import { BlobStore } from '../storage/blob-store';
+import { blobsOfMode } from '../storage/mode-staging';
 import type { ListingFile, PublishedFile } from './events';
 import { assertValidPrice, ListingState } from './listing';
 import { assertServable, fileNotFound, freezeFile } from './published-files';
@@ -19,7 +20,8 @@ export function assertFileReference(accountId: string, file: ListingFile): void 
  * ListingPublished records. A failure records nothing (at most an unreferenced frozen copy
  * stays in storage). A listing published before keeps the files frozen then.
  */
-export async function preparePublication(listing: ListingState, store: BlobStore): Promise<PublishedFile[]> {
+export async function preparePublication(listing: ListingState, blobs: BlobStore): Promise<PublishedFile[]> {
+  const store = blobsOfMode(blobs, listing.mode);
   assertValidPrice(listing.price.amount);
   if (listing.published_files) {
     for (const file of listing.published_files) await assertServable(store, listing, file);

@@ -4,6 +4,7 @@ import { SETTINGS, Settings } from '../config/settings';
 import { Auth, AuthContext, RequireScope } from '../platform/auth/auth-context';
 import { Errors } from '../platform/errors';
 import { BLOB_STORE, BlobStore, DOWNLOAD_URL_TTL_SECONDS, UPLOAD_URL_TTL_SECONDS } from '../storage/blob-store';
+import { blobsOfMode } from '../storage/mode-staging';
 import { CatalogQueries } from './catalog-queries';
 import { ListingStore } from './listing-store';
 import type { ListingState } from './listing';
@@ -53,7 +54,7 @@ export class ShardsController {
       throw Errors.invalidRequest('This dataset was published, which fixed its shards; publish new data as a new dataset.');
     }
     const storagePath = `${shardPrefix(dataset)}${body.name}`;
-    const signed = await this.store.signUpload(storagePath, { expiresIn: UPLOAD_URL_TTL_SECONDS, maxBytes: body.size });
+    const signed = await this.blobs(dataset).signUpload(storagePath, { expiresIn: UPLOAD_URL_TTL_SECONDS, maxBytes: body.size });
     return { name: body.name, size: body.size, storage_path: storagePath, upload_url: signed.url, token: signed.token, expires_in: signed.expiresIn };
   }
 
@@ -74,9 +75,9 @@ export class ShardsController {
     await this.entitlements.assertEntitled(auth, dataset);
     const shard = dataset.published_files ? dataset.published_files.find((s) => s.name === name) : await this.landed(dataset, name);
     if (!shard) throw Errors.notFound('shard');
-    await assertServable(this.store, dataset, shard);
+    await assertServable(this.blobs(dataset), dataset, shard);
     await this.downloads.recordDatasetFetch(auth, dataset);
-    const url = await this.store.signDownload(shard.path, { expiresIn: DOWNLOAD_URL_TTL_SECONDS, fileName: name });
+    const url = await this.blobs(dataset).signDownload(shard.path, { expiresIn: DOWNLOAD_URL_TTL_SECONDS, fileName: name });
     return { name, size: shard.size, sha256: shard.sha256, url, expires_in: DOWNLOAD_URL_TTL_SECONDS };
   }
 
@@ -91,11 +92,15 @@ export class ShardsController {
   private async shards(dataset: ListingState): Promise<ServedFile[]> {
     if (dataset.published_files) return dataset.published_files;
     const prefix = shardPrefix(dataset);
-    return (await this.store.list(prefix)).map((o) => ({ name: o.path.slice(prefix.length), path: o.path, size: o.size, sha256: null }));
+    return (await this.blobs(dataset).list(prefix)).map((o) => ({ name: o.path.slice(prefix.length), path: o.path, size: o.size, sha256: null }));
+  }
+
+  private blobs(dataset: ListingState): BlobStore {
+    return blobsOfMode(this.store, dataset.mode);
   }
 
   private async landed(dataset: ListingState, name: string): Promise<ServedFile | undefined> {
-    const object = await this.store.stat(`${shardPrefix(dataset)}${name}`);
+    const object = await this.blobs(dataset).stat(`${shardPrefix(dataset)}${name}`);
     return object && { name, path: object.path, size: object.size, sha256: null };
   }
 }

@@ -3,6 +3,7 @@ import { IsInt, IsString, Length, Max, Min } from 'class-validator';
 import { SETTINGS, Settings } from '../config/settings';
 import { Auth, AuthContext, RequireScope } from '../platform/auth/auth-context';
 import { BLOB_STORE, BlobStore, UPLOAD_URL_TTL_SECONDS } from '../storage/blob-store';
+import { blobsOfMode } from '../storage/mode-staging';
 import {
   ALLOWED_EXTENSIONS,
   assertAllowedExtension,
@@ -53,7 +54,7 @@ export class UploadsController {
     assertAllowedExtension(extension, 'file_name');
     assertWithinMaxBytes(body.file_size, this.settings.uploadMaxBytes, 'file_size');
     const storagePath = uploadPath(auth.accountId, fileName);
-    const signed = await this.store.signUpload(storagePath, { expiresIn: UPLOAD_URL_TTL_SECONDS, maxBytes: body.file_size });
+    const signed = await blobsOfMode(this.store, auth.mode).signUpload(storagePath, { expiresIn: UPLOAD_URL_TTL_SECONDS, maxBytes: body.file_size });
     return {
       storage_path: storagePath,
       upload_url: signed.url,
@@ -68,7 +69,7 @@ export class UploadsController {
   @Put()
   async check(@Auth() auth: AuthContext, @Body() body: CheckUploadDto) {
     assertOwnStoragePath(auth.accountId, body.storage_path);
-    const object = await this.store.stat(body.storage_path);
+    const object = await blobsOfMode(this.store, auth.mode).stat(body.storage_path);
     return { exists: Boolean(object), size: object?.size ?? 0 };
   }
 }

@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { BLOB_STORE, BlobStore } from '../storage/blob-store';
+import { blobsOfMode } from '../storage/mode-staging';
 import { BuiltArtifact, sha256 } from './assets/artifact';
 import type { JobArtifact } from './events';
 import type { JobState } from './job.decider';
@@ -16,7 +17,7 @@ export class ArtifactStore {
   async store(job: JobState, built: BuiltArtifact): Promise<JobArtifact> {
     const prefix = `user/${job.account_id}/factory/${job.id}/build-${job.build}/`;
     const put = async (name: string, bytes: Uint8Array) => {
-      const stored = await this.blobs.put(`${prefix}${name}`, bytes);
+      const stored = await blobsOfMode(this.blobs, job.mode).put(`${prefix}${name}`, bytes);
       return { file_name: name, storage_path: stored.path, size: stored.size, sha256: sha256(bytes) };
     };
     const main = await put(built.main.name, built.main.bytes);

@@ -4,6 +4,7 @@ import { finished, PassThrough } from 'node:stream';
 import { sendError } from '../platform/error-filter';
 import { ApiError, Errors } from '../platform/errors';
 import { contentDisposition, isSafeObjectPath } from './blob-store';
+import { stagingPathOf } from './mode-staging';
 import { LocalBlobStore, ObjectTooLargeError } from './local-blob-store';
 import { SignedFields } from './url-signature';
 
@@ -69,7 +70,7 @@ async function put(store: LocalBlobStore, request: FastifyRequest, reply: Fastif
   finished(request.raw, (error) => error && body.destroy(error));
   try {
     const stored = await store.write(fields.path, body, fields.maxBytes);
-    return reply.status(200).send({ storage_path: stored.path, size: stored.size });
+    return reply.status(200).send({ storage_path: stagingPathOf(stored.path), size: stored.size });
   } catch (error) {
     request.raw.unpipe(body);
     reply.header('connection', 'close');

@@ -2,6 +2,7 @@ import { ChildProcess, spawn } from 'node:child_process';
 import * as path from 'node:path';
 import { JobWorker } from '../../src/factory/job-worker';
 import { BLOB_STORE, BlobStore } from '../../src/storage/blob-store';
+import { blobsOfMode } from '../../src/storage/mode-staging';
 import { ADMIN_TOKEN, startTestApp } from '../support/app';
 import { onPostgresServer } from '../support/database';
 import { eventually } from '../support/eventually';
@@ -66,7 +67,7 @@ import { createJob, creditsLeft, grantCredits, jobAction } from './factory-clien
     expect(atKill).toBeLessThan(JOBS);
     expect(await count('GenerationJobCompleted', ids)).toBe(JOBS);
     expect(await count('GenerationJobFailed', ids)).toBe(0);
-    const blobs = t.app.get<BlobStore>(BLOB_STORE);
+    const blobs = blobsOfMode(t.app.get<BlobStore>(BLOB_STORE), 'test');
     for (const [i, id] of ids.entries()) {
       const stored = (await blobs.list(`user/${creator.accountId}/factory/${id}/`)).map((o) => o.path.split('/').slice(-2).join('/'));
       // A policy has its README and manifest beside it; a package holds them inside.

@@ -5,6 +5,7 @@ import { JobStreams } from '../../src/factory/job-streams';
 import { JobWorker } from '../../src/factory/job-worker';
 import { Streams } from '../../src/platform/streams';
 import { BLOB_STORE, BlobStore } from '../../src/storage/blob-store';
+import { blobsOfMode } from '../../src/storage/mode-staging';
 import { startTestApp, TestApp } from '../support/app';
 import { ENCRYPTION_KEY, createEndpoint } from '../webhooks/helpers';
 import { startReceiver } from '../webhooks/receiver';
@@ -63,7 +64,7 @@ describe('the generation worker', () => {
     await worker.start();
     const review = await waitForStage(t, creator.key, id, 'review');
     expect(review.artifact).toEqual(stored);
-    const objects = await t.app.get<BlobStore>(BLOB_STORE).list(`user/${creator.accountId}/factory/${id}/`);
+    const objects = await blobsOfMode(t.app.get<BlobStore>(BLOB_STORE), 'test').list(`user/${creator.accountId}/factory/${id}/`);
     expect(objects.map((o) => o.path)).toEqual([stored.storage_path]);
     expect((await jobEvents(id)).filter((type) => type === 'GenerationJobCompleted')).toHaveLength(1);
     expect(await creditsLeft(t, creator.accountId)).toBe(before);

@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Readable } from 'node:stream';
 import { BLOB_STORE, BlobStore } from '../../src/storage/blob-store';
+import { blobsOfMode } from '../../src/storage/mode-staging';
 import { startTestApp, TestApp } from '../support/app';
 
 const local = (url: string) => {
@@ -18,7 +19,8 @@ describe('local blob store signed URLs', () => {
   beforeAll(async () => {
     t = await startTestApp();
     ({ key, accountId } = await t.accountWithKey({ scopes: ['models:upload'] }));
-    store = t.app.get(BLOB_STORE);
+    // The service's own view of a test-mode key's files.
+    store = blobsOfMode(t.app.get(BLOB_STORE), 'test');
   });
   afterAll(() => t.close());
 

@@ -3,6 +3,7 @@ import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import type { AuthContext } from '../../platform/auth/auth-context';
 import { Errors } from '../../platform/errors';
 import { BLOB_STORE, BlobStore, DOWNLOAD_URL_TTL_SECONDS } from '../../storage/blob-store';
+import { blobsOfMode } from '../../storage/mode-staging';
 import { Entitlements } from '../entitlement';
 import { WrongExpectedRevisionError } from '../../event-store/event-store';
 import { Streams } from '../../platform/streams';
@@ -95,10 +96,11 @@ export class DownloadAssetHandler implements ICommandHandler<DownloadAssetComman
     const file = servedModelFile(listing);
     if (!file) throw Errors.invalidRequest('This draft has no file yet; give it storage_path, file_name and file_size.');
     await this.entitlements.assertEntitled(auth, listing);
-    await assertServable(this.blobs, listing, file);
+    const blobs = blobsOfMode(this.blobs, listing.mode);
+    await assertServable(blobs, listing, file);
     await this.downloads.record(auth, listing);
     return {
-      url: await this.blobs.signDownload(file.path, { expiresIn: DOWNLOAD_URL_TTL_SECONDS, fileName: file.name }),
+      url: await blobs.signDownload(file.path, { expiresIn: DOWNLOAD_URL_TTL_SECONDS, fileName: file.name }),
       expires_in: DOWNLOAD_URL_TTL_SECONDS,
       file_name: file.name,
       file_size: file.size,
