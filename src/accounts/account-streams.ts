@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { EVENT_STORE, EventStore } from '../event-store/event-store';
-import type { Handled, StreamCommands } from '../event-store/stream-commands';
+import type { Handled, Loaded, StreamCommands } from '../event-store/stream-commands';
 import { Errors } from '../platform/errors';
 import { MODES, Mode } from '../platform/mode';
 import { Streams } from '../platform/streams';
@@ -14,6 +14,8 @@ export interface LoadedApiKey {
   /** The mode whose stream holds the key. */
   mode: Mode;
   state: ApiKeyState & { created: ApiKeyCreated };
+  /** The stream as loaded, for a command decided on it next (onKey). */
+  loaded: Loaded<ApiKeyState>;
 }
 
 export function toAccountView(e: AccountCreated): AccountView {
@@ -45,9 +47,9 @@ export class AccountStreams {
     return this.accounts.handle(Streams.account(accountId), command);
   }
 
-  /** Decides a command on an API key's stream. */
-  onKey(mode: Mode, keyId: string, command: ApiKeyCommand): Promise<Handled<ApiKeyState, ApiKeyEvent>> {
-    return this.keys.handle(Streams.apiKey(mode, keyId), command);
+  /** Decides a command on an API key's stream; on `loaded` (loadKey's) when the caller has just loaded it. */
+  onKey(mode: Mode, keyId: string, command: ApiKeyCommand, loaded?: Loaded<ApiKeyState>): Promise<Handled<ApiKeyState, ApiKeyEvent>> {
+    return this.keys.handle(Streams.apiKey(mode, keyId), command, loaded);
   }
 
   /**
@@ -87,8 +89,9 @@ export class AccountStreams {
   /** A key folded from its stream in whichever mode holds it (a key id alone names no mode); 404 not_found when neither does. */
   async loadKey(keyId: string): Promise<LoadedApiKey> {
     for (const mode of MODES) {
-      const { state } = await this.keys.load(Streams.apiKey(mode, keyId));
-      if (state.created) return { mode, state: { ...state, created: state.created } };
+      const loaded = await this.keys.load(Streams.apiKey(mode, keyId));
+      const { state } = loaded;
+      if (state.created) return { mode, state: { ...state, created: state.created }, loaded };
     }
     throw Errors.notFound('API key');
   }

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { EVENT_STORE, EventStore } from '../event-store/event-store';
+import { EVENT_STORE, EventStore, Position } from '../event-store/event-store';
 import type { Handled, StreamCommands } from '../event-store/stream-commands';
 import { Errors } from '../platform/errors';
 import { KeptStates } from '../platform/kept-states';
@@ -12,6 +12,7 @@ import { ListingCommand, listingDecider, ListingEvent, ListingState, ListingStre
 export interface LoadedListing {
   state: ListingState;
   revision: number;
+  position: Position | null;
 }
 
 /** Listings whose folded state this process keeps between commands (each its fields, description included). */
@@ -85,8 +86,8 @@ export class ListingStore {
     kind: ListingKind | undefined,
     command: (state: ListingStreamState) => ListingCommand | Promise<ListingCommand>,
   ): Promise<ListingState> {
-    const { state } = await this.loadOwn(mode, accountId, idOrSlug, kind);
-    const handled = await this.commands.handle(Streams.listing(mode, state.id), command);
+    const own = await this.loadOwn(mode, accountId, idOrSlug, kind);
+    const handled = await this.commands.handle(Streams.listing(mode, own.state.id), command, own);
     return handled.state!;
   }
 
@@ -96,7 +97,7 @@ export class ListingStore {
   }
 
   private async loadById(mode: Mode, listingId: string): Promise<LoadedListing | undefined> {
-    const { state, revision } = await this.commands.load(Streams.listing(mode, listingId));
-    return state && { state, revision };
+    const { state, revision, position } = await this.commands.load(Streams.listing(mode, listingId));
+    return state && { state, revision, position };
   }
 }

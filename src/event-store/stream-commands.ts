@@ -85,14 +85,29 @@ export class StreamCommands<Command, Event extends DomainEvent, State> {
    * Decides the command on the stream's current state and appends what it recorded. The
    * command may be a function of the state (a lookup the decision needs, made afresh on
    * every attempt). A lost race loads and decides again, up to `attempts` times.
+   *
+   * `loaded`: the stream as the caller just loaded it (to find it, or check who owns it),
+   * decided on at once instead of loaded again; if it is no longer the newest, the append
+   * loses the race and the retry loads afresh. Not taken where evolve changes states in place.
    */
-  handle(streamId: string, command: Command | ((state: State) => Command | Promise<Command>)): Promise<Handled<State, Event>> {
-    const attempt = () => this.retryOnConflict(() => this.attempt(streamId, command));
-    return this.options.evolvesInPlace ? this.inTurn(streamId, attempt) : attempt();
+  handle(streamId: string, command: Command | ((state: State) => Command | Promise<Command>), loaded?: Loaded<State>): Promise<Handled<State, Event>> {
+    if (this.options.evolvesInPlace) {
+      return this.inTurn(streamId, () => this.retryOnConflict(() => this.attempt(streamId, command)));
+    }
+    let from = loaded;
+    return this.retryOnConflict(() => {
+      const given = from;
+      from = undefined;
+      return this.attempt(streamId, command, given);
+    });
   }
 
-  private async attempt(streamId: string, command: Command | ((state: State) => Command | Promise<Command>)): Promise<Handled<State, Event>> {
-    const loaded = await this.load(streamId);
+  private async attempt(
+    streamId: string,
+    command: Command | ((state: State) => Command | Promise<Command>),
+    given?: Loaded<State>,
+  ): Promise<Handled<State, Event>> {
+    const loaded = given ?? (await this.load(streamId));
     const decided = typeof command === 'function' ? await (command as (state: State) => Command | Promise<Command>)(loaded.state) : command;
     const recorded = this.decider.decide(decided, loaded.state);
     if (!recorded.length) return { state: loaded.state, recorded, revision: loaded.revision, position: loaded.position };

@@ -128,6 +128,26 @@ export function streamCommandsContract(name: string, open: () => Promise<Contrac
       expect(reads.slice(2)).toEqual([0, 0]);
     });
 
+    it('decides on a state the caller loaded without reading the stream again; a stale one loses its race and is loaded afresh', async () => {
+      const reads: string[] = [];
+      const counting = Object.create(store) as EventStore;
+      counting.readStream = (streamId, options) => {
+        reads.push(streamId);
+        return store.readStream(streamId, options);
+      };
+      const shows = new StreamCommands(counting, seats);
+      const loaded = await shows.load(stream);
+      await shows.handle(stream, { seat: 1, by: 'ada' }, loaded);
+      expect(reads).toHaveLength(1);
+
+      // Loaded before a rival took seat 2: the append at the old revision loses, the retry reads and refuses.
+      const stale = await shows.load(stream);
+      await store.append(stream, [{ type: 'SeatReserved', data: { seat: 2, by: 'rival' } }], 0);
+      await expect(shows.handle(stream, { seat: 2, by: 'bob' }, stale)).rejects.toBeInstanceOf(SeatTaken);
+      expect(reads).toHaveLength(3);
+      expect((await store.readStream(stream)).map((e) => (e.data as SeatCommand).by)).toEqual(['ada', 'rival']);
+    });
+
     it('runs commands on one stream in turn when evolve changes its state in place', async () => {
       const inPlace: Decider<SeatCommand, SeatEvent, Seats> = { ...seats, evolve: (state, event) => (state.taken.set(event.data.seat, event.data.by), state) };
       const shows = new StreamCommands(store, inPlace, { kept: new KeptStates(10), evolvesInPlace: true });

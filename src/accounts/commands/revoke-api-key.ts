@@ -14,8 +14,8 @@ export class RevokeApiKeyHandler implements ICommandHandler<RevokeApiKeyCommand>
 
   async execute(command: RevokeApiKeyCommand): Promise<{ id: string; revoked: true }> {
     // Which mode's stream holds the key (404 when neither does); the decider revokes it there.
-    const { mode } = await this.accounts.loadKey(command.keyId);
-    await this.accounts.onKey(mode, command.keyId, { type: 'RevokeApiKey', now: new Date().toISOString() });
+    const { mode, loaded } = await this.accounts.loadKey(command.keyId);
+    await this.accounts.onKey(mode, command.keyId, { type: 'RevokeApiKey', now: new Date().toISOString() }, loaded);
     return { id: command.keyId, revoked: true };
   }
 }
