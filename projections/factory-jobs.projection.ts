@@ -1,5 +1,5 @@
 import { JOB_EVENT_TYPES } from '../src/factory/events';
-import { evolve, JobState, toPublicJob } from '../src/factory/job';
+import { evolveJob, JobEvent, JobState, toPublicJob } from '../src/factory/job.decider';
 import type { Projection } from '../src/projection-runner/projection';
 import { FACTORY_JOBS_READ_MODEL } from '../src/factory/job-queries';
 
@@ -30,7 +30,8 @@ export const factoryJobsProjection: Projection = {
     const { rows } = await tx.query<{ state: JobState; revision: number }>('SELECT state, revision FROM factory_jobs WHERE id = $1', [event.data.job_id]);
     const row = rows[0];
     if (row && event.revision <= row.revision) return;
-    const state = evolve(row?.state, event);
+    // A job stream holds job events only: their types and data are the union's.
+    const state = evolveJob(row?.state, event as JobEvent);
     if (!state) return;
     await tx.query(
       `INSERT INTO factory_jobs (id, account_id, mode, stage, revision, state, job, created_at)
