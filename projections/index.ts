@@ -12,6 +12,7 @@ import { journalProjection } from './journal.projection';
 import { keyActivationsProjection } from './key-activations.projection';
 import { parkedProcessorEventsProjection } from './parked-processor-events.projection';
 import { payoutsProjection } from './payouts.projection';
+import { publicEventsProjection } from './public-events.projection';
 import { purchasesProjection } from './purchases.projection';
 import { webhookEndpointsProjection } from './webhook-endpoints.projection';
 
@@ -23,6 +24,7 @@ export const ALL_PROJECTIONS: readonly Projection[] = [
   creditsProjection,
   catalogListingsProjection,
   webhookEndpointsProjection,
+  publicEventsProjection,
   balanceTransactionsProjection,
   journalProjection,
   payoutsProjection,

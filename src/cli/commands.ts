@@ -206,6 +206,28 @@ export const COMMANDS: Record<string, CliCommand> = {
     },
     print: (r) => `forwarded ${r.forwarded} deliveries; endpoint ${r.endpoint_id} deleted`,
   },
+  'webhooks rotate': {
+    usage: 'webhooks rotate ENDPOINT_ID [--expires-in SECONDS]',
+    examples: ['svc webhooks rotate we_...', 'svc webhooks rotate we_... --expires-in 0   # the old secret stops signing now'],
+    options: { 'expires-in': { type: 'string' } },
+    positionals: ['ENDPOINT_ID'],
+    run: (client, o, [endpointId]) => {
+      const body = o['expires-in'] === undefined ? {} : { expires_in: integerOption('expires-in', o['expires-in']) };
+      return client.request('POST', `/admin/webhook_endpoints/${encodeURIComponent(endpointId)}/rotate_secret`, body);
+    },
+    print: (r) =>
+      `new signing secret of ${r.id}: ${r.secret}\n` +
+      (r.previous_secret_expires_at ? `the old secret signs too until ${r.previous_secret_expires_at}` : 'the old secret no longer signs') +
+      '\n\nThe secret is shown only now; store it safely.',
+  },
+  'webhooks resend': {
+    usage: 'webhooks resend DELIVERY_ID',
+    examples: ['svc webhooks resend whd_...'],
+    options: {},
+    positionals: ['DELIVERY_ID'],
+    run: (client, _o, [deliveryId]) => client.request('POST', `/admin/webhook_deliveries/${encodeURIComponent(deliveryId)}/retry`),
+    print: (r) => `${r.id} (${r.event_type} [${r.event_id}]) is queued for another attempt now; attempts so far: ${r.attempts}`,
+  },
   'purchases refund': {
     usage: 'purchases refund PURCHASE_ID [--amount CENTS]',
     examples: ['svc purchases refund pur_...', 'svc purchases refund pur_... --amount 1000'],

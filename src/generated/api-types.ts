@@ -379,6 +379,68 @@ export interface paths {
         patch: operations["WebhookEndpointsController_update"];
         trace?: never;
     };
+    "/v1/webhook_endpoints/{id}/rotate_secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Roll the signing secret (the new one is shown once)
+         * @description Deliveries carry a v1 signature with the new secret and, until `previous_secret_expires_at`, one with the old: receivers accept either while they switch.
+         *
+         *     Needs one of the scopes: webhooks:write (an unrestricted key has all).
+         */
+        post: operations["WebhookEndpointsController_rotateSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhook_endpoints/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a signed webhook.test event to this endpoint
+         * @description Needs one of the scopes: webhooks:write (an unrestricted key has all).
+         */
+        post: operations["WebhookEndpointsController_sendTest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhook_endpoints/{id}/deliveries/{delivery_id}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Attempt a delivery again now (one that succeeded or failed)
+         * @description Needs one of the scopes: webhooks:write (an unrestricted key has all).
+         */
+        post: operations["WebhookEndpointsController_retryDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/webhook_endpoints/{id}/events": {
         parameters: {
             query?: never;
@@ -391,6 +453,48 @@ export interface paths {
          * @description Needs one of the scopes: webhooks:write (an unrestricted key has all).
          */
         get: operations["WebhookEndpointsController_deliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller’s events, newest first, as webhooks send them
+         * @description Every public event of the account in the key’s mode, whether or not an endpoint received it: what a receiver catches up from.
+         *
+         *     Needs one of the scopes: webhooks:write (an unrestricted key has all).
+         */
+        get: operations["EventsController_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/events/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One event of the caller’s, as webhooks send it
+         * @description Needs one of the scopes: webhooks:write (an unrestricted key has all).
+         */
+        get: operations["EventsController_get"];
         put?: never;
         post?: never;
         delete?: never;
@@ -715,10 +819,10 @@ export interface components {
          *     }
          */
         ErrorEnvelope: {
-            /** @description Some codes attach more fields (scope_required: scope, scopes; purchase_required: the price). */
+            /** @description Some codes attach more fields (scope_required: scope, scopes; purchase_required: the price; unsupported_parameter: param). */
             error: {
                 /**
-                 * @description Stable; one of invalid_request, validation_failed, invalid_storage_path, file_not_found, price_too_low, missing_credentials, invalid_key, payment_required, purchase_required, scope_required, forbidden, not_found, model_not_found, conflict, method_not_allowed, request_timeout, payload_too_large, uri_too_long, unsupported_media_type, headers_too_large, rate_limited, service_unavailable, internal_error.
+                 * @description Stable; one of invalid_request, validation_failed, invalid_storage_path, file_not_found, price_too_low, missing_credentials, invalid_key, payment_required, purchase_required, scope_required, forbidden, not_found, model_not_found, unsupported_parameter, conflict, method_not_allowed, request_timeout, payload_too_large, uri_too_long, unsupported_media_type, headers_too_large, rate_limited, service_unavailable, internal_error.
                  * @example invalid_request
                  * @example validation_failed
                  * @example invalid_storage_path
@@ -732,6 +836,7 @@ export interface components {
                  * @example forbidden
                  * @example not_found
                  * @example model_not_found
+                 * @example unsupported_parameter
                  * @example conflict
                  * @example method_not_allowed
                  * @example request_timeout
@@ -1074,8 +1179,13 @@ export interface components {
              * @description ISO 8601 UTC with milliseconds
              */
             updated_at?: string;
-            /** @description whsec_…; only in the create response. */
+            /** @description whsec_…; only in the create and rotate_secret responses. */
             secret?: string;
+            /**
+             * Format: date-time
+             * @description Only in the rotate_secret response: until when the old secret signs too (null: it stopped at once).
+             */
+            previous_secret_expires_at?: string | null;
         };
         /** @description One event sent to an endpoint. */
         WebhookDelivery: {
@@ -1104,6 +1214,34 @@ export interface components {
              * @description ISO 8601 UTC with milliseconds
              */
             updated_at: string;
+        };
+        /** @description A webhook.test event queued for one endpoint. */
+        WebhookTest: {
+            /** @constant */
+            object: "webhook_test";
+            endpoint_id: string;
+            /** @description evt_…; the id of the webhook.test event sent. */
+            event_id: string;
+            /** @constant */
+            event_type: "webhook.test";
+            /** @description whd_…; its entry in the endpoint’s delivery log, once queued. */
+            delivery_id: string;
+        };
+        /** @description An event: the body of its webhook delivery, with `object`. */
+        Event: {
+            /** @description evt_…; the id deliveries of this event carry. */
+            id: string;
+            /** @constant */
+            object: "event";
+            /**
+             * @example listing.purchased
+             * @example payout.paid
+             */
+            type: string;
+            /** @description Unix seconds */
+            created: number;
+            /** @description As in the webhook delivery of this type (docs/webhooks.md). */
+            data: Record<string, never>;
         };
         /** @description OpenAI's chat completion object (https://platform.openai.com/docs/api-reference/chat/object); only the fields clients branch on are listed here. */
         ChatCompletion: {
@@ -1185,12 +1323,15 @@ export interface components {
              */
             updated_at: string;
         };
-        /** @description OpenAI's chat completion request (https://platform.openai.com/docs/api-reference/chat/create); the `openai` client works unchanged. */
+        /** @description OpenAI's chat completion request (https://platform.openai.com/docs/api-reference/chat/create); the `openai` client works unchanged. Live keys: every field is passed to the engine as sent (tools, tool_choice, response_format, seed, logprobs, n and any other), and its answer, tool calls included, comes back as it gave it. Test keys: the sandbox honours n (up to 8) and response_format text or json_object, and answers 400 unsupported_parameter naming any field it cannot honour (docs/inference.md). */
         ChatCompletionRequest: {
             model: string;
             messages: Record<string, never>[];
             stream?: boolean;
             max_tokens?: number;
+            n?: number;
+        } & {
+            [key: string]: unknown;
         };
         CreateUploadDto: {
             file_name: string;
@@ -1285,6 +1426,9 @@ export interface components {
             events?: string[];
             description?: string;
             enabled?: boolean;
+        };
+        RotateWebhookSecretDto: {
+            expires_in?: number;
         };
         OpenPurchaseDto: {
             asset: string;
@@ -2370,6 +2514,122 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
+    WebhookEndpointsController_rotateSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "expires_in": 86400
+                 *     }
+                 */
+                "application/json": components["schemas"]["RotateWebhookSecretDto"];
+            };
+        };
+        responses: {
+            /** @description Roll the signing secret (the new one is shown once) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            default: components["responses"]["Error"];
+        };
+    };
+    WebhookEndpointsController_sendTest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Send a signed webhook.test event to this endpoint */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookTest"];
+                };
+            };
+            /** @description invalid_request: the endpoint is disabled. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            default: components["responses"]["Error"];
+        };
+    };
+    WebhookEndpointsController_retryDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                delivery_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Attempt a delivery again now (one that succeeded or failed) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            /** @description invalid_request: the endpoint is disabled. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            /** @description conflict: the delivery is pending, its next attempt scheduled already. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
     WebhookEndpointsController_deliveries: {
         parameters: {
             query?: {
@@ -2400,6 +2660,71 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            default: components["responses"]["Error"];
+        };
+    };
+    EventsController_list: {
+        parameters: {
+            query?: {
+                /** @description Only events of this type; several comma-separated. */
+                type?: string;
+                /** @description Only events created at or after this: unix seconds, or an ISO 8601 instant. */
+                "created[gte]"?: string;
+                /** @description Only events created before this: unix seconds, or an ISO 8601 instant. */
+                "created[lt]"?: string;
+                /** @description Items per page, 1-100 (default 20). */
+                limit?: number;
+                /** @description next_cursor of the previous page. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The caller’s events, newest first, as webhooks send them */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["Event"][];
+                        next_cursor: string | null;
+                        has_more: boolean;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            default: components["responses"]["Error"];
+        };
+    };
+    EventsController_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One event of the caller’s, as webhooks send it */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Event"];
+                };
+            };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
@@ -2672,7 +2997,15 @@ export interface operations {
                     "text/event-stream": string;
                 };
             };
-            400: components["responses"]["BadRequest"];
+            /** @description validation_failed (names the field); invalid_request: the engine refused the request; unsupported_parameter (test keys): a field the sandbox cannot honour, named in `param`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             401: components["responses"]["Unauthorized"];
             /** @description payment_required: the premium key is not activated yet. */
             402: {

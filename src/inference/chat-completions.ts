@@ -4,7 +4,8 @@ import { Settings, SETTINGS } from '../config/settings';
 import type { AuthContext } from '../platform/auth/auth-context';
 import { Errors } from '../platform/errors';
 import type { ChatRequest } from './chat-request';
-import { ChatEngine, EngineEvent, EngineRejectedError, EngineUnavailableError, FinishReason, TokenUsage } from './engines/engine';
+import { ChoiceCollector } from './collect-choices';
+import { ChatEngine, ChunkChoice, EngineChunk, EngineEvent, EngineRejectedError, EngineUnavailableError, FinishReason, TokenUsage } from './engines/engine';
 import { SandboxEngine } from './engines/sandbox-engine';
 import { UpstreamEngine } from './engines/upstream-engine';
 import type { InferenceCallMetered } from './events';
@@ -28,16 +29,19 @@ export function assertMayRunInference(auth: AuthContext): void {
 
 /**
  * One chat completion under way. It was started with its first event already in hand, so a
- * failure to start surfaced as an error response; from here it only yields text and, at the
+ * failure to start surfaced as an error response; from here it only yields chunks and, at the
  * end, meters itself.
  */
 export class CompletionRun {
   readonly id = `chatcmpl-${randomBytes(12).toString('hex')}`;
   readonly created = Math.floor(Date.now() / 1000);
   private readonly startedAt = new Date();
+  /** What the engine generated, for the tokenizer to count when the engine reports no usage. */
   private readonly texts: string[] = [];
   private finish: FinishReason = 'stop';
-  private usage?: TokenUsage;
+  private usage?: TokenUsage & Record<string, unknown>;
+  private fingerprint: string | null = null;
+  private extra?: Record<string, unknown>;
 
   constructor(
     readonly request: ChatRequest,
@@ -52,20 +56,47 @@ export class CompletionRun {
     return this.finish;
   }
 
-  /** The text as it arrives; ends when the engine finishes, or when the signal given to start() aborts. */
-  async *deltas(): AsyncIterable<string> {
+  get systemFingerprint(): string | null {
+    return this.fingerprint;
+  }
+
+  /** The engine's chunks as they arrive; ends when the engine finishes, or when the signal given to start() aborts. */
+  async *chunks(): AsyncIterable<EngineChunk> {
     for (let next = this.first; !next.done; next = await this.events.next()) {
       const event = next.value;
-      if (event.type === 'delta') {
-        this.texts.push(event.text);
-        yield event.text;
-      } else if (event.type === 'finish') this.finish = event.reason;
-      else this.usage = event.usage;
+      if (event.type === 'usage') {
+        this.usage = event.usage;
+        continue;
+      }
+      const chunk = event.chunk;
+      for (const choice of chunk.choices) this.note(choice);
+      if (chunk.system_fingerprint) this.fingerprint = chunk.system_fingerprint;
+      if (chunk.extra) this.extra = { ...this.extra, ...chunk.extra };
+      yield chunk;
     }
   }
 
-  text(): string {
-    return this.texts.join('');
+  /** The whole answer as one chat.completion's choices, and the top-level fields an upstream added. */
+  async collect(): Promise<{ choices: unknown[]; extra?: Record<string, unknown> }> {
+    const collector = new ChoiceCollector();
+    for await (const chunk of this.chunks()) collector.add(chunk.choices);
+    return { choices: collector.result(), extra: this.extra };
+  }
+
+  private note(choice: ChunkChoice): void {
+    const delta = choice.delta;
+    if (delta) {
+      if (typeof delta.content === 'string') this.texts.push(delta.content);
+      if (typeof delta.refusal === 'string') this.texts.push(delta.refusal);
+      if (Array.isArray(delta.tool_calls)) {
+        for (const call of delta.tool_calls) {
+          if (typeof call?.function?.name === 'string') this.texts.push(call.function.name);
+          if (typeof call?.function?.arguments === 'string') this.texts.push(call.function.arguments);
+        }
+      }
+    }
+    // One choice cut short makes the call's metered finish "length".
+    if (choice.finish_reason === 'length') this.finish = 'length';
   }
 
   /**
@@ -73,8 +104,8 @@ export class CompletionRun {
    * engine's counts when it gave them, else the tokenizer's over what was sent.
    */
   async record(outcome: Outcome): Promise<TokenUsage & { total_tokens: number }> {
-    const usage =
-      outcome === this.finish && this.usage ? this.usage : { prompt_tokens: promptTokens(this.request.messages), completion_tokens: textTokens(this.text()).length };
+    const reported = outcome === this.finish ? this.usage : undefined;
+    const usage = reported ?? { prompt_tokens: fallbackPromptTokens(this.request), completion_tokens: textTokens(this.texts.join('')).length };
     const price = await this.price;
     const call: InferenceCallMetered = {
       call_id: randomUUID(),
@@ -91,8 +122,23 @@ export class CompletionRun {
       started_at: this.startedAt.toISOString(),
     };
     await this.meter.record(call);
-    return { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens };
+    // The engine's own details (cached or reasoning tokens) are the caller's too; the counts are what was metered.
+    return { ...usage, prompt_tokens: usage.prompt_tokens, completion_tokens: usage.completion_tokens, total_tokens: usage.prompt_tokens + usage.completion_tokens };
   }
+}
+
+/**
+ * The prompt as the tokenizer counts it when the engine reports no usage: the messages'
+ * text, plus the tool definitions and earlier tool calls, which an engine also reads.
+ */
+function fallbackPromptTokens(request: ChatRequest): number {
+  let extra = '';
+  const { tools, messages } = request.raw;
+  if (Array.isArray(tools)) extra += JSON.stringify(tools);
+  for (const message of messages as { tool_calls?: unknown }[]) {
+    if (Array.isArray(message.tool_calls)) extra += JSON.stringify(message.tool_calls);
+  }
+  return promptTokens(request.messages) + (extra ? textTokens(extra).length : 0);
 }
 
 /** The inference gateway: picks the mode's engine, starts the call, and hands back a run to stream or collect. */

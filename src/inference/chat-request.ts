@@ -3,13 +3,18 @@ import { findModel, InferenceModel } from './model-catalog';
 
 export const ROLES = ['system', 'developer', 'user', 'assistant', 'tool'] as const;
 
+/** A message as the tokenizer and the sandbox see it: its text (text parts joined). */
 export interface ChatMessage {
   role: (typeof ROLES)[number];
   content: string;
   name?: string;
 }
 
-/** A validated POST /v1/chat/completions body: the OpenAI fields we honour; unknown fields are dropped. */
+/**
+ * A validated POST /v1/chat/completions body: the fields the gateway itself reads, checked,
+ * and the body as sent. Live mode forwards `raw` (every field, known or not, issue 24); the
+ * sandbox refuses what it cannot honour (engines/sandbox-engine.ts).
+ */
 export interface ChatRequest {
   model: InferenceModel;
   messages: ChatMessage[];
@@ -20,27 +25,36 @@ export interface ChatRequest {
   stream: boolean;
   /** stream_options.include_usage: a last chunk carries the usage. */
   includeUsage: boolean;
+  /** How many choices; live mode leaves the limit to the upstream, the sandbox has its own. */
+  n: number;
+  raw: Record<string, unknown>;
 }
 
 const invalid = (field: string, problem: string) => Errors.validationFailed(`Invalid field "${field}": ${problem}.`);
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
-/** A message's content: a string, or OpenAI's array of text parts (joined). */
+/**
+ * A message's text: a string, or the text parts of OpenAI's array of parts, joined. Other
+ * parts (image_url, input_audio, file) stay in the raw body for an upstream that takes them;
+ * the sandbox refuses them.
+ */
 function content(value: unknown, field: string): string {
   if (typeof value === 'string') return value;
   if (Array.isArray(value) && value.length) {
-    return value
-      .map((part, i) => {
-        if (!isObject(part) || part.type !== 'text' || typeof part.text !== 'string') {
-          throw invalid(`${field}[${i}]`, 'only text parts ({ "type": "text", "text": "..." }) are supported');
-        }
-        return part.text;
-      })
-      .join('');
+    let text = '';
+    value.forEach((part, i) => {
+      if (!isObject(part) || typeof part.type !== 'string') throw invalid(`${field}[${i}]`, 'must be a content part with a "type"');
+      if (part.type !== 'text') return;
+      if (typeof part.text !== 'string') throw invalid(`${field}[${i}].text`, 'must be a string');
+      text += part.text;
+    });
+    return text;
   }
-  throw invalid(field, 'must be a string or a non-empty array of text parts');
+  throw invalid(field, 'must be a string or a non-empty array of content parts');
 }
+
+const present = (value: unknown) => value !== undefined && value !== null;
 
 function messages(value: unknown): ChatMessage[] {
   if (value === undefined) throw invalid('messages', 'required');
@@ -51,8 +65,12 @@ function messages(value: unknown): ChatMessage[] {
     if (!isObject(message)) throw invalid(field, 'must be an object with role and content');
     if (message.role === undefined) throw invalid(`${field}.role`, 'required');
     if (!ROLES.includes(message.role as ChatMessage['role'])) throw invalid(`${field}.role`, `must be one of ${ROLES.join(', ')}`);
-    if (message.content === undefined || message.content === null) throw invalid(`${field}.content`, 'required');
-    const parsed: ChatMessage = { role: message.role as ChatMessage['role'], content: content(message.content, `${field}.content`) };
+    if (present(message.tool_calls) && !Array.isArray(message.tool_calls)) throw invalid(`${field}.tool_calls`, 'must be an array');
+    // OpenAI's own rule: an assistant message that calls tools may have no content.
+    const callsTools = message.role === 'assistant' && (present(message.tool_calls) || present(message.function_call));
+    if (!present(message.content) && !callsTools) throw invalid(`${field}.content`, 'required');
+    const text = present(message.content) ? content(message.content, `${field}.content`) : '';
+    const parsed: ChatMessage = { role: message.role as ChatMessage['role'], content: text };
     if (message.name !== undefined) {
       if (typeof message.name !== 'string') throw invalid(`${field}.name`, 'must be a string');
       parsed.name = message.name;
@@ -105,14 +123,15 @@ export function parseChatRequest(body: unknown): ChatRequest {
     if (!isObject(body.stream_options)) throw invalid('stream_options', 'must be an object');
     includeUsage = boolean(body.stream_options.include_usage, 'stream_options.include_usage');
   }
-  if (body.n !== undefined && body.n !== null && body.n !== 1) throw invalid('n', 'only 1 is supported');
+  const n = present(body.n) ? body.n : 1;
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < 1) throw invalid('n', 'must be a positive integer');
   const temperature = number(body, 'temperature', 0, 2);
   const topP = number(body, 'top_p', 0, 1);
   const stopSequences = stop(body.stop);
 
   const model = findModel(body.model);
   if (!model) throw modelNotFound(body.model);
-  return { model, messages: parsedMessages, maxTokens: maxTokens(body, model), temperature, topP, stop: stopSequences, stream, includeUsage };
+  return { model, messages: parsedMessages, maxTokens: maxTokens(body, model), temperature, topP, stop: stopSequences, stream, includeUsage, n, raw: body };
 }
 
 export const modelNotFound = (id: string) =>

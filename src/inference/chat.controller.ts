@@ -7,11 +7,17 @@ import { toApiError } from '../platform/error-filter';
 import { Errors } from '../platform/errors';
 import { asApiError, assertMayRunInference, ChatCompletions, CompletionRun } from './chat-completions';
 import { parseChatRequest } from './chat-request';
+import type { EngineChunk } from './engines/engine';
 import { InferencePrices } from './prices';
 
-/** OpenAI's chat completion and chunk objects, exactly as the `openai` client reads them. */
-function chunk(run: CompletionRun, choices: unknown[], extra: Record<string, unknown> = {}) {
-  return { id: run.id, object: 'chat.completion.chunk', created: run.created, model: run.request.model.id, system_fingerprint: null, choices, ...extra };
+/**
+ * OpenAI's chunk object, exactly as the `openai` client reads it: the engine's choices as it
+ * sent them (tool call deltas, logprobs and all), under the gateway's id, public model id and
+ * usage. Built per chunk without copying the choices: this is the streaming hot path.
+ */
+function chunk(run: CompletionRun, engine: EngineChunk, usage: { usage?: unknown }) {
+  const frame = { id: run.id, object: 'chat.completion.chunk', created: run.created, model: run.request.model.id, system_fingerprint: engine.system_fingerprint ?? null, choices: engine.choices, ...usage };
+  return engine.extra ? { ...engine.extra, ...frame } : frame;
 }
 
 @Controller('v1')
@@ -43,18 +49,19 @@ export class ChatController {
     const run = await this.completions.start(auth, request, callerGone.signal);
     if (request.stream) return this.stream(run, reply, callerGone.signal);
 
-    for await (const _ of run.deltas());
+    const { choices, extra } = await run.collect();
     if (callerGone.signal.aborted) return void (await run.record('cancelled').catch(() => undefined));
     const usage = await run.record(run.finishReason).catch(() => {
       throw notMetered();
     });
     reply.code(200).send({
+      ...extra,
       id: run.id,
       object: 'chat.completion',
       created: run.created,
       model: request.model.id,
-      system_fingerprint: null,
-      choices: [{ index: 0, message: { role: 'assistant', content: run.text(), refusal: null }, logprobs: null, finish_reason: run.finishReason }],
+      system_fingerprint: run.systemFingerprint,
+      choices,
       usage,
     });
   }
@@ -79,26 +86,22 @@ export class ChatController {
     });
     const includeUsage = run.request.includeUsage;
     const usageField = includeUsage ? { usage: null } : {};
-    let role: { role?: 'assistant' } = { role: 'assistant' };
     try {
-      for await (const text of run.deltas()) {
-        await send(res, chunk(run, [{ index: 0, delta: { ...role, content: text }, logprobs: null, finish_reason: null }], usageField));
-        role = {};
-      }
+      // The engine's last chunks carry each choice's finish_reason (tool_calls included).
+      for await (const engineChunk of run.chunks()) await send(res, chunk(run, engineChunk, usageField));
     } catch (error) {
       // Mid-stream: never retried, never a second status line; an error event ends it (spec part 7).
       await run.record('error').catch(() => undefined);
       return endWithError(res, asApiError(error), reply.request.id);
     }
     if (callerGone.aborted) return void (await run.record('cancelled').catch(() => undefined));
-    await send(res, chunk(run, [{ index: 0, delta: role, logprobs: null, finish_reason: run.finishReason }], usageField));
     let usage;
     try {
       usage = await run.record(run.finishReason);
     } catch {
       return endWithError(res, notMetered(), reply.request.id);
     }
-    if (includeUsage) await send(res, chunk(run, [], { usage }));
+    if (includeUsage) await send(res, chunk(run, { choices: [], system_fingerprint: run.systemFingerprint }, { usage }));
     res.end('data: [DONE]\n\n');
   }
 }

@@ -40,6 +40,7 @@ const TAGS: Record<string, string> = {
   Usage: 'Inference usage and cost.',
   Jobs: 'Generation jobs: a prompt drafted into an ONNX policy or a URDF robot package, then published.',
   WebhookEndpoints: 'Endpoints that receive signed event deliveries, and their delivery logs.',
+  Events: 'The events webhooks send, to list and read back.',
   OpenAPI: 'This description of the API.',
 };
 
@@ -84,6 +85,7 @@ function describeOperation(operation: Operation, scopes: string[], notes: Operat
   // Handlers that parse their body themselves (`@Body() body: unknown`) name its schema in the notes.
   if (notes.body) operation.requestBody = { required: true, content: { 'application/json': { schema: notes.body } } };
   if (notes.example) operation.requestBody.content['application/json'].example = notes.example;
+  if (notes.bodyOptional) operation.requestBody.required = false;
 
   // Query parameters the handlers parse by hand replace what SwaggerModule guessed from their types.
   const params: Operation[] = (operation.parameters ?? []).filter((p: Operation) => p.in !== 'query');

@@ -23,6 +23,8 @@ export interface OperationNotes {
   body?: Record<string, unknown>;
   /** An example request body. */
   example?: Record<string, unknown>;
+  /** The body may be left out: every field of its DTO is optional. */
+  bodyOptional?: boolean;
   /** Extra error statuses this operation answers, with why. */
   errors?: Record<number, string>;
 }
@@ -178,6 +180,7 @@ export const OPERATIONS: Record<string, OperationNotes> = {
     response: ref('ChatCompletion'),
     events: 'With `stream: true`: `data:` lines of chat.completion.chunk objects, then `data: [DONE]`.',
     errors: {
+      400: 'validation_failed (names the field); invalid_request: the engine refused the request; unsupported_parameter (test keys): a field the sandbox cannot honour, named in `param`.',
       402: 'payment_required: the premium key is not activated yet.',
       404: 'model_not_found: no such inference model (GET /v1/inference/models lists them).',
       503: 'service_unavailable: inference is temporarily unavailable; retry with backoff.',
@@ -223,4 +226,34 @@ export const OPERATIONS: Record<string, OperationNotes> = {
   'PATCH /v1/webhook_endpoints/{id}': { summary: 'Change or pause a webhook endpoint', response: ref('WebhookEndpoint') },
   'DELETE /v1/webhook_endpoints/{id}': { summary: 'Delete a webhook endpoint', response: object({ id: { type: 'string' }, deleted: { const: true } }) },
   'GET /v1/webhook_endpoints/{id}/events': { summary: 'The delivery log of an endpoint, newest first', query: PAGE, response: page(ref('WebhookDelivery')) },
+  'POST /v1/webhook_endpoints/{id}/rotate_secret': {
+    summary: 'Roll the signing secret (the new one is shown once)',
+    description: 'Deliveries carry a v1 signature with the new secret and, until `previous_secret_expires_at`, one with the old: receivers accept either while they switch.',
+    example: { expires_in: 86400 },
+    bodyOptional: true,
+    response: ref('WebhookEndpoint'),
+  },
+  'POST /v1/webhook_endpoints/{id}/test': {
+    summary: 'Send a signed webhook.test event to this endpoint',
+    response: ref('WebhookTest'),
+    errors: { 400: 'invalid_request: the endpoint is disabled.' },
+  },
+  'POST /v1/webhook_endpoints/{id}/deliveries/{delivery_id}/retry': {
+    summary: 'Attempt a delivery again now (one that succeeded or failed)',
+    response: ref('WebhookDelivery'),
+    errors: { 400: 'invalid_request: the endpoint is disabled.', 409: 'conflict: the delivery is pending, its next attempt scheduled already.' },
+  },
+
+  'GET /v1/events': {
+    summary: 'The caller’s events, newest first, as webhooks send them',
+    description: 'Every public event of the account in the key’s mode, whether or not an endpoint received it: what a receiver catches up from.',
+    query: [
+      { name: 'type', description: 'Only events of this type; several comma-separated.', schema: { type: 'string', examples: ['listing.purchased', 'payout.paid,payout.failed'] } },
+      { name: 'created[gte]', description: 'Only events created at or after this: unix seconds, or an ISO 8601 instant.', schema: { type: 'string', examples: ['1767225600', '2026-01-01T00:00:00Z'] } },
+      { name: 'created[lt]', description: 'Only events created before this: unix seconds, or an ISO 8601 instant.', schema: { type: 'string', examples: ['1767225600', '2026-01-01T00:00:00Z'] } },
+      ...PAGE,
+    ],
+    response: page(ref('Event')),
+  },
+  'GET /v1/events/{id}': { summary: 'One event of the caller’s, as webhooks send it', response: ref('Event') },
 };

@@ -42,6 +42,7 @@ export const ERROR_CODES = [
   'forbidden',
   'not_found',
   'model_not_found',
+  'unsupported_parameter',
   'conflict',
   'method_not_allowed',
   'request_timeout',
@@ -92,7 +93,7 @@ export const SCHEMAS: Record<string, Schema> = {
           message: { type: 'string', description: 'For humans; may change.' },
           request_id: { type: 'string', description: 'Also sent in the x-request-id header.' },
         },
-        { description: 'Some codes attach more fields (scope_required: scope, scopes; purchase_required: the price).' },
+        { description: 'Some codes attach more fields (scope_required: scope, scopes; purchase_required: the price; unsupported_parameter: param).' },
       ),
     },
     {
@@ -251,7 +252,8 @@ export const SCHEMAS: Record<string, Schema> = {
       enabled: bool,
       created_at: timestamp,
       updated_at: timestamp,
-      secret: { type: 'string', description: 'whsec_…; only in the create response.' },
+      secret: { type: 'string', description: 'whsec_…; only in the create and rotate_secret responses.' },
+      previous_secret_expires_at: { ...nullable(timestamp), description: 'Only in the rotate_secret response: until when the old secret signs too (null: it stopped at once).' },
     },
   },
   WebhookDelivery: object(
@@ -269,6 +271,26 @@ export const SCHEMAS: Record<string, Schema> = {
       updated_at: timestamp,
     },
     { description: 'One event sent to an endpoint.' },
+  ),
+  WebhookTest: object(
+    {
+      object: { const: 'webhook_test' },
+      endpoint_id: str,
+      event_id: { type: 'string', description: 'evt_…; the id of the webhook.test event sent.' },
+      event_type: { const: 'webhook.test' },
+      delivery_id: { type: 'string', description: 'whd_…; its entry in the endpoint’s delivery log, once queued.' },
+    },
+    { description: 'A webhook.test event queued for one endpoint.' },
+  ),
+  Event: object(
+    {
+      id: { type: 'string', description: 'evt_…; the id deliveries of this event carry.' },
+      object: { const: 'event' },
+      type: { type: 'string', examples: ['listing.purchased', 'payout.paid'] },
+      created: { type: 'integer', description: 'Unix seconds' },
+      data: { type: 'object', description: 'As in the webhook delivery of this type (docs/webhooks.md).' },
+    },
+    { description: 'An event: the body of its webhook delivery, with `object`.' },
   ),
   ChatCompletion: {
     ...object({
@@ -314,7 +336,13 @@ export const SCHEMAS: Record<string, Schema> = {
   ChatCompletionRequest: {
     type: 'object',
     required: ['model', 'messages'],
-    properties: { model: str, messages: { type: 'array', items: { type: 'object' } }, stream: bool, max_tokens: int },
-    description: "OpenAI's chat completion request (https://platform.openai.com/docs/api-reference/chat/create); the `openai` client works unchanged.",
+    properties: { model: str, messages: { type: 'array', items: { type: 'object' } }, stream: bool, max_tokens: int, n: int },
+    // Issue 24: every other OpenAI field (tools, response_format, seed, logprobs, ...) is accepted.
+    additionalProperties: true,
+    description:
+      "OpenAI's chat completion request (https://platform.openai.com/docs/api-reference/chat/create); the `openai` client works unchanged. " +
+      'Live keys: every field is passed to the engine as sent (tools, tool_choice, response_format, seed, logprobs, n and any other), ' +
+      'and its answer, tool calls included, comes back as it gave it. Test keys: the sandbox honours n (up to 8) and ' +
+      'response_format text or json_object, and answers 400 unsupported_parameter naming any field it cannot honour (docs/inference.md).',
   },
 };

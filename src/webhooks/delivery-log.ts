@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DATABASE, Database } from '../database/database';
 import { invalidCursor, Page, toPage } from '../platform/pagination';
+import { publicEventId } from './public-events';
 
 export interface DeliveryLogEntry {
   id: string;
@@ -18,11 +19,11 @@ export interface DeliveryLogEntry {
 
 const iso = (v: Date | string | null) => (v === null ? null : new Date(v).toISOString());
 
-function toEntry(row: any): DeliveryLogEntry {
+export function toEntry(row: any): DeliveryLogEntry {
   return {
     id: row.id,
     object: 'webhook_delivery',
-    event_id: `evt_${String(row.event_id).replace(/-/g, '')}`,
+    event_id: publicEventId(String(row.event_id)),
     event_type: row.event_type,
     status: row.status,
     attempts: row.attempts,

@@ -26,6 +26,8 @@ interface Claimed {
   attempts: number;
   url: string;
   secret_sealed: string;
+  /** Set while a rotated-out secret still signs. */
+  previous_secret_sealed: string | null;
 }
 
 interface Outcome {
@@ -161,10 +163,15 @@ export class DeliveryWorker {
 
   /** One statement: claim, lease, count the attempt and open its log row, atomically. */
   private async claim(limit: number): Promise<Claimed[]> {
-    // Deliveries of a paused or deleted endpoint stay pending and are not taken.
+    // Deliveries of a paused or deleted endpoint stay pending and are not taken. The previous
+    // secret is read through to_jsonb: while version 1 of the read model still serves (a
+    // rolling deploy, its new version catching up) the column is not there and reads as null.
     const { rows } = await this.db.query<Claimed>(
       `WITH due AS (
-         SELECT d.id, e.url, e.secret_sealed FROM webhook_deliveries d
+         SELECT d.id, e.url, e.secret_sealed,
+                CASE WHEN (to_jsonb(e) ->> 'previous_secret_expires_at')::timestamptz > now()
+                     THEN to_jsonb(e) ->> 'previous_secret_sealed' END AS previous_secret_sealed
+           FROM webhook_deliveries d
            JOIN webhook_endpoints e ON e.id = d.endpoint_id AND e.enabled
           WHERE d.status = 'pending' AND d.next_attempt_at <= now()
             AND (d.leased_until IS NULL OR d.leased_until < now())
@@ -179,7 +186,7 @@ export class DeliveryWorker {
                 updated_at = now()
            FROM due
           WHERE d.id = due.id
-         RETURNING d.id, d.endpoint_id, d.mode, d.payload, d.attempts, due.url, due.secret_sealed
+         RETURNING d.id, d.endpoint_id, d.mode, d.payload, d.attempts, due.url, due.secret_sealed, due.previous_secret_sealed
        ), opened AS (
          INSERT INTO webhook_delivery_attempts (delivery_id, attempt) SELECT id, attempts FROM claimed
        )
@@ -193,7 +200,7 @@ export class DeliveryWorker {
     let outcome: SendOutcome;
     const timer = this.metrics.webhookDuration.startTimer();
     try {
-      const secret = this.box.open(delivery.secret_sealed, delivery.endpoint_id);
+      const secrets = [delivery.secret_sealed, delivery.previous_secret_sealed].flatMap((sealed) => (sealed ? [this.box.open(sealed, delivery.endpoint_id)] : []));
       outcome = await this.sender.send({
         url: delivery.url,
         mode: delivery.mode,
@@ -201,7 +208,7 @@ export class DeliveryWorker {
         headers: {
           'content-type': 'application/json',
           'user-agent': 'svc-webhooks/1',
-          'svc-signature': signatureHeader(secret, delivery.payload),
+          'svc-signature': signatureHeader(secrets, delivery.payload),
         },
         timeoutMs: this.settings.webhookTimeoutMs,
         signal: this.abort.signal,

@@ -1,4 +1,5 @@
-import { ArrayMaxSize, IsArray, IsBoolean, IsOptional, IsString, Length } from 'class-validator';
+import { ArrayMaxSize, IsArray, IsBoolean, IsInt, IsOptional, IsString, Length, Max, Min } from 'class-validator';
+import { MAX_PREVIOUS_SECRET_SECONDS } from './commands/rotate-secret';
 
 export class CreateWebhookEndpointDto {
   @IsString()
@@ -37,4 +38,13 @@ export class UpdateWebhookEndpointDto {
   @IsOptional()
   @IsBoolean()
   enabled?: boolean;
+}
+
+export class RotateWebhookSecretDto {
+  /** Seconds the old secret keeps signing beside the new one: 0 (it stops now) to 7 days; default 24 hours. */
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  @Max(MAX_PREVIOUS_SECRET_SECONDS)
+  expires_in?: number;
 }

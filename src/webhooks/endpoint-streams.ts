@@ -38,6 +38,12 @@ export class EndpointStreams {
     return this.endpoints.handle(Streams.webhookEndpoint(mode, endpointId), command);
   }
 
+  /** One of the owner's endpoints, not deleted, as its stream has it now. */
+  async find(owner: EndpointOwner, endpointId: string): Promise<EndpointState | undefined> {
+    const { state } = await this.endpoints.load(Streams.webhookEndpoint(owner.mode, endpointId));
+    return state && !state.deleted && state.account_id === owner.accountId ? state : undefined;
+  }
+
   /** Who owns an endpoint (an id alone names no mode), for the operator API, which acts across accounts. */
   async owner(endpointId: string): Promise<EndpointOwner | undefined> {
     for (const mode of MODES) {

@@ -7,7 +7,13 @@ import type { Decider } from '../event-store/stream-commands';
 import type { AuthContext } from '../platform/auth/auth-context';
 import { Errors } from '../platform/errors';
 import type { Mode } from '../platform/mode';
-import type { WebhookEndpointCreated, WebhookEndpointDeleted, WebhookEndpointUpdated } from './events';
+import type {
+  WebhookEndpointCreated,
+  WebhookEndpointDeleted,
+  WebhookEndpointSecretRotated,
+  WebhookEndpointTestRequested,
+  WebhookEndpointUpdated,
+} from './events';
 import { isPublicEventType } from './public-events';
 
 export type EndpointOwner = Pick<AuthContext, 'accountId' | 'mode'>;
@@ -15,7 +21,9 @@ export type EndpointOwner = Pick<AuthContext, 'accountId' | 'mode'>;
 export type EndpointEvent =
   | { type: 'WebhookEndpointCreated'; data: WebhookEndpointCreated }
   | { type: 'WebhookEndpointUpdated'; data: WebhookEndpointUpdated }
-  | { type: 'WebhookEndpointDeleted'; data: WebhookEndpointDeleted };
+  | { type: 'WebhookEndpointDeleted'; data: WebhookEndpointDeleted }
+  | { type: 'WebhookEndpointSecretRotated'; data: WebhookEndpointSecretRotated }
+  | { type: 'WebhookEndpointTestRequested'; data: WebhookEndpointTestRequested };
 
 export type EndpointCommand =
   | {
@@ -41,11 +49,17 @@ export type EndpointCommand =
       enabled?: boolean | null;
       now: string;
     }
-  | { type: 'DeleteEndpoint'; owner: EndpointOwner; now: string };
+  | { type: 'DeleteEndpoint'; owner: EndpointOwner; now: string }
+  /** The new secret sealed already; the old one signs too for expires_in_seconds (0: not at all). */
+  | { type: 'RotateSecret'; owner: EndpointOwner; secret_sealed: string; expires_in_seconds: number; now: string }
+  | { type: 'RequestTestEvent'; owner: EndpointOwner; event_id: string; delivery_id: string; now: string };
 
 export interface EndpointState extends WebhookEndpointCreated {
   deleted: boolean;
   updated_at: string;
+  /** Absent until a rotation kept the old secret signing. */
+  previous_secret_sealed?: string | null;
+  previous_secret_expires_at?: string | null;
 }
 
 /** null: the stream has no endpoint. */
@@ -59,6 +73,10 @@ export function evolve(state: EndpointState | null, event: EndpointEvent): Endpo
       return state && { ...state, ...event.data.changes, updated_at: event.data.updated_at };
     case 'WebhookEndpointDeleted':
       return state && { ...state, deleted: true };
+    case 'WebhookEndpointSecretRotated': {
+      const { secret_sealed, previous_secret_sealed, previous_secret_expires_at, rotated_at } = event.data;
+      return state && { ...state, secret_sealed, previous_secret_sealed, previous_secret_expires_at, updated_at: rotated_at };
+    }
     default:
       return state;
   }
@@ -118,6 +136,43 @@ export function decide(command: EndpointCommand, state: EndpointState | null): E
         {
           type: 'WebhookEndpointDeleted',
           data: { endpoint_id: endpoint.endpoint_id, account_id: command.owner.accountId, mode: command.owner.mode, deleted_at: command.now },
+        },
+      ];
+    }
+    case 'RotateSecret': {
+      const endpoint = own(state, command.owner);
+      // One previous secret at most: rotating again drops the one before it at once.
+      const keep = command.expires_in_seconds > 0;
+      return [
+        {
+          type: 'WebhookEndpointSecretRotated',
+          data: {
+            endpoint_id: endpoint.endpoint_id,
+            account_id: command.owner.accountId,
+            mode: command.owner.mode,
+            secret_sealed: command.secret_sealed,
+            previous_secret_sealed: keep ? endpoint.secret_sealed : null,
+            previous_secret_expires_at: keep ? new Date(Date.parse(command.now) + command.expires_in_seconds * 1000).toISOString() : null,
+            rotated_at: command.now,
+          },
+        },
+      ];
+    }
+    case 'RequestTestEvent': {
+      const endpoint = own(state, command.owner);
+      // A paused endpoint receives nothing (spec part 6): queued, the test would wait unseen.
+      if (!endpoint.enabled) throw Errors.invalidRequest('The webhook endpoint is disabled; enable it to send it a test event.');
+      return [
+        {
+          type: 'WebhookEndpointTestRequested',
+          data: {
+            endpoint_id: endpoint.endpoint_id,
+            account_id: command.owner.accountId,
+            mode: command.owner.mode,
+            event_id: command.event_id,
+            delivery_id: command.delivery_id,
+            requested_at: command.now,
+          },
         },
       ];
     }

@@ -6,8 +6,8 @@ import { EVENT_STORE, EventStore, RecordedEvent, Subscription } from '../event-s
 import { Batcher } from '../platform/batcher';
 import { newId } from '../platform/ids';
 import { ProjectionRunner } from '../projection-runner/projection-runner';
-import { WebhookEndpointDeleted, WebhookEvents } from './events';
-import { DOMAIN_TYPES_WITH_PUBLIC_EVENTS, envelope, toPublicEvent } from './public-events';
+import { WebhookEndpointDeleted, WebhookEndpointTestRequested, WebhookEvents } from './events';
+import { DOMAIN_TYPES_WITH_PUBLIC_EVENTS, envelope, TEST_EVENT_TYPE, testEnvelope, toPublicEvent } from './public-events';
 import { WEBHOOK_ENDPOINTS_READ_MODEL } from './endpoint-queries';
 
 /** The persistent subscription group of every instance's fan-out. */
@@ -24,7 +24,8 @@ const MAX_FLUSHES = 4;
  * enabled endpoint of its account and mode. It consumes a persistent subscription: the
  * fan-outs of all instances share the events, and one that dies mid-event leaves it to
  * another. An event handled twice creates its deliveries once: they are unique on
- * (event, endpoint). The events a consumer holds are fanned out in batches: one statement
+ * (event, endpoint). A test request (WebhookEndpointTestRequested) becomes one delivery to
+ * its endpoint alone. The events a consumer holds are fanned out in batches: one statement
  * matches their endpoints, one inserts their deliveries. Delivery itself (the retry
  * schedule, the log, signatures) is the DeliveryWorker's, on those rows.
  */
@@ -58,7 +59,7 @@ export class WebhookFanOut {
     this.subscription ??= this.store.subscribePersistent(
       FAN_OUT_GROUP,
       {
-        types: [...DOMAIN_TYPES_WITH_PUBLIC_EVENTS, WebhookEvents.WebhookEndpointDeleted],
+        types: [...DOMAIN_TYPES_WITH_PUBLIC_EVENTS, WebhookEvents.WebhookEndpointDeleted, WebhookEvents.WebhookEndpointTestRequested],
         // A new group reads the whole log: deliveries that exist already are not created again.
         maxRetries: 10,
         messageTimeoutMs: 30_000,
@@ -98,8 +99,10 @@ export class WebhookFanOut {
         [deleted.map((e) => (e.data as WebhookEndpointDeleted).endpoint_id)],
       );
     }
+    const tests = events.filter((e) => e.type === WebhookEvents.WebhookEndpointTestRequested);
+    if (tests.length) await this.queueTests(tests);
     const mapped = events.flatMap((event) => {
-      if (event.type === WebhookEvents.WebhookEndpointDeleted) return [];
+      if (event.type === WebhookEvents.WebhookEndpointDeleted || event.type === WebhookEvents.WebhookEndpointTestRequested) return [];
       const m = toPublicEvent(event);
       return m ? [{ event, m }] : [];
     });
@@ -135,6 +138,31 @@ export class WebhookFanOut {
         picked.map((p) => p.m.type),
         picked.map((p) => p.payload),
         picked.map((p) => new Date(p.event.createdAt.getTime() + delay).toISOString()),
+      ],
+    );
+    if (rowCount) this.events.emit('queued');
+  }
+
+  /**
+   * One delivery per test request, to its endpoint alone, under the delivery id the request
+   * answered with. An endpoint deleted since is gone from the read model: nothing is queued.
+   */
+  private async queueTests(tests: RecordedEvent[]): Promise<void> {
+    const delay = this.settings.webhookRetrySchedule[0] * 1000;
+    const data = tests.map((e) => e.data as WebhookEndpointTestRequested);
+    const { rowCount } = await this.db.query(
+      `INSERT INTO webhook_deliveries (id, event_id, endpoint_id, account_id, mode, event_type, payload, next_attempt_at)
+       SELECT t.id, t.event_id, e.id, e.account_id, e.mode, $5, t.payload, t.due
+         FROM unnest($1::text[], $2::uuid[], $3::text[], $4::text[], $6::timestamptz[]) AS t (id, event_id, endpoint_id, payload, due)
+         JOIN webhook_endpoints e ON e.id = t.endpoint_id
+       ON CONFLICT DO NOTHING`,
+      [
+        data.map((d) => d.delivery_id),
+        data.map((d) => d.event_id),
+        data.map((d) => d.endpoint_id),
+        tests.map(testEnvelope),
+        TEST_EVENT_TYPE,
+        tests.map((e) => new Date(e.createdAt.getTime() + delay).toISOString()),
       ],
     );
     if (rowCount) this.events.emit('queued');

@@ -1,5 +1,6 @@
 import type { RecordedEvent } from '../event-store/event-store';
 import { isMode, Mode } from '../platform/mode';
+import type { WebhookEndpointTestRequested } from './events';
 
 /** The public event types of spec part 6; an endpoint subscribes to a subset. */
 export const PUBLIC_EVENT_TYPES = [
@@ -68,12 +69,27 @@ export function toPublicEvent(event: RecordedEvent): PublicEvent | undefined {
   return { ...mapped, mode: event.data.mode };
 }
 
+/** evt_ and the uuid's hex: the public id of the event a delivery carries. */
+export const publicEventId = (uuid: string) => `evt_${uuid.replace(/-/g, '')}`;
+
 /** The envelope of spec part 2; the id derives from the domain event so redeliveries share it. */
-export function envelope(event: RecordedEvent, mapped: PublicEvent): string {
+export function envelope(event: RecordedEvent, mapped: Pick<PublicEvent, 'data'> & { type: string }, id = event.id): string {
   return JSON.stringify({
-    id: `evt_${event.id.replace(/-/g, '')}`,
+    id: publicEventId(id),
     type: mapped.type,
     created: Math.floor(event.createdAt.getTime() / 1000),
     data: mapped.data,
   });
+}
+
+/**
+ * Sent only on request (POST /v1/webhook_endpoints/{id}/test), to that endpoint whatever
+ * its events filter; not one of PUBLIC_EVENT_TYPES, so no endpoint subscribes to it.
+ */
+export const TEST_EVENT_TYPE = 'webhook.test';
+
+/** The envelope of a WebhookEndpointTestRequested, under the event id its request answered with. */
+export function testEnvelope(event: RecordedEvent): string {
+  const { endpoint_id, event_id } = event.data as WebhookEndpointTestRequested;
+  return envelope(event, { type: TEST_EVENT_TYPE, data: { endpoint: { id: endpoint_id } } }, event_id);
 }

@@ -1,13 +1,16 @@
-import { Body, Controller, Delete, Get, Param, Patch, Post, Query } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { Auth, AuthContext, RequireScope } from '../platform/auth/auth-context';
 import { Errors } from '../platform/errors';
 import { parseCursor, parseLimit } from '../platform/pagination';
 import { CreateWebhookEndpointCommand } from './commands/create-endpoint';
 import { DeleteWebhookEndpointCommand } from './commands/delete-endpoint';
+import { RetryWebhookDeliveryCommand } from './commands/retry-delivery';
+import { DEFAULT_PREVIOUS_SECRET_SECONDS, RotateWebhookSecretCommand } from './commands/rotate-secret';
+import { SendTestWebhookCommand } from './commands/send-test-event';
 import { UpdateWebhookEndpointCommand } from './commands/update-endpoint';
 import { DeliveryLog } from './delivery-log';
-import { CreateWebhookEndpointDto, UpdateWebhookEndpointDto } from './dto';
+import { CreateWebhookEndpointDto, RotateWebhookSecretDto, UpdateWebhookEndpointDto } from './dto';
 import { EndpointQueries } from './endpoint-queries';
 
 const PAGE = { fallback: 20, max: 100 };
@@ -47,6 +50,26 @@ export class WebhookEndpointsController {
   @Delete('webhook_endpoints/:id')
   delete(@Auth() auth: AuthContext, @Param('id') id: string) {
     return this.commands.execute(new DeleteWebhookEndpointCommand(auth, id));
+  }
+
+  /** A new secret, shown once; the old one signs beside it for expires_in seconds. */
+  @Post('webhook_endpoints/:id/rotate_secret')
+  @HttpCode(200)
+  rotateSecret(@Auth() auth: AuthContext, @Param('id') id: string, @Body() body: RotateWebhookSecretDto = {}) {
+    return this.commands.execute(new RotateWebhookSecretCommand(auth, id, body.expires_in ?? DEFAULT_PREVIOUS_SECRET_SECONDS));
+  }
+
+  /** 202: queued, like any event; its delivery shows in the log under the id answered. */
+  @Post('webhook_endpoints/:id/test')
+  @HttpCode(202)
+  sendTest(@Auth() auth: AuthContext, @Param('id') id: string) {
+    return this.commands.execute(new SendTestWebhookCommand(auth, id));
+  }
+
+  @Post('webhook_endpoints/:id/deliveries/:delivery_id/retry')
+  @HttpCode(200)
+  retryDelivery(@Auth() auth: AuthContext, @Param('id') id: string, @Param('delivery_id') deliveryId: string) {
+    return this.commands.execute(new RetryWebhookDeliveryCommand(deliveryId, { owner: auth, endpointId: id }));
   }
 
   /** The delivery log: one entry per event sent to this endpoint, newest first. */

@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Param, Post, UseGuards } from '@nestjs/common';
+import { Body, Controller, Delete, HttpCode, Param, Post, UseGuards } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { IsArray, IsIn, IsOptional, IsString, Length } from 'class-validator';
 import { AccountStreams } from '../accounts/account-streams';
@@ -8,6 +8,9 @@ import { Errors } from '../platform/errors';
 import { MODES, Mode } from '../platform/mode';
 import { CreateWebhookEndpointCommand } from './commands/create-endpoint';
 import { DeleteWebhookEndpointCommand } from './commands/delete-endpoint';
+import { RetryWebhookDeliveryCommand } from './commands/retry-delivery';
+import { DEFAULT_PREVIOUS_SECRET_SECONDS, RotateWebhookSecretCommand } from './commands/rotate-secret';
+import { RotateWebhookSecretDto } from './dto';
 import { EndpointStreams } from './endpoint-streams';
 import { PUBLIC_EVENT_TYPES } from './public-events';
 
@@ -35,8 +38,8 @@ export class AdminCreateEndpointDto {
 }
 
 /**
- * Operator endpoints for `svc webhooks listen`: an endpoint for any account, created and
- * removed with the admin token, under the same rules as the public API.
+ * Operator endpoints for `svc webhooks listen`, `rotate` and `resend`: any account's
+ * endpoints and deliveries, with the admin token, under the same rules as the public API.
  */
 @Controller('admin')
 @WithoutApiKey()
@@ -59,8 +62,25 @@ export class WebhooksAdminController {
 
   @Delete('webhook_endpoints/:id')
   async delete(@Param('id') id: string) {
-    const owner = await this.endpoints.owner(id);
+    return this.commands.execute(new DeleteWebhookEndpointCommand(await this.ownerOf(id), id));
+  }
+
+  @Post('webhook_endpoints/:id/rotate_secret')
+  @HttpCode(200)
+  async rotateSecret(@Param('id') id: string, @Body() body: RotateWebhookSecretDto = {}) {
+    return this.commands.execute(new RotateWebhookSecretCommand(await this.ownerOf(id), id, body.expires_in ?? DEFAULT_PREVIOUS_SECRET_SECONDS));
+  }
+
+  /** By the delivery's id alone: the operator need not know its endpoint. */
+  @Post('webhook_deliveries/:id/retry')
+  @HttpCode(200)
+  retryDelivery(@Param('id') id: string) {
+    return this.commands.execute(new RetryWebhookDeliveryCommand(id));
+  }
+
+  private async ownerOf(endpointId: string) {
+    const owner = await this.endpoints.owner(endpointId);
     if (!owner) throw Errors.notFound('webhook endpoint');
-    return this.commands.execute(new DeleteWebhookEndpointCommand(owner, id));
+    return owner;
   }
 }

@@ -3,11 +3,16 @@ import { AccountsModule } from '../accounts/accounts.module';
 import { SETTINGS, Settings } from '../config/settings';
 import { CreateWebhookEndpointHandler, SECRET_BOX } from './commands/create-endpoint';
 import { DeleteWebhookEndpointHandler } from './commands/delete-endpoint';
+import { RetryWebhookDeliveryHandler } from './commands/retry-delivery';
+import { RotateWebhookSecretHandler } from './commands/rotate-secret';
+import { SendTestWebhookHandler } from './commands/send-test-event';
 import { UpdateWebhookEndpointHandler } from './commands/update-endpoint';
 import { DeliveryLog } from './delivery-log';
 import { DeliveryWorker } from './delivery-worker';
 import { EndpointQueries } from './endpoint-queries';
 import { EndpointStreams } from './endpoint-streams';
+import { EventQueries } from './event-queries';
+import { EventsController } from './events.controller';
 import { WebhookFanOut } from './fan-out';
 import { resolveWebhookKey, SecretBox } from './secret-box';
 import { WebhookEndpointsController } from './webhook-endpoints.controller';
@@ -20,15 +25,19 @@ import { WebhooksAdminController } from './webhooks-admin.controller';
  */
 @Module({
   imports: [AccountsModule],
-  controllers: [WebhookEndpointsController, WebhooksAdminController],
+  controllers: [WebhookEndpointsController, WebhooksAdminController, EventsController],
   providers: [
     { provide: SECRET_BOX, inject: [SETTINGS], useFactory: (settings: Settings) => new SecretBox(resolveWebhookKey(settings)) },
     EndpointQueries,
+    EventQueries,
     EndpointStreams,
     DeliveryLog,
     CreateWebhookEndpointHandler,
     UpdateWebhookEndpointHandler,
     DeleteWebhookEndpointHandler,
+    RotateWebhookSecretHandler,
+    SendTestWebhookHandler,
+    RetryWebhookDeliveryHandler,
     WebhookFanOut,
     DeliveryWorker,
   ],

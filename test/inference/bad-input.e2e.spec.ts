@@ -26,6 +26,10 @@ describe('chat completions and usage: bad input gets a clear error and records n
     ['stream not a boolean', { model: 'svc-fast-8b', messages: user, stream: 'yes' }, '"stream": must be a boolean'],
     ['model missing', { messages: user }, '"model": required'],
     ['stop not strings', { model: 'svc-fast-8b', messages: user, stop: [1] }, '"stop"'],
+    ['n not a positive integer', { model: 'svc-fast-8b', messages: user, n: 0 }, '"n": must be a positive integer'],
+    ['a content part without a type', { model: 'svc-fast-8b', messages: [{ role: 'user', content: [{ text: 'hi' }] }] }, '"messages[0].content[0]"'],
+    ['tool_calls not an array', { model: 'svc-fast-8b', messages: [{ role: 'assistant', content: null, tool_calls: 'f' }] }, '"messages[0].tool_calls": must be an array'],
+    ['a user message with null content', { model: 'svc-fast-8b', messages: [{ role: 'user', content: null }] }, '"messages[0].content": required'],
   ];
 
   it.each(cases)('%s: 400 validation_failed naming the field', async (_name, body, message) => {
@@ -34,7 +38,7 @@ describe('chat completions and usage: bad input gets a clear error and records n
     expect(res.body.error).toMatchObject({ code: 'validation_failed', message: expect.stringContaining(message), request_id: expect.any(String) });
   });
 
-  it('ignores unknown fields, as OpenAI-compatible servers do', async () => {
+  it('accepts fields the sandbox honours or that change nothing in its answer (others: pass-through.e2e.spec.ts)', async () => {
     const res = await t.request('POST', '/v1/chat/completions', { key, body: { model: 'svc-fast-8b', messages: user, frequency_penalty: 0.5, user: 'u-1', seed: 3 } });
     expect(res.status).toBe(200);
   });
@@ -56,7 +60,7 @@ describe('chat completions and usage: bad input gets a clear error and records n
     expect((await usageOf(t, key, 0)).window_days).toBe(1);
     expect((await usageOf(t, key, 1000)).window_days).toBe(365);
     expect((await usageOf(t, key)).window_days).toBe(30);
-    // Only the one call with unknown fields ran.
+    // Only the one call with the accepted extra fields ran.
     expect((await usageOf(t, key)).summary.calls).toBe(1);
   });
 

@@ -1,6 +1,7 @@
 import { EndpointCommand, endpointDecider, EndpointEvent } from '../../src/webhooks/endpoint.decider';
 import type { WebhookEndpointUpdated } from '../../src/webhooks/events';
-import { deciderSpec } from '../support/decider-spec';
+import { webhookEndpointsProjection } from '../../projections/webhook-endpoints.projection';
+import { deciderSpec, projectionSpec } from '../support/decider-spec';
 
 const NOW = '2026-01-01T00:00:00.000Z';
 const LATER = '2026-01-01T00:05:00.000Z';
@@ -95,6 +96,91 @@ describe('webhook endpoint decider', () => {
     deciderSpec(endpointDecider).given([created]).when(update({ enabled: false }, stranger)).thenRefuses({ status: 404, code: 'not_found' });
     deciderSpec(endpointDecider).given([created]).when({ type: 'DeleteEndpoint', owner: stranger, now: LATER }).thenRefuses({ status: 404, code: 'not_found' });
     deciderSpec(endpointDecider).given([]).when({ type: 'DeleteEndpoint', owner, now: LATER }).thenRefuses({ status: 404, code: 'not_found' });
+  });
+
+  describe('rotating the secret', () => {
+    const rotate = (expires_in_seconds: number, by: typeof owner | typeof stranger = owner): EndpointCommand => ({
+      type: 'RotateSecret',
+      owner: by,
+      secret_sealed: 'sealed-2',
+      expires_in_seconds,
+      now: LATER,
+    });
+    const rotated = (previous: string | null, expiresAt: string | null): EndpointEvent => ({
+      type: 'WebhookEndpointSecretRotated',
+      data: { endpoint_id: 'we_1', account_id: 'acct_1', mode: 'test', secret_sealed: 'sealed-2', previous_secret_sealed: previous, previous_secret_expires_at: expiresAt, rotated_at: LATER },
+    });
+
+    it('records the new secret and keeps the old one signing until now + expires_in', () => {
+      deciderSpec(endpointDecider).given([created]).when(rotate(86_400)).then([rotated('sealed', '2026-01-02T00:05:00.000Z')]);
+    });
+
+    it('expires_in 0: the old secret stops at once, so none is kept', () => {
+      deciderSpec(endpointDecider).given([created]).when(rotate(0)).then([rotated(null, null)]);
+    });
+
+    it('a second rotation keeps only the secret it replaces', () => {
+      const first = rotated('sealed', '2026-01-02T00:05:00.000Z');
+      deciderSpec(endpointDecider)
+        .given([created, first])
+        .when({ ...rotate(60), secret_sealed: 'sealed-3' } as EndpointCommand)
+        .then([
+          {
+            type: 'WebhookEndpointSecretRotated',
+            data: { ...(first.data as object), secret_sealed: 'sealed-3', previous_secret_sealed: 'sealed-2', previous_secret_expires_at: '2026-01-01T00:06:00.000Z' },
+          } as EndpointEvent,
+        ]);
+    });
+
+    it('the state signs with the new secret, the old one beside it, and is updated', () => {
+      const state = [created, rotated('sealed', '2026-01-02T00:05:00.000Z')].reduce(endpointDecider.evolve, endpointDecider.initialState());
+      expect(state).toMatchObject({ secret_sealed: 'sealed-2', previous_secret_sealed: 'sealed', previous_secret_expires_at: '2026-01-02T00:05:00.000Z', updated_at: LATER });
+    });
+
+    it("a deleted endpoint, another account's or none: 404", () => {
+      deciderSpec(endpointDecider).given([created, deleted]).when(rotate(60)).thenRefuses({ status: 404, code: 'not_found' });
+      deciderSpec(endpointDecider).given([created]).when(rotate(60, stranger)).thenRefuses({ status: 404, code: 'not_found' });
+      deciderSpec(endpointDecider).given([]).when(rotate(60)).thenRefuses({ status: 404, code: 'not_found' });
+    });
+  });
+
+  it('the read model keeps the previous secret and its expiry beside the new one', async () => {
+    const streamId = 'webhookendpoint-test-we_1';
+    const rotation = (secret: string, previous: string | null, expiresAt: string | null) => ({
+      streamId,
+      type: 'WebhookEndpointSecretRotated',
+      data: { endpoint_id: 'we_1', account_id: 'acct_1', mode: 'test', secret_sealed: secret, previous_secret_sealed: previous, previous_secret_expires_at: expiresAt, rotated_at: LATER },
+    });
+    const sql = 'SELECT secret_sealed, previous_secret_sealed, previous_secret_expires_at::text AS expires, updated_at::text AS updated FROM webhook_endpoints';
+    await projectionSpec(webhookEndpointsProjection)
+      .given([{ streamId, ...created }, rotation('sealed-2', 'sealed', '2026-01-02T00:05:00.000Z')])
+      .then(sql, [{ secret_sealed: 'sealed-2', previous_secret_sealed: 'sealed', expires: '2026-01-02 00:05:00+00', updated: '2026-01-01 00:05:00+00' }]);
+    await projectionSpec(webhookEndpointsProjection)
+      .given([{ streamId, ...created }, rotation('sealed-2', 'sealed', '2026-01-02T00:05:00.000Z'), rotation('sealed-3', null, null)])
+      .then(sql, [{ secret_sealed: 'sealed-3', previous_secret_sealed: null, expires: null, updated: '2026-01-01 00:05:00+00' }]);
+  });
+
+  describe('a test event', () => {
+    const requestTest = (by: typeof owner | typeof stranger = owner): EndpointCommand => ({ type: 'RequestTestEvent', owner: by, event_id: 'uuid-1', delivery_id: 'whd_1', now: LATER });
+
+    it('is recorded on the endpoint stream with the ids the request answers with', () => {
+      deciderSpec(endpointDecider)
+        .given([created])
+        .when(requestTest())
+        .then([{ type: 'WebhookEndpointTestRequested', data: { endpoint_id: 'we_1', account_id: 'acct_1', mode: 'test', event_id: 'uuid-1', delivery_id: 'whd_1', requested_at: LATER } }]);
+    });
+
+    it('is refused for a disabled endpoint (400 invalid_request), and 404 for a deleted or foreign one', () => {
+      deciderSpec(endpointDecider).given([created, updated({ enabled: false })]).when(requestTest()).thenRefuses({ status: 400, code: 'invalid_request' });
+      deciderSpec(endpointDecider).given([created, deleted]).when(requestTest()).thenRefuses({ status: 404, code: 'not_found' });
+      deciderSpec(endpointDecider).given([created]).when(requestTest(stranger)).thenRefuses({ status: 404, code: 'not_found' });
+    });
+
+    it('changes nothing about the endpoint', () => {
+      const before = [created].reduce(endpointDecider.evolve, endpointDecider.initialState());
+      const [event] = endpointDecider.decide(requestTest(), before);
+      expect(endpointDecider.evolve(before, event)).toEqual(before);
+    });
   });
 
   it('the state after an update is what the API answers: the changes and their time', () => {

@@ -25,6 +25,17 @@ describe('verifyWebhook (receiver helper)', () => {
     expect(verifyWebhook(body, `${t},${other},${v1}`, secret).id).toBe('evt_1');
   });
 
+  it('verifies a header the service signed with two secrets (a rotation) with either of them, here and in stripe-node', () => {
+    const old = 'whsec_test_old';
+    const header = signatureHeader([secret, old], body);
+    expect(header).toMatch(/^t=\d+,v1=[0-9a-f]{64},v1=[0-9a-f]{64}$/);
+    for (const s of [secret, old]) {
+      expect(verifyWebhook(body, header, s).id).toBe('evt_1');
+      expect((stripe.webhooks.constructEvent(body, header, s) as any).id).toBe('evt_1');
+    }
+    expect(() => verifyWebhook(body, header, 'whsec_test_other')).toThrow(WebhookSignatureError);
+  });
+
   it.each([
     ['a missing header', undefined],
     ['an empty header', ''],

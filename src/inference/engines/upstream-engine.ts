@@ -3,17 +3,31 @@ import { StringDecoder } from 'node:string_decoder';
 import { Agent, errors, request } from 'undici';
 import type { InferenceUpstreamSettings } from '../../config/settings';
 import type { ChatRequest } from '../chat-request';
-import { ChatEngine, EngineEvent, EngineRejectedError, EngineUnavailableError, FinishReason, TokenUsage } from './engine';
+import { ChatEngine, ChunkChoice, EngineChunk, EngineEvent, EngineRejectedError, EngineUnavailableError, TokenUsage } from './engine';
 
 /** Upstream 4xx answers that are about the request itself; any other failure is ours to retry later. */
 const REJECTIONS = new Set([400, 404, 413, 422]);
 
-/** The fields of an OpenAI chat.completion.chunk this engine reads. */
+/** An OpenAI chat.completion.chunk; the fields this engine reads are typed, the rest is passed on. */
 interface UpstreamChunk {
-  choices?: { delta?: { content?: string | null }; finish_reason?: string | null }[];
-  usage?: { prompt_tokens: number; completion_tokens: number } | null;
+  choices?: ChunkChoice[];
+  usage?: (TokenUsage & Record<string, unknown>) | null;
+  system_fingerprint?: string | null;
   error?: { message?: string };
+  [field: string]: unknown;
 }
+
+/** Chunk fields the gateway sets itself (ids and model are its own, usage is what it metered). */
+const ENVELOPE = new Set(['id', 'object', 'created', 'model', 'choices', 'usage', 'system_fingerprint', 'error']);
+
+/** Only the gateway's own fields are looked at: the chunk's choices are passed on as they are, not copied. */
+function engineChunk(chunk: UpstreamChunk): EngineChunk {
+  let extra: Record<string, unknown> | undefined;
+  for (const field in chunk) if (!ENVELOPE.has(field)) (extra ??= {})[field] = chunk[field];
+  return { choices: chunk.choices!, system_fingerprint: chunk.system_fingerprint, extra };
+}
+
+const isCount = (value: unknown) => typeof value === 'number' && Number.isInteger(value) && value >= 0;
 
 /**
  * Live mode's engine: an OpenAI-compatible server (vLLM, llama.cpp, Ollama, OpenAI), always
@@ -35,53 +49,56 @@ export class UpstreamEngine implements ChatEngine {
   }
 
   async *complete(chat: ChatRequest, signal: AbortSignal): AsyncIterable<EngineEvent> {
-    const deltas: EngineEvent[] = [];
-    let finish: FinishReason | undefined;
-    let usage: TokenUsage | undefined;
+    const chunks: EngineEvent[] = [];
+    let finished = false;
+    let usage: (TokenUsage & Record<string, unknown>) | undefined;
     let done = false;
     const parser = createParser({
       onEvent: (message: EventSourceMessage) => {
         if (message.data === '[DONE]') return void (done = true);
         const chunk = JSON.parse(message.data) as UpstreamChunk;
         if (chunk.error) throw new EngineUnavailableError(`The inference engine failed mid-stream: ${chunk.error.message ?? 'unknown error'}.`);
-        const choice = chunk.choices?.[0];
-        if (choice?.delta?.content) deltas.push({ type: 'delta', text: choice.delta.content });
-        if (choice?.finish_reason) finish = choice.finish_reason === 'length' ? 'length' : 'stop';
-        if (chunk.usage) {
-          usage = { prompt_tokens: chunk.usage.prompt_tokens, completion_tokens: chunk.usage.completion_tokens };
+        if (chunk.choices?.length) {
+          for (const choice of chunk.choices) if (choice.finish_reason) finished = true;
+          chunks.push({ type: 'chunk', chunk: engineChunk(chunk) });
+        }
+        // A usage without both counts is not one we can bill by: the tokenizer counts instead.
+        if (chunk.usage && isCount(chunk.usage.prompt_tokens) && isCount(chunk.usage.completion_tokens)) {
+          usage = chunk.usage;
           done = true;
         }
       },
     });
     try {
-      const response = await request(this.url, { method: 'POST', headers: this.headers, body: JSON.stringify(this.body(chat)), signal, dispatcher: this.pool });
+      const response = await request(this.url, { method: 'POST', headers: this.headers, body: this.body(chat), signal, dispatcher: this.pool });
       if (response.statusCode !== 200) throw refusal(response.statusCode, await response.body.text().catch(() => ''));
       const decoder = new StringDecoder('utf8');
       for await (const bytes of response.body) {
         parser.feed(decoder.write(bytes as Buffer));
-        yield* deltas.splice(0);
+        yield* chunks.splice(0);
       }
     } catch (error) {
       if (signal.aborted) return;
       throw describe(error, this.settings.timeoutMs);
     }
     if (signal.aborted) return;
-    if (!done && !finish) throw new EngineUnavailableError('The inference engine ended the stream before finishing.');
-    yield { type: 'finish', reason: finish ?? 'stop' };
+    if (!done && !finished) throw new EngineUnavailableError('The inference engine ended the stream before finishing.');
     if (usage) yield { type: 'usage', usage };
   }
 
-  private body(chat: ChatRequest) {
-    return {
+  /**
+   * The caller's body, every field as sent (tools, response_format, seed, logprobs, n and any
+   * the engine knows and we do not: issue 24), but for the three the gateway owns: the
+   * upstream's name for the model, and always streamed with usage, which is what is metered.
+   */
+  private body(chat: ChatRequest): string {
+    const options = chat.raw.stream_options;
+    return JSON.stringify({
+      ...chat.raw,
       model: this.settings.models[chat.model.id] ?? chat.model.id,
-      messages: chat.messages,
-      max_tokens: chat.maxTokens,
-      temperature: chat.temperature,
-      top_p: chat.topP,
-      stop: chat.stop.length ? chat.stop : undefined,
       stream: true,
-      stream_options: { include_usage: true },
-    };
+      stream_options: { ...(typeof options === 'object' && options !== null ? options : {}), include_usage: true },
+    });
   }
 }
 

@@ -24,6 +24,9 @@ export class CreateWebhookEndpointCommand extends Command<CreatedWebhookEndpoint
   }
 }
 
+/** A new signing secret; its prefix names the mode (spec part 5). */
+export const newSigningSecret = (mode: Mode) => `whsec_${mode}_${randomBase62(32)}`;
+
 /** The URL to store (normalised), or a validation error naming the field. */
 export async function safeUrl(mode: Mode, url: string): Promise<string> {
   const checked = await checkEndpointUrl(mode, url);
@@ -41,7 +44,7 @@ export class CreateWebhookEndpointHandler implements ICommandHandler<CreateWebho
   async execute(command: CreateWebhookEndpointCommand): Promise<CreatedWebhookEndpoint> {
     const url = await safeUrl(command.mode, command.url);
     const id = newId('we');
-    const secret = `whsec_${command.mode}_${randomBase62(32)}`;
+    const secret = newSigningSecret(command.mode);
     const { state } = await this.endpoints.handle(command.mode, id, {
       type: 'CreateEndpoint',
       endpoint_id: id,
