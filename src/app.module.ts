@@ -10,6 +10,7 @@ import { PURCHASE_LOOKUP } from './catalog/entitlement';
 import { EntitlementLookup } from './commerce/entitlement-lookup';
 import { PurchaseQueries } from './commerce/purchase-queries';
 import { CommerceModule } from './commerce/commerce.module';
+import { ConsoleModule } from './console/console.module';
 import { Infrastructure, InfrastructureModule } from './infrastructure.module';
 import { FactoryModule } from './factory/factory.module';
 import { HealthModule } from './health/health.module';
@@ -55,6 +56,7 @@ export class AppModule {
         InferenceModule,
         FactoryModule,
         HealthModule,
+        ConsoleModule,
       ],
       providers: [
         { provide: APP_FILTER, useClass: ErrorFilter },

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DATABASE, Database } from '../database/database';
 import type { Mode } from '../platform/mode';
+import { Owner, ownedBy } from '../platform/owner-scope';
 import type { Tier } from './events';
 
 /** The name of the read model of open key activations (its projection in projections/, its checkpoint). */
@@ -64,8 +65,9 @@ export class AccountQueries {
   }
 
   /** Generation credits left in one mode (credit_balances); 0 before any grant. */
-  async creditsLeft(accountId: string, mode: Mode): Promise<number> {
-    const { rows } = await this.db.query<{ credits: number }>('SELECT credits FROM credit_balances WHERE account_id = $1 AND mode = $2', [accountId, mode]);
+  async creditsLeft(owner: Owner): Promise<number> {
+    const s = ownedBy(owner);
+    const { rows } = await this.db.query<{ credits: number }>(`SELECT credits FROM credit_balances WHERE ${s.where()}`, s.params);
     return rows[0]?.credits ?? 0;
   }
 

@@ -4,7 +4,7 @@ import type { FastifyRequest } from 'fastify';
 import { AccountQueries } from './account-queries';
 import { parseApiKey, secretMatches } from './api-key-secret';
 import { Errors } from '../platform/errors';
-import { AuthContext, REQUIRED_SCOPES, WITHOUT_API_KEY } from '../platform/auth/auth-context';
+import { AuthContext, keyAllows, REQUIRED_SCOPES, WITHOUT_API_KEY } from '../platform/auth/auth-context';
 
 /**
  * Who the bearer API key in an Authorization header belongs to; throws the 401 errors.
@@ -47,9 +47,7 @@ export class ApiKeyGuard implements CanActivate {
     const key = request.auth;
 
     const required = this.reflector.getAllAndOverride<string[] | undefined>(REQUIRED_SCOPES, targets);
-    if (required?.length && key.scopes.length && !required.some((s) => key.scopes.includes(s))) {
-      throw Errors.scopeRequired(required);
-    }
+    if (!keyAllows(key, required)) throw Errors.scopeRequired(required!);
     return true;
   }
 }

@@ -15,6 +15,6 @@ export class MeController {
   async me(@Auth() auth: AuthContext) {
     const account = await this.accounts.findAccount(auth.accountId);
     if (!account) throw Errors.notFound('account');
-    return { ...account, key: { mode: auth.mode, scopes: auth.scopes }, credits: await this.accounts.creditsLeft(auth.accountId, auth.mode) };
+    return { ...account, key: { mode: auth.mode, scopes: auth.scopes }, credits: await this.accounts.creditsLeft(auth) };
   }
 }

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DATABASE, Database } from '../database/database';
 import type { Mode } from '../platform/mode';
+import { inMode, Owner, ownedBy, Scope } from '../platform/owner-scope';
 import { invalidCursor, Page, toPage } from '../platform/pagination';
 import type { ListingKind } from './events';
 import { ListingState, ListingStatus } from './listing';
@@ -23,20 +24,15 @@ export interface PublicListQuery {
 }
 
 export interface OwnListQuery {
-  mode: Mode;
-  accountId: string;
   status?: ListingStatus;
   cursor?: string;
   limit: number;
 }
 
-/** Builds "$n" placeholders while collecting their values. */
-class Params {
-  readonly values: unknown[] = [];
-  add(value: unknown): string {
-    this.values.push(value);
-    return `$${this.values.length}`;
-  }
+/** `(id = $n OR slug = $n)`, and of one kind when given. */
+function idOrSlugIs(s: Scope, idOrSlug: string, kind?: ListingKind): string {
+  const p = s.param(idOrSlug);
+  return `(id = ${p} OR slug = ${p})${kind ? ` AND kind = ${s.param(kind)}` : ''}`;
 }
 
 /**
@@ -52,23 +48,20 @@ export class CatalogQueries {
 
   /** A published listing in this mode, by id or slug; of one kind, or of either. */
   async findPublished(mode: Mode, kind: ListingKind | undefined, idOrSlug: string): Promise<ListingState | undefined> {
-    return this.findOne(
-      `mode = $1 AND status = 'published' AND (id = $2 OR slug = $2)${kind ? ' AND kind = $3' : ''}`,
-      kind ? [mode, idOrSlug, kind] : [mode, idOrSlug],
-    );
+    const s = inMode(mode);
+    return this.findOne(s, `status = 'published' AND ${idOrSlugIs(s, idOrSlug, kind)}`);
   }
 
   /** One of the caller's own listings in any state; another account's reads as absent. */
-  async findOwn(mode: Mode, accountId: string, idOrSlug: string, kind?: ListingKind): Promise<ListingState | undefined> {
-    return this.findOne(
-      `mode = $1 AND account_id = $2 AND (id = $3 OR slug = $3)${kind ? ' AND kind = $4' : ''}`,
-      kind ? [mode, accountId, idOrSlug, kind] : [mode, accountId, idOrSlug],
-    );
+  async findOwn(owner: Owner, idOrSlug: string, kind?: ListingKind): Promise<ListingState | undefined> {
+    const s = ownedBy(owner);
+    return this.findOne(s, idOrSlugIs(s, idOrSlug, kind));
   }
 
   /** A listing of one kind in any state: the caller decides who may see it (Entitlements.isReachable). */
   async find(mode: Mode, kind: ListingKind, idOrSlug: string): Promise<ListingState | undefined> {
-    return this.findOne(`mode = $1 AND kind = $2 AND (id = $3 OR slug = $3)`, [mode, kind, idOrSlug]);
+    const s = inMode(mode);
+    return this.findOne(s, idOrSlugIs(s, idOrSlug, kind));
   }
 
   /**
@@ -78,26 +71,26 @@ export class CatalogQueries {
    * characters) without a syntax error.
    */
   async listPublished(query: PublicListQuery): Promise<Page<ListingState>> {
-    const p = new Params();
-    const where = [`mode = ${p.add(query.mode)}`, `kind = ${p.add(query.kind)}`, `status = 'published'`];
-    if (query.type) where.push(`type = ${p.add(query.type)}`);
-    if (query.category) where.push(`category = ${p.add(query.category)}`);
-    if (query.framework) where.push(`frameworks @> ${p.add(JSON.stringify([query.framework]))}::jsonb`);
-    if (query.hardware) where.push(`hardware @> ${p.add(JSON.stringify([query.hardware]))}::jsonb`);
-    if (query.sensor) where.push(`sensors @> ${p.add(JSON.stringify([query.sensor]))}::jsonb`);
+    const s = inMode(query.mode);
+    const where = [s.where(), `kind = ${s.param(query.kind)}`, `status = 'published'`];
+    if (query.type) where.push(`type = ${s.param(query.type)}`);
+    if (query.category) where.push(`category = ${s.param(query.category)}`);
+    if (query.framework) where.push(`frameworks @> ${s.param(JSON.stringify([query.framework]))}::jsonb`);
+    if (query.hardware) where.push(`hardware @> ${s.param(JSON.stringify([query.hardware]))}::jsonb`);
+    if (query.sensor) where.push(`sensors @> ${s.param(JSON.stringify([query.sensor]))}::jsonb`);
     for (const flag of ['ros_compatible', 'jetson_compatible', 'isaac_sim_compatible'] as const) {
-      if (query[flag] !== undefined) where.push(`${flag} = ${p.add(query[flag])}`);
+      if (query[flag] !== undefined) where.push(`${flag} = ${s.param(query[flag])}`);
     }
     if (query.cursor) await this.assertCursor(query.mode, query.cursor);
     if (query.q !== undefined && query.q.trim() !== '') {
-      return this.search({ where, values: p.values, q: query.q, cursor: query.cursor, candidates: this.candidates }, query.limit);
+      return this.search({ where, values: s.params, q: query.q, cursor: query.cursor, candidates: this.candidates }, query.limit);
     }
     if (query.cursor) {
-      where.push(`(published_at, id) < (SELECT c.published_at, c.id FROM catalog_listings c WHERE c.id = ${p.add(query.cursor)})`);
+      where.push(`(published_at, id) < (SELECT c.published_at, c.id FROM catalog_listings c WHERE c.id = ${s.param(query.cursor)})`);
     }
     const { rows } = await this.db.query<{ id: string; state: ListingState }>(
-      `SELECT id, state FROM catalog_listings WHERE ${where.join(' AND ')} ORDER BY published_at DESC, id DESC LIMIT ${p.add(query.limit + 1)}`,
-      p.values,
+      `SELECT id, state FROM catalog_listings WHERE ${where.join(' AND ')} ORDER BY published_at DESC, id DESC LIMIT ${s.param(query.limit + 1)}`,
+      s.params,
     );
     return toPage(rows, query.limit, (r) => r.state);
   }
@@ -115,28 +108,30 @@ export class CatalogQueries {
   }
 
   /** The seller's own listings of every kind and state, newest first. */
-  async listOwn(query: OwnListQuery): Promise<Page<ListingState>> {
-    const p = new Params();
-    const where = [`mode = ${p.add(query.mode)}`, `account_id = ${p.add(query.accountId)}`];
-    if (query.status) where.push(`status = ${p.add(query.status)}`);
+  async listOwn(owner: Owner, query: OwnListQuery): Promise<Page<ListingState>> {
+    const s = ownedBy(owner);
+    const where = [s.where()];
+    if (query.status) where.push(`status = ${s.param(query.status)}`);
     if (query.cursor) {
-      await this.assertCursor(query.mode, query.cursor);
-      where.push(`(created_at, id) < (SELECT c.created_at, c.id FROM catalog_listings c WHERE c.id = ${p.add(query.cursor)})`);
+      await this.assertCursor(owner.mode, query.cursor);
+      where.push(`(created_at, id) < (SELECT c.created_at, c.id FROM catalog_listings c WHERE c.id = ${s.param(query.cursor)})`);
     }
     const { rows } = await this.db.query<{ id: string; state: ListingState }>(
-      `SELECT id, state FROM catalog_listings WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT ${p.add(query.limit + 1)}`,
-      p.values,
+      `SELECT id, state FROM catalog_listings WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT ${s.param(query.limit + 1)}`,
+      s.params,
     );
     return toPage(rows, query.limit, (r) => r.state);
   }
 
   private async assertCursor(mode: Mode, cursor: string): Promise<void> {
-    const { rows } = await this.db.query('SELECT 1 FROM catalog_listings WHERE id = $1 AND mode = $2', [cursor, mode]);
+    const s = inMode(mode);
+    const { rows } = await this.db.query(`SELECT 1 FROM catalog_listings WHERE ${s.where()} AND id = ${s.param(cursor)}`, s.params);
     if (!rows.length) throw invalidCursor();
   }
 
-  private async findOne(where: string, params: unknown[]): Promise<ListingState | undefined> {
-    const { rows } = await this.db.query<{ state: ListingState }>(`SELECT state FROM catalog_listings WHERE ${where} LIMIT 1`, params);
+  /** `filter` was built with `s`'s params. */
+  private async findOne(s: Scope, filter: string): Promise<ListingState | undefined> {
+    const { rows } = await this.db.query<{ state: ListingState }>(`SELECT state FROM catalog_listings WHERE ${s.where()} AND ${filter} LIMIT 1`, s.params);
     return rows[0]?.state;
   }
 }

@@ -28,9 +28,7 @@ export class ListingsController {
     if (status !== undefined && !STATUSES.includes(status as ListingStatus)) {
       throw Errors.validationFailed('Invalid field "status": must be draft, published or unpublished.');
     }
-    const page = await this.queries.listOwn({
-      mode: auth.mode,
-      accountId: auth.accountId,
+    const page = await this.queries.listOwn(auth, {
       status: status as ListingStatus | undefined,
       cursor: parseCursor(query.cursor),
       limit: parseLimit(query.limit, { fallback: 20, max: 100 }),
@@ -51,7 +49,7 @@ export class ListingsController {
   @Get(':idOrSlug')
   @RequireScope('listings:read')
   async get(@Auth() auth: AuthContext, @Param('idOrSlug') idOrSlug: string) {
-    const listing = await this.queries.findOwn(auth.mode, auth.accountId, idOrSlug);
+    const listing = await this.queries.findOwn(auth, idOrSlug);
     if (!listing) throw Errors.notFound('listing');
     return toListingObject(listing);
   }

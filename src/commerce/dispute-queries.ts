@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DATABASE, Database } from '../database/database';
 import type { Mode } from '../platform/mode';
+import { inMode } from '../platform/owner-scope';
 import { invalidCursor, Page, toPage } from '../platform/pagination';
 import type { PurchaseLocation } from './purchase-queries';
 
@@ -48,17 +49,19 @@ export class DisputeQueries {
 
   /** Disputes of one mode, newest first, optionally of one status; the cursor is a dispute id. */
   async list(mode: Mode, options: { status?: Dispute['status']; limit: number; cursor?: string }): Promise<Page<Dispute>> {
-    const params: unknown[] = [mode, options.status ?? null];
+    const s = inMode(mode);
+    const status = s.param(options.status ?? null);
     let after = '';
     if (options.cursor) {
-      const { rows } = await this.db.query('SELECT 1 FROM disputes WHERE id = $1 AND mode = $2', [options.cursor, mode]);
+      const c = inMode(mode);
+      const { rows } = await this.db.query(`SELECT 1 FROM disputes WHERE ${c.where()} AND id = ${c.param(options.cursor)}`, c.params);
       if (!rows.length) throw invalidCursor();
-      after = `AND (created_at, id) < (SELECT created_at, id FROM disputes WHERE id = $${params.push(options.cursor)})`;
+      after = `AND (created_at, id) < (SELECT created_at, id FROM disputes WHERE id = ${s.param(options.cursor)})`;
     }
     const { rows } = await this.db.query<{ id: string }>(
-      `SELECT * FROM disputes WHERE mode = $1 AND ($2::text IS NULL OR status = $2) ${after}
-       ORDER BY created_at DESC, id DESC LIMIT $${params.push(options.limit + 1)}`,
-      params,
+      `SELECT * FROM disputes WHERE ${s.where()} AND (${status}::text IS NULL OR status = ${status}) ${after}
+       ORDER BY created_at DESC, id DESC LIMIT ${s.param(options.limit + 1)}`,
+      s.params,
     );
     return toPage(rows, options.limit, toDispute);
   }

@@ -2,6 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DATABASE, Database } from '../database/database';
 import { WrongExpectedRevisionError } from '../event-store/event-store';
 import type { Mode } from '../platform/mode';
+import { inMode } from '../platform/owner-scope';
 import { Streams } from '../platform/streams';
 import { EventWriter } from '../projection-runner/event-writer';
 
@@ -38,10 +39,11 @@ export class ParkedProcessorEvents {
 
   /** Every parked event of one mode, oldest first (the parked_processor_events read model). */
   async list(mode: Mode): Promise<ProcessorEventParked[]> {
+    const s = inMode(mode);
     const { rows } = await this.db.query<ProcessorEventParked & { amount_cents: string | null; parked_at: Date }>(
       `SELECT mode, processor, processor_event_id, processor_event_type, object_id, payment_reference, amount_cents, currency, reason, parked_at
-         FROM parked_processor_events WHERE mode = $1 ORDER BY parked_at, processor_event_id`,
-      [mode],
+         FROM parked_processor_events WHERE ${s.where()} ORDER BY parked_at, processor_event_id`,
+      s.params,
     );
     return rows.map((r) => ({ ...r, amount_cents: r.amount_cents === null ? null : Number(r.amount_cents), parked_at: new Date(r.parked_at).toISOString() }));
   }

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DATABASE, Database } from '../database/database';
 import type { Mode } from '../platform/mode';
+import { inMode, Owner, ownedBy } from '../platform/owner-scope';
 import { invalidCursor, Page, toPage } from '../platform/pagination';
 import type { Purchase } from './events';
 
@@ -36,18 +37,19 @@ export class PurchaseQueries {
   constructor(@Inject(DATABASE) private readonly db: Database) {}
 
   /** The buyer's purchases in one mode, newest first; the cursor is a purchase id. */
-  async list(mode: Mode, buyerAccountId: string, options: { limit: number; cursor?: string }): Promise<Page<Purchase>> {
-    const params: unknown[] = [mode, buyerAccountId];
+  async list(buyer: Owner, options: { limit: number; cursor?: string }): Promise<Page<Purchase>> {
+    const s = ownedBy(buyer, 'buyer_account_id');
     let after = '';
     if (options.cursor) {
-      const { rows } = await this.db.query('SELECT 1 FROM purchases WHERE id = $1 AND mode = $2 AND buyer_account_id = $3', [options.cursor, mode, buyerAccountId]);
+      const c = ownedBy(buyer, 'buyer_account_id');
+      const { rows } = await this.db.query(`SELECT 1 FROM purchases WHERE ${c.where()} AND id = ${c.param(options.cursor)}`, c.params);
       if (!rows.length) throw invalidCursor();
-      after = `AND (created_at, id) < (SELECT created_at, id FROM purchases WHERE id = $${params.push(options.cursor)})`;
+      after = `AND (created_at, id) < (SELECT created_at, id FROM purchases WHERE id = ${s.param(options.cursor)})`;
     }
     const { rows } = await this.db.query<{ id: string; purchase: Purchase }>(
-      `SELECT id, purchase FROM purchases WHERE mode = $1 AND buyer_account_id = $2 ${after}
-       ORDER BY created_at DESC, id DESC LIMIT $${params.push(options.limit + 1)}`,
-      params,
+      `SELECT id, purchase FROM purchases WHERE ${s.where()} ${after}
+       ORDER BY created_at DESC, id DESC LIMIT ${s.param(options.limit + 1)}`,
+      s.params,
     );
     return toPage(rows, options.limit, (r) => toPurchase(r.purchase));
   }
@@ -60,7 +62,8 @@ export class PurchaseQueries {
 
   /** The session of a purchase, by the processor's payment (Stripe: the PaymentIntent). */
   async locateByPayment(mode: Mode, paymentReference: string): Promise<PurchaseLocation | undefined> {
-    const { rows } = await this.db.query<PurchaseLocation>('SELECT mode, session_id FROM purchases WHERE mode = $1 AND payment_reference = $2', [mode, paymentReference]);
+    const s = inMode(mode);
+    const { rows } = await this.db.query<PurchaseLocation>(`SELECT mode, session_id FROM purchases WHERE ${s.where()} AND payment_reference = ${s.param(paymentReference)}`, s.params);
     return rows[0];
   }
 }

@@ -25,6 +25,6 @@ export class PurchasesController {
 
   @Get()
   list(@Auth() auth: AuthContext, @Query('limit') limit?: unknown, @Query('cursor') cursor?: unknown) {
-    return this.purchases.list(auth.mode, auth.accountId, { limit: parseLimit(limit, { fallback: 20, max: 100 }), cursor: parseCursor(cursor) });
+    return this.purchases.list(auth, { limit: parseLimit(limit, { fallback: 20, max: 100 }), cursor: parseCursor(cursor) });
   }
 }

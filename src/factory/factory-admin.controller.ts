@@ -21,7 +21,8 @@ export class FactoryAdminController {
   async list(@Query('account') account?: unknown, @Query('mode') mode?: unknown, @Query('limit') limit?: string, @Query('cursor') cursor?: string) {
     const accountId = await accountIdParam(this.accounts, account);
     const inMode = modeParam(mode ?? 'test', true)!;
-    const page = await this.jobs.list({ accountId, mode: inMode }, parseLimit(limit, { fallback: 50, max: 200 }), parseCursor(cursor));
-    return { account: accountId, mode: inMode, credits: await this.accounts.creditsLeft(accountId, inMode), ...page };
+    const owner = { accountId, mode: inMode };
+    const page = await this.jobs.list(owner, parseLimit(limit, { fallback: 50, max: 200 }), parseCursor(cursor));
+    return { account: accountId, mode: inMode, credits: await this.accounts.creditsLeft(owner), ...page };
   }
 }

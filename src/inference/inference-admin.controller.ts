@@ -37,7 +37,7 @@ export class InferenceAdminController {
   /** What GET /v1/usage shows that account in that mode. */
   @Get('usage')
   async report(@Query('account') account?: unknown, @Query('mode') mode?: unknown, @Query('days') days?: unknown) {
-    return this.usage.report(await accountIdParam(this.accounts, account), modeParam(mode, true)!, parseDays(days));
+    return this.usage.report({ accountId: await accountIdParam(this.accounts, account), mode: modeParam(mode, true)! }, parseDays(days));
   }
 
   @Get('usage/verify')

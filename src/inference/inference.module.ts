@@ -16,5 +16,6 @@ import { UsageQueries } from './usage-queries';
   imports: [AccountsModule],
   controllers: [ChatController, UsageController, InferenceAdminController],
   providers: [AdminGuard, ChatCompletions, InferencePrices, UsageMeter, UsageQueries, UsageAudit, SetInferencePriceHandler],
+  exports: [UsageQueries],
 })
 export class InferenceModule {}

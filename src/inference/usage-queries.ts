@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DATABASE, Database, Queryable } from '../database/database';
 import type { Mode } from '../platform/mode';
+import { filteredBy, Owner, ownedBy } from '../platform/owner-scope';
 import { ProjectionRunner } from '../projection-runner/projection-runner';
 import { UsageMeter } from './usage-meter';
 import { DailyUsage, usageReport, UsageReport, windowStart } from './usage-totals';
@@ -38,25 +39,18 @@ export class UsageQueries {
    * account's calls metered by this instance are in it (a bounded wait, as after writes),
    * so GET /v1/usage and `svc usage` agree with the calls just answered.
    */
-  async report(accountId: string, mode: Mode, days: number): Promise<UsageReport> {
-    const latest = this.meter.latestPosition(mode, accountId);
+  async report(owner: Owner, days: number): Promise<UsageReport> {
+    const latest = this.meter.latestPosition(owner.mode, owner.accountId);
     if (latest) await this.projections.waitFor(latest, { projections: [INFERENCE_USAGE_READ_MODEL] });
-    const { rows } = await this.db.query(`SELECT ${COLUMNS} FROM inference_usage_daily WHERE account_id = $1 AND mode = $2 AND day >= $3::date`, [
-      accountId,
-      mode,
-      windowStart(days),
-    ]);
+    const s = ownedBy(owner);
+    const { rows } = await this.db.query(`SELECT ${COLUMNS} FROM inference_usage_daily WHERE ${s.where()} AND day >= ${s.param(windowStart(days))}::date`, s.params);
     return usageReport(rows.map(toDaily), days);
   }
 
   /** Every daily row, for the audit, in one order. */
   async all(filter: { accountId?: string; mode?: Mode }, tx: Queryable = this.db): Promise<DailyUsage[]> {
-    const { rows } = await tx.query(
-      `SELECT ${COLUMNS} FROM inference_usage_daily
-        WHERE ($1::text IS NULL OR account_id = $1) AND ($2::text IS NULL OR mode = $2)
-        ORDER BY account_id, mode, day, model`,
-      [filter.accountId ?? null, filter.mode ?? null],
-    );
+    const s = filteredBy(filter);
+    const { rows } = await tx.query(`SELECT ${COLUMNS} FROM inference_usage_daily WHERE ${s.where()} ORDER BY account_id, mode, day, model`, s.params);
     return rows.map(toDaily);
   }
 }

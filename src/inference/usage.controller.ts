@@ -13,6 +13,6 @@ export class UsageController {
   /** GET /v1/usage: the caller's account, in the key's mode only. Any valid key. */
   @Get('usage')
   async get(@Auth() auth: AuthContext, @Query('days') days?: unknown) {
-    return this.usage.report(auth.accountId, auth.mode, parseDays(days));
+    return this.usage.report(auth, parseDays(days));
   }
 }

@@ -4,10 +4,9 @@ import { Errors } from '../platform/errors';
 import { parseCursor, parseLimit } from '../platform/pagination';
 import { instantParam } from '../platform/instant';
 import { Interval, JournalQueries, periodsOf } from './journal-queries';
-import type { TransactionType } from './ledger.decider';
+import { TRANSACTION_TYPES as TYPES, TransactionType } from './ledger.decider';
 import { LedgerQueries } from './ledger-queries';
 
-const TYPES: readonly TransactionType[] = ['sale', 'refund', 'payout', 'dispute', 'dispute_reversal'];
 const PAGE = { fallback: 50, max: 200 };
 const INTERVALS: readonly Interval[] = ['day', 'week', 'month'];
 /** A year of days: a longer history is asked for by week or month. */
@@ -25,7 +24,7 @@ export class BalanceController {
   /** The creator's balance from the journal: now, or as the books stood at `as_of` (events recorded at or before it). */
   @Get('balance')
   balance(@Auth() auth: AuthContext, @Query('as_of') asOf?: unknown) {
-    return this.journal.balance(auth.accountId, auth.mode, instantParam('as_of', asOf));
+    return this.journal.balance(auth, instantParam('as_of', asOf));
   }
 
   /** GET /v1/balance/history?from=&to=&interval=day|week|month: the balance interval by interval, from the journal. */
@@ -42,7 +41,7 @@ export class BalanceController {
     if (periods.length > MAX_PERIODS) {
       throw Errors.validationFailed(`Invalid field "from": ${periods.length} ${every}s from "from" to "to"; ask for at most ${MAX_PERIODS}, or a longer interval.`);
     }
-    return { object: 'balance_history', interval: every, ...(await this.journal.history(auth.accountId, auth.mode, periods)) };
+    return { object: 'balance_history', interval: every, ...(await this.journal.history(auth, periods)) };
   }
 
   @Get('balance_transactions')
@@ -70,8 +69,8 @@ export class BalanceController {
       payoutId: payout as string | undefined,
     };
     return this.ledger.snapshot(async (q) => {
-      const { summary, payouts_paused } = await this.ledger.account(auth.accountId, auth.mode, q);
-      const page = await this.ledger.transactions(auth.accountId, auth.mode, options, summary.balance_cents, q);
+      const { summary, payouts_paused } = await this.ledger.account(auth, q);
+      const page = await this.ledger.transactions(auth, options, summary.balance_cents, q);
       return { items: page.items, summary, payouts_paused, next_cursor: page.next_cursor, has_more: page.has_more };
     });
   }
@@ -80,8 +79,8 @@ export class BalanceController {
   async payouts(@Auth() auth: AuthContext, @Query('limit') limit?: unknown, @Query('cursor') cursor?: unknown) {
     const options = { limit: parseLimit(limit, PAGE), cursor: parseCursor(cursor) };
     return this.ledger.snapshot(async (q) => {
-      const page = await this.ledger.payouts(auth.accountId, auth.mode, options, q);
-      const { summary, payouts_paused } = await this.ledger.account(auth.accountId, auth.mode, q);
+      const page = await this.ledger.payouts(auth, options, q);
+      const { summary, payouts_paused } = await this.ledger.account(auth, q);
       return {
         ...page,
         // What the platform owes the creator now; a negative balance (refunds after a payout) owes nothing.

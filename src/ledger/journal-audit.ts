@@ -3,6 +3,7 @@ import { SETTINGS, Settings } from '../config/settings';
 import { DATABASE, Database } from '../database/database';
 import { EVENT_STORE, EventStore, Position, RecordedEvent, START } from '../event-store/event-store';
 import type { Mode } from '../platform/mode';
+import { filteredBy } from '../platform/owner-scope';
 import { liveBuild, readFromSchema } from '../projection-runner/read-model-builds';
 import { Accounts, JOURNAL_EVENT_TYPES, journalOf, Posting } from './journal';
 import { toPosting, JOURNAL_READ_MODEL } from './journal-queries';
@@ -51,10 +52,8 @@ export class JournalAudit {
       await tx.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ');
       const build = await liveBuild(tx, JOURNAL_READ_MODEL);
       if (build) await readFromSchema(tx, build.schema);
-      const { rows } = await tx.query(
-        `SELECT * FROM journal_postings WHERE ($1::text IS NULL OR mode = $1) ORDER BY position, posting_id`,
-        [filter.mode ?? null],
-      );
+      const s = filteredBy({ mode: filter.mode });
+      const { rows } = await tx.query(`SELECT * FROM journal_postings WHERE ${s.where()} ORDER BY position, posting_id`, s.params);
       return { position: build?.position ?? START, stored: rows.map(toStored) };
     });
     const log = await this.readLog();

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DATABASE, Database } from '../database/database';
 import type { Mode } from '../platform/mode';
+import { inMode, Owner } from '../platform/owner-scope';
 import { invalidCursor, Page, toPage } from '../platform/pagination';
 import { Accounts, isDebitNormal, Posting } from './journal';
 import { DEFAULT_CURRENCY } from './ledger.decider';
@@ -113,21 +114,23 @@ export class JournalQueries {
    * history's length. A creator's postings all come from their ledger stream, whose events
    * are recorded in order, so the last by time is the last by position.
    */
-  async balance(accountId: string, mode: Mode, asOf?: Date): Promise<Balance> {
-    const accounts = [Accounts.payable(accountId), Accounts.inTransit(accountId), Accounts.withheld(accountId)];
+  async balance(owner: Owner, asOf?: Date): Promise<Balance> {
+    const accounts = [Accounts.payable(owner.accountId), Accounts.inTransit(owner.accountId), Accounts.withheld(owner.accountId)];
+    // The journal's accounts name the creator: the scope is the mode's.
+    const s = inMode(owner.mode);
     const { rows } = asOf
       ? await this.db.query<{ account: string; currency: string; balance: string }>(
           `SELECT a.account, p.currency, p.balance_after_cents AS balance
-             FROM unnest($2::text[]) AS a(account)
+             FROM unnest(${s.param(accounts)}::text[]) AS a(account)
              CROSS JOIN LATERAL (
                SELECT currency, balance_after_cents FROM journal_postings
-                WHERE mode = $1 AND account = a.account AND recorded_at <= $3
+                WHERE ${s.where()} AND account = a.account AND recorded_at <= ${s.param(asOf.toISOString())}
                 ORDER BY recorded_at DESC, position DESC LIMIT 1) p`,
-          [mode, accounts, asOf.toISOString()],
+          s.params,
         )
       : await this.db.query<{ account: string; currency: string; balance: string }>(
-          'SELECT account, currency, debits_cents - credits_cents AS balance FROM journal_accounts WHERE mode = $1 AND account = ANY($2::text[])',
-          [mode, accounts],
+          `SELECT account, currency, debits_cents - credits_cents AS balance FROM journal_accounts WHERE ${s.where()} AND account = ANY(${s.param(accounts)}::text[])`,
+          s.params,
         );
     // Liabilities to the creator: their balance is credits minus debits.
     const owed = (account: string) => 0 - rows.filter((r) => r.account === account).reduce((sum, r) => sum + Number(r.balance), 0);
@@ -143,13 +146,14 @@ export class JournalQueries {
 
   /** Every account's debits and credits (recorded at or before `asOf` when given), and the totals per currency. */
   async trialBalance(mode: Mode, asOf?: Date): Promise<TrialBalance> {
+    const s = inMode(mode);
     const { rows } = asOf
       ? await this.db.query(
           `SELECT account, currency, sum(debit_cents) AS debits_cents, sum(credit_cents) AS credits_cents
-             FROM journal_postings WHERE mode = $1 AND recorded_at <= $2 GROUP BY account, currency ORDER BY account, currency`,
-          [mode, asOf.toISOString()],
+             FROM journal_postings WHERE ${s.where()} AND recorded_at <= ${s.param(asOf.toISOString())} GROUP BY account, currency ORDER BY account, currency`,
+          s.params,
         )
-      : await this.db.query('SELECT * FROM journal_accounts WHERE mode = $1 ORDER BY account, currency', [mode]);
+      : await this.db.query(`SELECT * FROM journal_accounts WHERE ${s.where()} ORDER BY account, currency`, s.params);
     const accounts = rows.map((r): TrialBalanceAccount => {
       const debits = Number(r.debits_cents);
       const credits = Number(r.credits_cents);
@@ -176,12 +180,14 @@ export class JournalQueries {
 
   /** A scan of every posting: only run once the totals showed that something does not balance. */
   private async unbalancedEvents(mode: Mode, asOf?: Date): Promise<TrialBalance['unbalanced_events']> {
+    const s = inMode(mode);
+    const upTo = s.param(asOf?.toISOString() ?? null);
     const { rows } = await this.db.query(
       `SELECT event_id, min(event_type) AS event_type, min(position) AS position, currency,
               sum(debit_cents) AS debits_cents, sum(credit_cents) AS credits_cents
-         FROM journal_postings WHERE mode = $1 AND ($2::timestamptz IS NULL OR recorded_at <= $2)
+         FROM journal_postings WHERE ${s.where()} AND (${upTo}::timestamptz IS NULL OR recorded_at <= ${upTo})
         GROUP BY event_id, currency HAVING sum(debit_cents) <> sum(credit_cents) ORDER BY min(position) LIMIT 20`,
-      [mode, asOf?.toISOString() ?? null],
+      s.params,
     );
     return rows.map((r) => ({ ...r, debits_cents: Number(r.debits_cents), credits_cents: Number(r.credits_cents) })) as TrialBalance['unbalanced_events'];
   }
@@ -191,29 +197,33 @@ export class JournalQueries {
    * by `cursor` (the last posting_id of the previous page); 400 for a cursor that names none.
    */
   async postings(mode: Mode, range: { from?: Date; to?: Date }, page: { cursor?: string; limit: number }): Promise<Page<Posting>> {
-    const params: unknown[] = [mode];
-    const where = ['mode = $1'];
-    if (range.from) where.push(`recorded_at >= $${params.push(range.from.toISOString())}`);
-    if (range.to) where.push(`recorded_at < $${params.push(range.to.toISOString())}`);
+    const s = inMode(mode);
+    const where = [s.where()];
+    if (range.from) where.push(`recorded_at >= ${s.param(range.from.toISOString())}`);
+    if (range.to) where.push(`recorded_at < ${s.param(range.to.toISOString())}`);
     if (page.cursor) {
-      const { rows } = await this.db.query<{ position: string }>('SELECT position FROM journal_postings WHERE mode = $1 AND posting_id = $2', [mode, page.cursor]);
+      const c = inMode(mode);
+      const { rows } = await this.db.query<{ position: string }>(`SELECT position FROM journal_postings WHERE ${c.where()} AND posting_id = ${c.param(page.cursor)}`, c.params);
       if (!rows.length) throw invalidCursor();
-      where.push(`(position, posting_id) > ($${params.push(rows[0].position)}, $${params.push(page.cursor)})`);
+      where.push(`(position, posting_id) > (${s.param(rows[0].position)}, ${s.param(page.cursor)})`);
     }
     const { rows } = await this.db.query(
-      `SELECT * FROM journal_postings WHERE ${where.join(' AND ')} ORDER BY position, posting_id LIMIT $${params.push(page.limit + 1)}`,
-      params,
+      `SELECT * FROM journal_postings WHERE ${where.join(' AND ')} ORDER BY position, posting_id LIMIT ${s.param(page.limit + 1)}`,
+      s.params,
     );
     return toPage(rows.map((r) => ({ ...r, id: r.posting_id })), page.limit, toPosting);
   }
 
   /** The postings of processor:clearing recorded in [from, to): what moved through our processor balance. */
   async clearingEntries(mode: Mode, range: { from?: Date; to?: Date }): Promise<ClearingEntry[]> {
+    const s = inMode(mode);
+    const from = s.param(range.from?.toISOString() ?? null);
+    const to = s.param(range.to?.toISOString() ?? null);
     const { rows } = await this.db.query(
       `SELECT event_id, event_type, processor_ref, currency, debit_cents + credit_cents AS amount_cents FROM journal_postings
-        WHERE mode = $1 AND account = $2 AND ($3::timestamptz IS NULL OR recorded_at >= $3) AND ($4::timestamptz IS NULL OR recorded_at < $4)
+        WHERE ${s.where()} AND account = ${s.param(Accounts.clearing)} AND (${from}::timestamptz IS NULL OR recorded_at >= ${from}) AND (${to}::timestamptz IS NULL OR recorded_at < ${to})
         ORDER BY position, posting_id`,
-      [mode, Accounts.clearing, range.from?.toISOString() ?? null, range.to?.toISOString() ?? null],
+      s.params,
     );
     return rows.map((r) => ({ event_id: r.event_id, event_type: r.event_type, processor_ref: r.processor_ref, currency: r.currency, amount_cents: Number(r.amount_cents) }));
   }
@@ -224,23 +234,26 @@ export class JournalQueries {
    * activity from the journal's postings of the creator's own events; closing = opening +
    * activity, and one interval's closing is the next one's opening.
    */
-  async history(accountId: string, mode: Mode, periods: { start: Date; end: Date }[]): Promise<{ currency: string; items: BalancePeriod[] }> {
+  async history(owner: Owner, periods: { start: Date; end: Date }[]): Promise<{ currency: string; items: BalancePeriod[] }> {
     if (!periods.length) return { currency: DEFAULT_CURRENCY, items: [] };
-    const accounts = [Accounts.payable(accountId), Accounts.inTransit(accountId)];
+    const accounts = [Accounts.payable(owner.accountId), Accounts.inTransit(owner.accountId)];
     const first = periods[0].start;
     const last = periods[periods.length - 1].end;
+    // The journal's accounts name the creator: the scope is the mode's.
+    const o = inMode(owner.mode);
     const { rows: opening } = await this.db.query<{ balance: string; currency: string | null }>(
-      `SELECT COALESCE(sum(p.balance_after_cents), 0) AS balance, min(p.currency) AS currency FROM unnest($2::text[]) AS a(account)
+      `SELECT COALESCE(sum(p.balance_after_cents), 0) AS balance, min(p.currency) AS currency FROM unnest(${o.param(accounts)}::text[]) AS a(account)
          CROSS JOIN LATERAL (SELECT balance_after_cents, currency FROM journal_postings
-                              WHERE mode = $1 AND account = a.account AND recorded_at < $3 ORDER BY recorded_at DESC, position DESC LIMIT 1) p`,
-      [mode, accounts, first.toISOString()],
+                              WHERE ${o.where()} AND account = a.account AND recorded_at < ${o.param(first.toISOString())} ORDER BY recorded_at DESC, position DESC LIMIT 1) p`,
+      o.params,
     );
     // Every posting of the creator's events in the range: their own accounts and the platform's fee on them.
+    const s = inMode(owner.mode);
     const { rows } = await this.db.query<{ recorded_at: Date; event_type: string; account: string; currency: string; debit_cents: string; credit_cents: string }>(
       `SELECT recorded_at, event_type, account, currency, debit_cents, credit_cents FROM journal_postings
-        WHERE mode = $1 AND event_id IN (SELECT event_id FROM journal_postings
-                                          WHERE mode = $1 AND account = ANY($2::text[]) AND recorded_at >= $3 AND recorded_at < $4)`,
-      [mode, accounts, first.toISOString(), last.toISOString()],
+        WHERE ${s.where()} AND event_id IN (SELECT event_id FROM journal_postings
+                                          WHERE ${s.where()} AND account = ANY(${s.param(accounts)}::text[]) AND recorded_at >= ${s.param(first.toISOString())} AND recorded_at < ${s.param(last.toISOString())})`,
+      s.params,
     );
     const activities = periods.map(() => ({ sales_cents: 0, fees_cents: 0, refunds_cents: 0, payouts_cents: 0, disputes_cents: 0 }));
     for (const row of rows) {

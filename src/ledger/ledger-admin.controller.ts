@@ -67,7 +67,7 @@ export class LedgerAdminController {
   /** Every balance transaction of one ledger, oldest first. */
   @Get('ledger/export')
   async export(@Query('account') account?: unknown, @Query('mode') mode?: unknown) {
-    return { items: await this.queries.all(await accountIdParam(this.accounts, account), modeParam(mode, true)!) };
+    return { items: await this.queries.all({ accountId: await accountIdParam(this.accounts, account), mode: modeParam(mode, true)! }) };
   }
 
   /** Every journal account's debits, credits and balance in one mode, now or as of an instant. */

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DATABASE, Database, Queryable } from '../database/database';
 import type { Mode } from '../platform/mode';
+import { filteredBy, inMode, Owner, ownedBy } from '../platform/owner-scope';
 import { Errors } from '../platform/errors';
 import { invalidCursor, Page, toPage } from '../platform/pagination';
 import type { Payout } from './events';
@@ -104,9 +105,10 @@ export class LedgerQueries {
   }
 
   /** The summary of an account's whole ledger in one mode; zeros before its first event. */
-  async account(accountId: string, mode: Mode, q: Queryable = this.db): Promise<LedgerAccountView> {
-    const { rows } = await q.query('SELECT * FROM ledger_accounts WHERE account_id = $1 AND mode = $2', [accountId, mode]);
-    return rows[0] ? toLedgerAccount(rows[0]) : emptyLedger(accountId, mode);
+  async account(owner: Owner, q: Queryable = this.db): Promise<LedgerAccountView> {
+    const s = ownedBy(owner);
+    const { rows } = await q.query(`SELECT * FROM ledger_accounts WHERE ${s.where()}`, s.params);
+    return rows[0] ? toLedgerAccount(rows[0]) : emptyLedger(owner.accountId, owner.mode);
   }
 
   /**
@@ -116,29 +118,28 @@ export class LedgerQueries {
    * initiation); 404 for a payout not on this ledger.
    */
   async transactions(
-    accountId: string,
-    mode: Mode,
+    owner: Owner,
     options: { type?: TransactionType; limit: number; cursor?: string; createdGte?: Date; createdLt?: Date; payoutId?: string },
     /** The ledger's whole balance (its summary's), read in the same snapshot: the balances after each line count back from it. */
     balanceCents: number,
     q: Queryable = this.db,
   ): Promise<Page<BalanceTransactionItem>> {
-    const where = ['account_id = $1', 'mode = $2'];
-    const params: unknown[] = [accountId, mode];
-    if (options.type) where.push(`type = $${params.push(options.type)}`);
-    if (options.cursor) where.push(`seq < $${params.push(await this.seqOf(q, accountId, mode, options.cursor))}`);
-    if (options.createdGte) where.push(`created_at >= $${params.push(options.createdGte.toISOString())}`);
-    if (options.createdLt) where.push(`created_at < $${params.push(options.createdLt.toISOString())}`);
+    const s = ownedBy(owner);
+    const where = [s.where()];
+    if (options.type) where.push(`type = ${s.param(options.type)}`);
+    if (options.cursor) where.push(`seq < ${s.param(await this.seqOf(q, owner, options.cursor))}`);
+    if (options.createdGte) where.push(`created_at >= ${s.param(options.createdGte.toISOString())}`);
+    if (options.createdLt) where.push(`created_at < ${s.param(options.createdLt.toISOString())}`);
     if (options.payoutId) {
-      const { from, to } = await this.paidOutBy(q, accountId, mode, options.payoutId);
-      where.push(`type <> 'payout'`, `seq > $${params.push(from)}`, `seq < $${params.push(to)}`);
+      const { from, to } = await this.paidOutBy(q, owner, options.payoutId);
+      where.push(`type <> 'payout'`, `seq > ${s.param(from)}`, `seq < ${s.param(to)}`);
     }
     const { rows } = await q.query<{ id: string; seq: number }>(
-      `SELECT * FROM balance_transactions WHERE ${where.join(' AND ')} ORDER BY seq DESC LIMIT $${params.push(options.limit + 1)}`,
-      params,
+      `SELECT * FROM balance_transactions WHERE ${where.join(' AND ')} ORDER BY seq DESC LIMIT ${s.param(options.limit + 1)}`,
+      s.params,
     );
     const page = toPage(rows, options.limit, (row) => ({ seq: Number(row.seq), item: toBalanceTransactionView(row) }));
-    const after = await this.balancesAfter(q, accountId, mode, page.items.map((i) => i.seq), balanceCents);
+    const after = await this.balancesAfter(q, owner, page.items.map((i) => i.seq), balanceCents);
     return { ...page, items: page.items.map(({ seq, item }) => ({ ...item, reporting_category: REPORTING_CATEGORY[item.type], balance_after_cents: after.get(seq)! })) };
   }
 
@@ -146,12 +147,13 @@ export class LedgerQueries {
    * The ledger's balance after each of the given entries, in line order: its whole balance
    * less the entries after it, read back from the newest to the oldest asked for.
    */
-  private async balancesAfter(q: Queryable, accountId: string, mode: Mode, seqs: number[], balanceCents: number): Promise<Map<number, number>> {
+  private async balancesAfter(q: Queryable, owner: Owner, seqs: number[], balanceCents: number): Promise<Map<number, number>> {
     const balances = new Map<number, number>();
     if (!seqs.length) return balances;
+    const s = ownedBy(owner);
     const { rows } = await q.query<{ seq: number; net_cents: string }>(
-      'SELECT seq, net_cents FROM balance_transactions WHERE account_id = $1 AND mode = $2 AND seq >= $3 ORDER BY seq DESC',
-      [accountId, mode, Math.min(...seqs)],
+      `SELECT seq, net_cents FROM balance_transactions WHERE ${s.where()} AND seq >= ${s.param(Math.min(...seqs))} ORDER BY seq DESC`,
+      s.params,
     );
     let balance = balanceCents;
     for (const row of rows) {
@@ -162,12 +164,13 @@ export class LedgerQueries {
   }
 
   /** The seq range of the sales and refunds a payout paid out: after the last payout before it that was not refused, before its own. */
-  private async paidOutBy(q: Queryable, accountId: string, mode: Mode, payoutId: string): Promise<{ from: number; to: number }> {
+  private async paidOutBy(q: Queryable, owner: Owner, payoutId: string): Promise<{ from: number; to: number }> {
+    const s = ownedBy(owner);
     const { rows } = await q.query<{ seq: number; status: string; previous: number | null }>(
       `SELECT p.seq, p.status,
               (SELECT max(b.seq) FROM payouts b WHERE b.account_id = p.account_id AND b.mode = p.mode AND b.seq < p.seq AND b.status <> 'failed') AS previous
-         FROM payouts p WHERE p.account_id = $1 AND p.mode = $2 AND p.id = $3`,
-      [accountId, mode, payoutId],
+         FROM payouts p WHERE ${s.where('p')} AND p.id = ${s.param(payoutId)}`,
+      s.params,
     );
     if (!rows.length) throw Errors.notFound('payout');
     // A refused payout paid nothing out.
@@ -176,24 +179,26 @@ export class LedgerQueries {
   }
 
   /** Payouts newest first, in transit, paid or failed; the cursor is a payout id. */
-  async payouts(accountId: string, mode: Mode, options: { limit: number; cursor?: string }, q: Queryable = this.db): Promise<Page<Payout>> {
-    const params: unknown[] = [accountId, mode];
+  async payouts(owner: Owner, options: { limit: number; cursor?: string }, q: Queryable = this.db): Promise<Page<Payout>> {
+    const s = ownedBy(owner);
     let after = '';
     if (options.cursor) {
-      const { rows } = await q.query<{ seq: number }>('SELECT seq FROM payouts WHERE account_id = $1 AND mode = $2 AND id = $3', [accountId, mode, options.cursor]);
+      const c = ownedBy(owner);
+      const { rows } = await q.query<{ seq: number }>(`SELECT seq FROM payouts WHERE ${c.where()} AND id = ${c.param(options.cursor)}`, c.params);
       if (!rows.length) throw invalidCursor();
-      after = `AND seq < $${params.push(rows[0].seq)}`;
+      after = `AND seq < ${s.param(rows[0].seq)}`;
     }
     const { rows } = await q.query(
-      `SELECT * FROM payouts WHERE account_id = $1 AND mode = $2 ${after} ORDER BY seq DESC LIMIT $${params.push(options.limit + 1)}`,
-      params,
+      `SELECT * FROM payouts WHERE ${s.where()} ${after} ORDER BY seq DESC LIMIT ${s.param(options.limit + 1)}`,
+      s.params,
     );
     return toPage(rows, options.limit, toPayout);
   }
 
   /** Every balance transaction of one ledger, oldest first, as the list shows them (export). */
-  async all(accountId: string, mode: Mode, q: Queryable = this.db): Promise<BalanceTransactionItem[]> {
-    const { rows } = await q.query('SELECT * FROM balance_transactions WHERE account_id = $1 AND mode = $2 ORDER BY seq', [accountId, mode]);
+  async all(owner: Owner, q: Queryable = this.db): Promise<BalanceTransactionItem[]> {
+    const s = ownedBy(owner);
+    const { rows } = await q.query(`SELECT * FROM balance_transactions WHERE ${s.where()} ORDER BY seq`, s.params);
     let balance = 0;
     return rows.map((row) => {
       const item = toBalanceTransactionView(row);
@@ -204,11 +209,8 @@ export class LedgerQueries {
 
   /** Every balance transaction of every ledger, optionally of one account and/or mode, by "account:mode", oldest first (verify). */
   async transactionsByLedger(filter: { accountId?: string; mode?: Mode }, q: Queryable = this.db): Promise<Map<string, BalanceTransaction[]>> {
-    const { rows } = await q.query(
-      `SELECT * FROM balance_transactions WHERE ($1::text IS NULL OR account_id = $1) AND ($2::text IS NULL OR mode = $2)
-       ORDER BY account_id, mode, seq`,
-      [filter.accountId ?? null, filter.mode ?? null],
-    );
+    const s = filteredBy(filter);
+    const { rows } = await q.query(`SELECT * FROM balance_transactions WHERE ${s.where()} ORDER BY account_id, mode, seq`, s.params);
     const ledgers = new Map<string, BalanceTransaction[]>();
     for (const row of rows) {
       const key = `${row.account_id}:${row.mode}`;
@@ -220,28 +222,24 @@ export class LedgerQueries {
 
   /** Every ledger, optionally of one account and/or mode. */
   async ledgers(filter: { accountId?: string; mode?: Mode }, q: Queryable = this.db): Promise<LedgerAccountView[]> {
-    const { rows } = await q.query(
-      `SELECT * FROM ledger_accounts WHERE ($1::text IS NULL OR account_id = $1) AND ($2::text IS NULL OR mode = $2)
-       ORDER BY account_id, mode`,
-      [filter.accountId ?? null, filter.mode ?? null],
-    );
+    const s = filteredBy(filter);
+    const { rows } = await q.query(`SELECT * FROM ledger_accounts WHERE ${s.where()} ORDER BY account_id, mode`, s.params);
     return rows.map(toLedgerAccount);
   }
 
   /** Accounts whose read model shows a positive balance and running payouts. */
   async payableAccounts(mode: Mode): Promise<string[]> {
+    const s = inMode(mode);
     const { rows } = await this.db.query<{ account_id: string }>(
-      'SELECT account_id FROM ledger_accounts WHERE mode = $1 AND balance_cents > 0 AND NOT payouts_paused ORDER BY account_id',
-      [mode],
+      `SELECT account_id FROM ledger_accounts WHERE ${s.where()} AND balance_cents > 0 AND NOT payouts_paused ORDER BY account_id`,
+      s.params,
     );
     return rows.map((r) => r.account_id);
   }
 
-  private async seqOf(q: Queryable, accountId: string, mode: Mode, transactionId: string): Promise<number> {
-    const { rows } = await q.query<{ seq: number }>(
-      'SELECT seq FROM balance_transactions WHERE account_id = $1 AND mode = $2 AND id = $3',
-      [accountId, mode, transactionId],
-    );
+  private async seqOf(q: Queryable, owner: Owner, transactionId: string): Promise<number> {
+    const s = ownedBy(owner);
+    const { rows } = await q.query<{ seq: number }>(`SELECT seq FROM balance_transactions WHERE ${s.where()} AND id = ${s.param(transactionId)}`, s.params);
     if (!rows.length) throw invalidCursor();
     return rows[0].seq;
   }

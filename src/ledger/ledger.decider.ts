@@ -11,7 +11,8 @@ import { LedgerErrors } from './ledger.errors';
 
 export const DEFAULT_CURRENCY = 'usd';
 
-export type TransactionType = 'sale' | 'refund' | 'payout' | 'dispute' | 'dispute_reversal';
+export const TRANSACTION_TYPES = ['sale', 'refund', 'payout', 'dispute', 'dispute_reversal'] as const;
+export type TransactionType = (typeof TRANSACTION_TYPES)[number];
 export type TransactionStatus = 'pending' | 'paid';
 
 /** An item of GET /v1/balance_transactions (spec part 2, decisions section 4). */

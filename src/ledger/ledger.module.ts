@@ -36,5 +36,6 @@ import { LedgerReconciliation } from './reconciliation';
     ResumePayoutsHandler,
     SetPayoutDestinationHandler,
   ],
+  exports: [LedgerQueries, JournalQueries],
 })
 export class LedgerModule {}

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DATABASE, Database } from '../database/database';
-import type { AuthContext } from '../platform/auth/auth-context';
+import { Owner, ownedBy } from '../platform/owner-scope';
 import { invalidCursor, Page, toPage } from '../platform/pagination';
 
 /** The name of this context's read model (its projection in projections/, its checkpoint). */
@@ -35,23 +35,23 @@ function toEndpointView(row: any): WebhookEndpointView {
 export class EndpointQueries {
   constructor(@Inject(DATABASE) private readonly db: Database) {}
 
-  async find(owner: Pick<AuthContext, 'accountId' | 'mode'>, id: string): Promise<WebhookEndpointView | undefined> {
-    const { rows } = await this.db.query(
-      'SELECT * FROM webhook_endpoints WHERE id = $1 AND account_id = $2 AND mode = $3',
-      [id, owner.accountId, owner.mode],
-    );
+  async find(owner: Owner, id: string): Promise<WebhookEndpointView | undefined> {
+    const s = ownedBy(owner);
+    const { rows } = await this.db.query(`SELECT * FROM webhook_endpoints WHERE ${s.where()} AND id = ${s.param(id)}`, s.params);
     return rows[0] && toEndpointView(rows[0]);
   }
 
   /** Oldest first, so a page boundary is stable while endpoints are added. */
-  async list(owner: Pick<AuthContext, 'accountId' | 'mode'>, limit: number, cursor?: string): Promise<Page<WebhookEndpointView>> {
+  async list(owner: Owner, limit: number, cursor?: string): Promise<Page<WebhookEndpointView>> {
     if (cursor && !(await this.find(owner, cursor))) throw invalidCursor();
+    const s = ownedBy(owner);
+    const after = s.param(cursor ?? null);
     const { rows } = await this.db.query(
       `SELECT * FROM webhook_endpoints
-        WHERE account_id = $1 AND mode = $2
-          AND ($3::text IS NULL OR (created_at, id) > (SELECT created_at, id FROM webhook_endpoints WHERE id = $3))
-        ORDER BY created_at, id LIMIT $4`,
-      [owner.accountId, owner.mode, cursor ?? null, limit + 1],
+        WHERE ${s.where()}
+          AND (${after}::text IS NULL OR (created_at, id) > (SELECT created_at, id FROM webhook_endpoints WHERE id = ${after}))
+        ORDER BY created_at, id LIMIT ${s.param(limit + 1)}`,
+      s.params,
     );
     return toPage(rows, limit, toEndpointView);
   }

@@ -30,8 +30,9 @@ describe('staging uploads are kept apart by mode', () => {
     ['test', 'live'],
     ['live', 'test'],
   ] as const)('a file staged with a %s key is not found with a %s key: neither checked, nor drafted from, nor published', async (staged, other) => {
-    const grant = await upload(t, keys[staged], 'policy.onnx', `bytes staged in ${staged}`);
-    expect(grant.storage_path).toMatch(new RegExp(`^user/${accountId}/\\d+-policy\\.onnx$`));
+    // A name of its own: paths are named by the second, and the other case's file must not be at this one's path.
+    const grant = await upload(t, keys[staged], `policy-${staged}.onnx`, `bytes staged in ${staged}`);
+    expect(grant.storage_path).toMatch(new RegExp(`^user/${accountId}/\\d+-policy-${staged}\\.onnx$`));
     expect((await check(staged, grant.storage_path)).body).toEqual({ exists: true, size: grant.file_size });
     expect((await check(other, grant.storage_path)).body).toEqual({ exists: false, size: 0 });
 

@@ -21,6 +21,11 @@ declare module 'fastify' {
 export const REQUIRED_SCOPES = 'required_scopes';
 export const WITHOUT_API_KEY = 'without_api_key';
 
+/** True when the key carries one of the scopes (a key with none is unrestricted and carries all). */
+export function keyAllows(key: Pick<AuthContext, 'scopes'>, required: readonly string[] | undefined): boolean {
+  return !required?.length || !key.scopes.length || required.some((s) => key.scopes.includes(s));
+}
+
 /** The key must carry one of these scopes (an unrestricted key carries all). */
 export const RequireScope = (...scopes: string[]) => SetMetadata(REQUIRED_SCOPES, scopes);
 

@@ -1,0 +1,37 @@
+import type { Html } from './html';
+import type { NoticeCode } from './notices';
+import type { ConsoleRole } from './sessions';
+import type { PageRequest } from './viewer';
+
+/** One page of the console: who may open it, and what it shows. */
+export interface ConsolePage {
+  /** Under /console; may end in /:id (PageRequest.param). */
+  path: string;
+  title: string;
+  role: ConsoleRole;
+  /** A creator's key must carry one of these, as for the API routes showing the same data. */
+  scopes?: string[];
+  render(request: PageRequest): Promise<Html>;
+  /** The part of the page the script refreshes (data-refresh), on its own. */
+  fragment?(request: PageRequest): Promise<Html>;
+  /** A download of what the page shows (?format=csv). */
+  csv?(request: PageRequest): Promise<{ fileName: string; body: string }>;
+}
+
+/** A form's target: it changes something, then sends the browser back to a page. */
+export interface ConsoleAction {
+  path: string;
+  role: ConsoleRole;
+  scopes?: string[];
+  /** Answers where to go next; a notice code (NOTICES in console-routes.ts) says what happened. */
+  run(request: PageRequest, form: Record<string, string>): Promise<{ redirect: string; notice?: NoticeCode }>;
+}
+
+/** A group of pages and actions, provided by a Nest provider of ConsoleModule. */
+export interface ConsoleSection {
+  pages(): ConsolePage[];
+  actions(): ConsoleAction[];
+}
+
+/** A client mistake on a form (a missing field): the page again, with the message. */
+export class ConsoleInputError extends Error {}

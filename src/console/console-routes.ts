@@ -1,0 +1,292 @@
+import fastifyCookie from '@fastify/cookie';
+import { Logger } from '@nestjs/common';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { authenticateApiKey } from '../accounts/api-key.guard';
+import type { AccountQueries } from '../accounts/account-queries';
+import { adminTokenCheck } from '../platform/auth/admin.guard';
+import { AuthContext, keyAllows } from '../platform/auth/auth-context';
+import { ApiError } from '../platform/errors';
+import { isMode, Mode } from '../platform/mode';
+import { CONSOLE_SCRIPT } from './assets/console-script';
+import { CONSOLE_STYLE } from './assets/console-style';
+import { ConsoleAction, ConsoleInputError, ConsolePage } from './console-page';
+import { Html, html } from './html';
+import { bareLayout, layout } from './layout';
+import { noticeFor, NoticeCode } from './notices';
+import { SignInLimiter } from './sign-in-limiter';
+import { ConsoleSession, ConsoleSessions, csrfMatches, SESSION_HOURS } from './sessions';
+import type { PageRequest, Viewer } from './viewer';
+
+const SESSION_COOKIE = 'console_session';
+const SIGN_IN_COOKIE = 'console_sign_in';
+
+/** uPlot's own files, from node_modules: nothing is fetched from a CDN. */
+const UPLOT = path.join(path.dirname(require.resolve('uplot/package.json')), 'dist');
+const ASSETS: Record<string, { type: string; body: () => string | Buffer }> = {
+  'console.js': { type: 'application/javascript; charset=utf-8', body: () => CONSOLE_SCRIPT },
+  'console.css': { type: 'text/css; charset=utf-8', body: () => CONSOLE_STYLE },
+  'uPlot.iife.min.js': { type: 'application/javascript; charset=utf-8', body: () => fs.readFileSync(path.join(UPLOT, 'uPlot.iife.min.js')) },
+  'uPlot.min.css': { type: 'text/css; charset=utf-8', body: () => fs.readFileSync(path.join(UPLOT, 'uPlot.min.css')) },
+};
+
+/**
+ * The headers of every console answer: a strict Content-Security-Policy (scripts and styles
+ * from this origin only, nothing inline, no framing), no sniffing, no referrer, no caching of
+ * pages that show money.
+ */
+const SECURITY_HEADERS: Record<string, string> = {
+  'content-security-policy':
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; font-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  'x-content-type-options': 'nosniff',
+  'x-frame-options': 'DENY',
+  'referrer-policy': 'no-referrer',
+  'cache-control': 'no-store',
+};
+
+export interface ConsoleDeps {
+  adminToken: string;
+  sessions: ConsoleSessions;
+  accounts: AccountQueries;
+  limiter: SignInLimiter;
+  pages: ConsolePage[];
+  actions: ConsoleAction[];
+}
+
+/** A request the script made (a fragment refresh): answered with a status, not a page. */
+const isScripted = (request: FastifyRequest) => request.headers['x-console-fragment'] === '1' || String(request.headers.accept ?? '').startsWith('application/json');
+
+class ConsoleHttpError extends Error {
+  constructor(
+    readonly status: 401 | 403 | 404 | 429,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+function sendPage(reply: FastifyReply, status: number, page: Html): FastifyReply {
+  return reply.status(status).type('text/html; charset=utf-8').send(page.text);
+}
+
+function errorPage(status: number, message: string): Html {
+  const titles: Record<number, string> = { 400: 'Not done', 401: 'Sign in', 403: 'Not yours to see', 404: 'Not found', 429: 'Too many attempts', 500: 'Something went wrong' };
+  return bareLayout(titles[status] ?? 'Error', html`<p class="notice error" role="alert">${message}</p><p><a href="/console">Back to the console</a></p>`);
+}
+
+/** Matches a pattern with at most one ":id" segment ("/console/keys/:id/revoke") against a path; answers the id ('' for none), or undefined. */
+function matchPath(pattern: string, actual: string): string | undefined {
+  const want = pattern.split('/');
+  const got = actual.split('/');
+  if (want.length !== got.length) return undefined;
+  let id = '';
+  for (let i = 0; i < want.length; i++) {
+    if (want[i] === ':id' && got[i]) id = decodeURIComponent(got[i]);
+    else if (want[i] !== got[i]) return undefined;
+  }
+  return id;
+}
+
+/**
+ * /console: server-rendered pages for operators (signed in with the admin token) and creators
+ * (signed in with an API key, exchanged for a session and never kept in the browser). The
+ * pages read the same query providers and run the same commands as the API.
+ */
+export function consoleRoutes(deps: ConsoleDeps) {
+  const logger = new Logger('Console');
+  const checkAdminToken = adminTokenCheck(deps.adminToken);
+
+  return async (scope: FastifyInstance) => {
+    await scope.register(fastifyCookie);
+    scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 64 * 1024 }, (_request, body, done) => {
+      done(null, Object.fromEntries(new URLSearchParams(body as string)));
+    });
+    scope.addHook('onSend', async (_request, reply, payload) => {
+      for (const [name, value] of Object.entries(SECURITY_HEADERS)) reply.header(name, value);
+      return payload;
+    });
+    scope.setErrorHandler((error, request, reply) => {
+      if (error instanceof ConsoleHttpError) {
+        if (error.status === 401 && !isScripted(request) && request.method === 'GET') return reply.redirect('/console/sign-in?notice=session-ended', 303);
+        return isScripted(request)
+          ? reply.status(error.status).send({ error: { message: error.message } })
+          : sendPage(reply, error.status, errorPage(error.status, error.message));
+      }
+      if (error instanceof ConsoleInputError) return sendPage(reply, 400, errorPage(400, error.message));
+      if (error instanceof ApiError && error.status < 500) return sendPage(reply, error.status, errorPage(error.status, error.message));
+      const status = (error as { statusCode?: number }).statusCode;
+      if (status && status < 500) return sendPage(reply, status, errorPage(status, 'The request could not be read.'));
+      logger.error(`${request.method} ${request.url}: ${error instanceof Error ? error.stack : String(error)}`);
+      return sendPage(reply, 500, errorPage(500, 'The console could not answer; it has been logged.'));
+    });
+
+    const secure = (request: FastifyRequest) => request.protocol === 'https';
+    const cookieOptions = (request: FastifyRequest, maxAgeSeconds: number) =>
+      ({ path: '/console', httpOnly: true, sameSite: 'strict', secure: secure(request), maxAge: maxAgeSeconds }) as const;
+
+    /** The signed-in viewer; a creator's key is read again on every request, so a revocation ends the session at once. */
+    async function viewerOf(request: FastifyRequest): Promise<{ viewer: Viewer; session: ConsoleSession }> {
+      const token = request.cookies[SESSION_COOKIE];
+      const session = await deps.sessions.find(token);
+      if (!session) throw new ConsoleHttpError(401, 'Sign in to use the console.');
+      if (session.role === 'operator') return { session, viewer: { role: 'operator', mode: session.mode, csrfToken: session.csrfToken } };
+      const key = session.keyId ? await deps.accounts.findKey(session.keyId) : undefined;
+      if (!key || key.revoked_at || (key.expires_at && new Date(key.expires_at).getTime() <= Date.now())) {
+        await deps.sessions.close(token);
+        throw new ConsoleHttpError(401, 'The key this session stood on was revoked or expired; sign in again.');
+      }
+      const auth: AuthContext = { accountId: key.account_id, keyId: key.id, mode: key.mode, tier: key.tier, scopes: key.scopes, active: key.active };
+      return { session, viewer: { role: 'creator', mode: key.mode, csrfToken: session.csrfToken, auth } };
+    }
+
+    function allowed(viewer: Viewer, target: { role: string; scopes?: string[] }): void {
+      if (viewer.role !== target.role) {
+        throw new ConsoleHttpError(403, viewer.role === 'creator' ? 'This page is for operators; sign in with the admin token to see it.' : 'This page is a creator’s; sign in with their API key to see it.');
+      }
+      if (viewer.auth && !keyAllows(viewer.auth, target.scopes)) {
+        throw new ConsoleHttpError(403, `Your key does not carry the scope this page needs (one of: ${target.scopes!.join(', ')}).`);
+      }
+    }
+
+    scope.get('/console/assets/:name', async (request, reply) => {
+      const asset = ASSETS[(request.params as { name: string }).name];
+      if (!asset) throw new ConsoleHttpError(404, 'No such file.');
+      return reply.type(asset.type).header('cache-control', 'public, max-age=3600').send(asset.body());
+    });
+
+    scope.get('/console', async (request, reply) => {
+      const session = await deps.sessions.find(request.cookies[SESSION_COOKIE]);
+      if (!session) return reply.redirect('/console/sign-in', 303);
+      return reply.redirect(session.role === 'operator' ? '/console/overview' : '/console/home', 303);
+    });
+
+    scope.get('/console/sign-in', async (request, reply) => {
+      const query = request.query as Record<string, string | undefined>;
+      return signInPage(request, reply, 200, undefined, query.notice);
+    });
+
+    function signInPage(request: FastifyRequest, reply: FastifyReply, status: number, error?: string, notice?: string) {
+      // Login CSRF: the form carries a token that must match a SameSite=Strict cookie set with it.
+      const formToken = randomBytes(18).toString('base64url');
+      reply.setCookie(SIGN_IN_COOKIE, formToken, cookieOptions(request, 3600));
+      const mode = (request.query as { mode?: string } | undefined)?.mode;
+      return sendPage(
+        reply,
+        status,
+        bareLayout(
+          'Sign in to the console',
+          html`${error ? html`<p class="notice error" role="alert">${error}</p>` : ''}${noticeFor(notice)}
+<form method="post" action="/console/sign-in">
+  <h2>Creators</h2>
+  <input type="hidden" name="_sign_in" value="${formToken}"><input type="hidden" name="as" value="creator">
+  <label for="api_key">API key${isMode(mode) ? html` (${mode} mode)` : ''}</label>
+  <input id="api_key" name="secret" type="password" autocomplete="off" placeholder="svc_test_..." required>
+  <p class="muted">The key is exchanged for a session here and not kept in your browser.</p>
+  <button type="submit">Sign in with an API key</button>
+</form>
+<form method="post" action="/console/sign-in">
+  <h2>Operators and finance</h2>
+  <input type="hidden" name="_sign_in" value="${formToken}"><input type="hidden" name="as" value="operator">
+  <label for="admin_token">Admin token</label>
+  <input id="admin_token" name="secret" type="password" autocomplete="off" required>
+  <label for="mode">Mode</label>
+  <select id="mode" name="mode"><option value="test"${mode === 'live' ? '' : html` selected`}>test</option><option value="live"${mode === 'live' ? html` selected` : ''}>live</option></select>
+  <button type="submit">Sign in with the admin token</button>
+</form>`,
+        ),
+      );
+    }
+
+    scope.post('/console/sign-in', async (request, reply) => {
+      const form = (request.body ?? {}) as Record<string, string>;
+      if (!deps.limiter.allow(request.ip)) {
+        throw new ConsoleHttpError(429, `Too many sign-in attempts from your address; wait a minute and try again.`);
+      }
+      const expected = request.cookies[SIGN_IN_COOKIE];
+      if (!expected || form._sign_in !== expected) return signInPage(request, reply, 400, 'The sign-in form expired; try again.');
+      const secret = (form.secret ?? '').trim();
+      let opened: { token: string };
+      try {
+        if (form.as === 'operator') {
+          checkAdminToken(`Bearer ${secret}`);
+          opened = await deps.sessions.open('operator', isMode(form.mode) ? form.mode : 'test', null);
+        } else {
+          const key = await authenticateApiKey(`Bearer ${secret}`, deps.accounts);
+          opened = await deps.sessions.open('creator', key.mode, key.keyId);
+        }
+      } catch (error) {
+        if (!(error instanceof ApiError) || error.status !== 401) throw error;
+        const what = form.as === 'operator' ? 'That admin token is not valid.' : `That API key was not accepted: ${error.message}`;
+        return signInPage(request, reply, 401, what);
+      }
+      reply.clearCookie(SIGN_IN_COOKIE, { path: '/console' });
+      reply.setCookie(SESSION_COOKIE, opened.token, cookieOptions(request, SESSION_HOURS * 3600));
+      return reply.redirect('/console', 303);
+    });
+
+    scope.post('/console/sign-out', async (request, reply) => {
+      const { session } = await viewerOf(request);
+      if (!csrfMatches(session, (request.body as Record<string, string> | undefined)?._csrf)) throw new ConsoleHttpError(403, 'The form was not this session’s (missing or wrong CSRF token).');
+      await deps.sessions.close(request.cookies[SESSION_COOKIE]);
+      reply.clearCookie(SESSION_COOKIE, { path: '/console' });
+      return reply.redirect('/console/sign-in?notice=signed-out', 303);
+    });
+
+    scope.post('/console/mode', async (request, reply) => {
+      const { viewer, session } = await viewerOf(request);
+      const form = (request.body ?? {}) as Record<string, string>;
+      if (!csrfMatches(session, form._csrf)) throw new ConsoleHttpError(403, 'The form was not this session’s (missing or wrong CSRF token).');
+      if (viewer.role !== 'operator') throw new ConsoleHttpError(403, 'A key belongs to one mode; sign in with a key of the other mode.');
+      if (!isMode(form.mode)) throw new ApiError(400, 'validation_failed', 'Choose test or live.');
+      await deps.sessions.setMode(request.cookies[SESSION_COOKIE]!, form.mode as Mode);
+      return reply.redirect('/console/overview?notice=mode-switched', 303);
+    });
+
+    scope.get('/console/*', async (request, reply) => {
+      const url = request.url.split('?')[0];
+      const found = deps.pages.flatMap((page) => {
+        const param = matchPath(page.path, url);
+        return param === undefined ? [] : [{ page, param }];
+      })[0];
+      if (!found) throw new ConsoleHttpError(404, 'There is no such console page.');
+      const { viewer } = await viewerOf(request);
+      allowed(viewer, found.page);
+      const pageRequest: PageRequest = { viewer, query: request.query as Record<string, string | undefined>, param: found.param || undefined };
+      if (request.headers['x-console-fragment'] === '1' && found.page.fragment) return sendPage(reply, 200, await found.page.fragment(pageRequest));
+      if (pageRequest.query.format === 'csv' && found.page.csv) {
+        const file = await found.page.csv(pageRequest);
+        return reply.type('text/csv; charset=utf-8').header('content-disposition', `attachment; filename="${file.fileName}"`).send(file.body);
+      }
+      let body: Html;
+      try {
+        body = await found.page.render(pageRequest);
+      } catch (error) {
+        if (!(error instanceof ConsoleInputError || (error instanceof ApiError && error.status === 400))) throw error;
+        body = html`<p class="notice error" role="alert">${error.message}</p>`;
+      }
+      return sendPage(reply, 200, layout(viewer, found.page.path, found.page.title, html`${noticeFor(pageRequest.query.notice)}${body}`));
+    });
+
+    scope.post('/console/*', async (request, reply) => {
+      const url = request.url.split('?')[0];
+      const found = deps.actions.flatMap((action) => {
+        const param = matchPath(action.path, url);
+        return param === undefined ? [] : [{ action, param }];
+      })[0];
+      if (!found) throw new ConsoleHttpError(404, 'There is no such console action.');
+      const { viewer, session } = await viewerOf(request);
+      const form = (request.body ?? {}) as Record<string, string>;
+      if (!csrfMatches(session, form._csrf)) throw new ConsoleHttpError(403, 'The form was not this session’s (missing or wrong CSRF token).');
+      allowed(viewer, found.action);
+      const done = await found.action.run({ viewer, query: {}, param: found.param || undefined }, form);
+      return reply.redirect(withNotice(done.redirect, done.notice), 303);
+    });
+  };
+}
+
+function withNotice(target: string, notice: NoticeCode | undefined): string {
+  if (!notice) return target;
+  return `${target}${target.includes('?') ? '&' : '?'}notice=${notice}`;
+}

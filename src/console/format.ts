@@ -1,0 +1,16 @@
+/** How the console writes money, instants and counts: one place, so every page reads alike. */
+export function money(cents: number | string | null | undefined, currency = 'usd'): string {
+  const n = Number(cents ?? 0);
+  const sign = n < 0 ? '-' : '';
+  return `${sign}$${(Math.abs(n) / 100).toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 })}${currency === 'usd' ? '' : ` ${currency.toUpperCase()}`}`;
+}
+
+export function instant(value: string | number | Date | null | undefined): string {
+  if (value === null || value === undefined || value === '') return '—';
+  const date = typeof value === 'number' ? new Date(value * 1000) : new Date(value);
+  return Number.isNaN(date.getTime()) ? String(value) : date.toISOString().replace('T', ' ').replace(/\.\d+Z$/, 'Z');
+}
+
+export function count(n: number | string | null | undefined): string {
+  return Number(n ?? 0).toLocaleString('en-US');
+}

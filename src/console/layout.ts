@@ -1,0 +1,103 @@
+import { Html, html } from './html';
+import type { Viewer } from './viewer';
+
+export const CONSOLE_PATH = '/console';
+
+interface NavItem {
+  path: string;
+  label: string;
+}
+
+const OPERATOR_NAV: NavItem[] = [
+  { path: '/console/overview', label: 'Overview' },
+  { path: '/console/read-models', label: 'Read models' },
+  { path: '/console/accounts', label: 'Accounts and keys' },
+];
+
+const CREATOR_NAV: NavItem[] = [
+  { path: '/console/home', label: 'Balance' },
+  { path: '/console/transactions', label: 'Transactions' },
+];
+
+export function navFor(viewer: Pick<Viewer, 'role'>): NavItem[] {
+  return viewer.role === 'operator' ? OPERATOR_NAV : CREATOR_NAV;
+}
+
+/** The hidden field every state-changing form carries (the session's synchronizer token). */
+export function csrfField(viewer: Viewer): Html {
+  return html`<input type="hidden" name="_csrf" value="${viewer.csrfToken}">`;
+}
+
+function modeSwitch(viewer: Viewer): Html {
+  const other = viewer.mode === 'test' ? 'live' : 'test';
+  if (viewer.role === 'creator') {
+    // A key belongs to one mode: the other mode is another key's.
+    return html`<a href="/console/sign-in?mode=${other}">Use a ${other} key</a>`;
+  }
+  return html`<form class="inline" method="post" action="/console/mode">${csrfField(viewer)}<input type="hidden" name="mode" value="${other}"><button class="secondary" type="submit">Switch to ${other}</button></form>`;
+}
+
+/** A whole page: the bar with the sections, the mode (always shown) and sign-out, then the body. */
+export function layout(viewer: Viewer, current: string, title: string, body: Html): Html {
+  return html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${title} · ${viewer.mode} · Console</title>
+<link rel="stylesheet" href="/console/assets/uPlot.min.css">
+<link rel="icon" href="data:,">
+<link rel="stylesheet" href="/console/assets/console.css">
+<script src="/console/assets/uPlot.iife.min.js" defer></script>
+<script src="/console/assets/console.js" defer></script>
+</head>
+<body>
+<header class="top">
+  <span class="brand">Console</span>
+  <nav class="main" aria-label="Sections">
+    ${navFor(viewer).map((item) => html`<a href="${item.path}"${item.path === current ? html` aria-current="page"` : ''}>${item.label}</a>`)}
+  </nav>
+  <div class="mode">
+    <span>${viewer.role === 'operator' ? 'Operator' : 'Creator'} in <span class="badge ${viewer.mode}" data-mode="${viewer.mode}">${viewer.mode} mode</span></span>
+    ${modeSwitch(viewer)}
+    <form class="inline" method="post" action="/console/sign-out">${csrfField(viewer)}<button class="secondary" type="submit">Sign out</button></form>
+  </div>
+</header>
+<main id="main">
+<h1>${title}</h1>
+${body}
+</main>
+</body>
+</html>
+`;
+}
+
+/** A page outside a session (sign-in, errors): no sections. */
+export function bareLayout(title: string, body: Html): Html {
+  return html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${title} · Console</title>
+<link rel="icon" href="data:,">
+<link rel="stylesheet" href="/console/assets/console.css">
+</head>
+<body>
+<main id="main" class="signin">
+<h1>${title}</h1>
+${body}
+</main>
+</body>
+</html>
+`;
+}
+
+/** A chart the page script draws (uPlot), with its numbers in a table for screen readers and no-script readers. */
+export function chart(spec: { title: string; x: number[]; series: { label: string; values: (number | null)[] }[]; money?: boolean; bars?: boolean; fill?: boolean }, caption: string): Html {
+  const { title, ...drawn } = spec;
+  return html`<figure class="panel">
+<figcaption><strong>${title}</strong> <span class="muted">${caption}</span></figcaption>
+<div class="chart" role="img" aria-label="${title}" data-chart="${JSON.stringify(drawn)}"></div>
+</figure>`;
+}
