@@ -1,44 +1,28 @@
-import * as fs from 'node:fs';
-import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
 import { randomUUID } from 'node:crypto';
-import puppeteer, { Browser, Page } from 'puppeteer-core';
 import { EVENT_STORE, EventStore } from '../../src/event-store/event-store';
 import { buy } from '../commerce/commerce-client';
 import { publishModel } from '../catalog/catalog-client';
 import { ask, openaiFor } from '../inference/inference-client';
 import { ADMIN_TOKEN, startTestApp, TestApp } from '../support/app';
 import { eventually } from '../support/eventually';
+import { axe, chartData, charts, ConsoleBrowser, consoleBrowser, SCREENSHOTS, textOf } from './browser';
 
 /**
- * Issue 26: the console in a real browser, Debian's Chromium driven by puppeteer-core (as the
- * /docs test). Every page renders with no console error and no serious or critical axe-core
- * violation; charts draw the data this test made; a rebuild and a parked event are handled
- * from the page; nothing a user wrote runs as script. Screenshots of every page at 1280x800
- * go to docs/console/, which the README links to.
+ * Issue 26: the console in a real browser. Every page renders with no console error and no
+ * serious or critical axe-core violation; charts draw the data this test made; a rebuild and a
+ * parked event are handled from the page; nothing a user wrote runs as script.
  */
-const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
-const SCREENSHOTS = path.join(__dirname, '..', '..', 'docs', 'console');
-const AXE = fs.readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 const XSS_TITLE = '<img src=x onerror=alert(1)>';
 
 describe('the console in headless Chromium (issue 26)', () => {
   let t: TestApp;
-  let browser: Browser;
-  let base: string;
+  let b: ConsoleBrowser;
   let seller: { accountId: string; key: string };
-  const dialogs: string[] = [];
 
   beforeAll(async () => {
-    if (!fs.existsSync(CHROMIUM)) {
-      throw new Error(`Chromium not found at ${CHROMIUM}: install it with "apt-get update && apt-get install -y chromium", or set CHROMIUM_PATH.`);
-    }
     t = await startTestApp({ env: { CONSUMER_MAX_ATTEMPTS: '2' } });
-    await t.app.listen(0, '127.0.0.1');
-    base = `http://127.0.0.1:${(t.app.getHttpServer().address() as AddressInfo).port}`;
-    browser = await puppeteer.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
-    fs.mkdirSync(SCREENSHOTS, { recursive: true });
-
+    b = await consoleBrowser(t);
     // Real data for the charts: two sales (one of a listing titled with markup) and inference calls.
     seller = await t.accountWithKey({ scopes: ['models:upload', 'payouts:read'], name: 'Acme Robotics' });
     const buyer = await t.accountWithKey({ scopes: ['models:read'] });
@@ -50,100 +34,49 @@ describe('the console in headless Chromium (issue 26)', () => {
     for (let i = 0; i < 3; i++) await openaiFor(t, caller.key).chat.completions.create(ask(`hello ${i}`));
   }, 120_000);
   afterAll(async () => {
-    await browser?.close();
+    await b?.close();
     await t?.close();
   });
 
-  /** A page that records what went wrong in it: console errors, uncaught errors, dialogs (an alert() is a script that ran). */
-  async function open(): Promise<{ page: Page; errors: string[] }> {
-    const page = await browser.newPage();
-    await page.setViewport({ width: 1280, height: 800 });
-    const errors: string[] = [];
-    page.on('console', (message) => message.type() === 'error' && errors.push(message.text()));
-    page.on('pageerror', (error) => errors.push(String(error)));
-    page.on('dialog', async (dialog) => {
-      dialogs.push(`${dialog.type()}: ${dialog.message()}`);
-      // The page's own "are you sure?" prompts are confirmed; anything else is a script that should not have run.
-      await (dialog.type() === 'confirm' ? dialog.accept() : dialog.dismiss());
-    });
-    return { page, errors };
-  }
-
-  async function signIn(page: Page, as: 'operator' | 'creator', secret: string): Promise<void> {
-    await page.goto(`${base}/console/sign-in`, { waitUntil: 'networkidle0' });
-    await page.type(as === 'operator' ? '#admin_token' : '#api_key', secret);
-    await Promise.all([page.waitForNavigation({ waitUntil: 'networkidle0' }), page.click(`form:has(input[name="as"][value="${as}"]) button[type="submit"]`)]);
-  }
-
-  /** Runs axe-core in the page; answers the serious and critical violations. */
-  async function axe(page: Page): Promise<string[]> {
-    await page.evaluate(AXE);
-    const result = (await page.evaluate(`axe.run(document, { resultTypes: ['violations'] })`)) as { violations: { id: string; impact: string; nodes: { target: string[] }[] }[] };
-    return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
-  }
-
-  /** Each chart on the page: the points it was given and whether its canvas holds any drawn pixel. */
-  async function charts(page: Page): Promise<{ points: number; painted: boolean }[]> {
-    await page.waitForFunction(`[...document.querySelectorAll('[data-chart]')].every((el) => el.hasAttribute('data-drawn'))`, { timeout: 10_000 });
-    return page.$$eval('[data-chart]', (els) =>
-      els.map((el) => {
-        const canvas = el.querySelector('canvas');
-        const pixels = canvas?.getContext('2d')?.getImageData(0, 0, canvas.width, canvas.height).data ?? new Uint8ClampedArray();
-        let painted = false;
-        for (let i = 3; i < pixels.length && !painted; i += 4) painted = pixels[i] > 0;
-        return { points: Number(el.getAttribute('data-drawn')), painted };
-      }),
-    );
-  }
-
-  async function visit(page: Page, errors: string[], url: string, screenshot: string): Promise<void> {
-    const res = await page.goto(`${base}${url}`, { waitUntil: 'networkidle0' });
-    expect(res?.status()).toBe(200);
-    if (await page.$('[data-chart]')) await charts(page);
-    await page.screenshot({ path: path.join(SCREENSHOTS, `${screenshot}.png`) });
-    expect(await axe(page)).toEqual([]);
-    expect(errors).toEqual([]);
-  }
-
   it('signs an operator in with the admin token; every operator page renders, accessible and without errors', async () => {
-    const { page, errors } = await open();
-    await page.goto(`${base}/console`, { waitUntil: 'networkidle0' });
-    expect(page.url()).toBe(`${base}/console/sign-in`);
+    const { page, errors } = await b.open();
+    await page.goto(`${b.base}/console`, { waitUntil: 'networkidle0' });
+    expect(page.url()).toBe(`${b.base}/console/sign-in`);
     await page.screenshot({ path: path.join(SCREENSHOTS, 'sign-in.png') });
     expect(await axe(page)).toEqual([]);
-    await signIn(page, 'operator', ADMIN_TOKEN);
-    expect(page.url()).toBe(`${base}/console/overview`);
+    await b.signIn(page, 'operator', ADMIN_TOKEN);
+    expect(page.url()).toBe(`${b.base}/console/overview`);
     expect(await page.$eval('[data-mode]', (el) => el.textContent)).toBe('test mode');
 
-    await visit(page, errors, '/console/overview', 'overview');
+    await b.visit(page, errors, '/console/overview', 'overview');
     const [inference] = await charts(page);
     // 14 days, and this test's three calls drawn today.
     expect(inference).toEqual({ points: 14, painted: true });
-    expect(await page.$eval('[data-chart]', (el) => JSON.parse(el.getAttribute('data-chart')!).series[0].values.at(-1))).toBe(3);
+    expect((await chartData(page, 0)).series[0].values.at(-1)).toBe(3);
 
-    await visit(page, errors, '/console/read-models', 'read-models');
-    await visit(page, errors, `/console/accounts?q=${seller.accountId}`, 'accounts');
+    await b.visit(page, errors, '/console/read-models', 'read-models');
+    await b.visit(page, errors, `/console/accounts?q=${seller.accountId}`, 'accounts');
     expect(await page.$$eval('[data-key]', (rows) => rows.length)).toBe(1);
-    expect(dialogs).toEqual([]);
+    expect(b.dialogs).toEqual([]);
   });
 
   it('signs a creator in with an API key; the balance charts draw their sales and nothing they titled runs', async () => {
-    const { page, errors } = await open();
-    await signIn(page, 'creator', seller.key);
-    expect(page.url()).toBe(`${base}/console/home`);
-    await visit(page, errors, '/console/home', 'balance');
+    const { page, errors } = await b.open();
+    await b.signIn(page, 'creator', seller.key);
+    expect(page.url()).toBe(`${b.base}/console/home`);
+    await b.visit(page, errors, '/console/home', 'balance');
     const [balance, sales] = await charts(page);
     expect(balance).toEqual({ points: 30, painted: true });
     expect(sales).toEqual({ points: 30, painted: true });
     // Both sales of today, at their amount.
-    expect(await page.$$eval('[data-chart]', (els) => JSON.parse(els[1].getAttribute('data-chart')!).series[0].values.at(-1))).toBe(5000);
+    expect((await chartData(page, 1)).series[0].values.at(-1)).toBe(5000);
 
-    await visit(page, errors, '/console/transactions', 'transactions');
+    await b.visit(page, errors, '/console/transactions', 'transactions');
     expect(await page.$eval('table[data-rows]', (el) => Number(el.getAttribute('data-rows')))).toBe(2);
     // The title is text on the page, and its onerror never ran.
-    expect(String(await page.evaluate('document.body.innerText'))).toContain(XSS_TITLE);
+    expect(await textOf(page)).toContain(XSS_TITLE);
     expect(await page.$('main img')).toBeNull();
-    expect(dialogs).toEqual([]);
+    expect(b.dialogs).toEqual([]);
 
     const csv = await page.evaluate(async () => (await fetch('/console/transactions?format=csv')).text());
     const lines = csv.trim().split('\r\n');
@@ -151,9 +84,9 @@ describe('the console in headless Chromium (issue 26)', () => {
     expect(lines).toHaveLength(3);
 
     // A creator's key opens no operator page.
-    const forbidden = await page.goto(`${base}/console/read-models`, { waitUntil: 'networkidle0' });
+    const forbidden = await page.goto(`${b.base}/console/read-models`, { waitUntil: 'networkidle0' });
     expect(forbidden?.status()).toBe(403);
-    expect(String(await page.evaluate('document.body.innerText'))).toContain('This page is for operators');
+    expect(await textOf(page)).toContain('This page is for operators');
   });
 
   it('starts a rebuild from the page, shows its progress, and switches over when it has caught up', async () => {
@@ -163,9 +96,9 @@ describe('the console in headless Chromium (issue 26)', () => {
     for (let i = 0; i < 20; i++) {
       await store.append(filler, Array.from({ length: 100 }, (_, n) => ({ type: 'ConsoleTestFiller', data: { n: i * 100 + n } })), 'any');
     }
-    const { page, errors } = await open();
-    await signIn(page, 'operator', ADMIN_TOKEN);
-    await page.goto(`${base}/console/read-models`, { waitUntil: 'networkidle0' });
+    const { page, errors } = await b.open();
+    await b.signIn(page, 'operator', ADMIN_TOKEN);
+    await page.goto(`${b.base}/console/read-models`, { waitUntil: 'networkidle0' });
     const versionBefore = await page.$eval('tr[data-read-model="accounts"] td', (td) => td.textContent);
     await Promise.all([page.waitForNavigation({ waitUntil: 'domcontentloaded' }), page.click('tr[data-read-model="accounts"] button')]);
     expect(await page.$eval('[role="status"]', (el) => el.textContent)).toContain('The rebuild started');
@@ -189,9 +122,9 @@ describe('the console in headless Chromium (issue 26)', () => {
     await store.append(`account-${accountId}`, [{ type: 'AccountCreated', data: { account_id: accountId, slug: `no-email-${accountId}`, name: 'No Email', email: null, created_at: new Date().toISOString() } }], 'no_stream');
     await eventually(async () => (await t.admin('GET', '/admin/projections/parked')).body.items.some((p: any) => p.event_id && p.type === 'AccountCreated'), 20_000, 'the event to be parked');
 
-    const { page, errors } = await open();
-    await signIn(page, 'operator', ADMIN_TOKEN);
-    await page.goto(`${base}/console/read-models`, { waitUntil: 'networkidle0' });
+    const { page, errors } = await b.open();
+    await b.signIn(page, 'operator', ADMIN_TOKEN);
+    await page.goto(`${b.base}/console/read-models`, { waitUntil: 'networkidle0' });
     const parked = await page.$eval('[data-parked^="accounts"]', (el) => el.textContent!);
     expect(parked).toContain('AccountCreated');
     expect(parked).toMatch(/email/);
@@ -201,7 +134,7 @@ describe('the console in headless Chromium (issue 26)', () => {
     const { rows } = await t.db.query<{ schema: string }>(`SELECT table_schema AS schema FROM information_schema.tables WHERE table_name = 'accounts' AND table_schema LIKE 'rm_accounts_%' ORDER BY table_schema DESC LIMIT 1`);
     await t.db.exec(`ALTER TABLE ${rows[0].schema}.accounts ALTER COLUMN email DROP NOT NULL`);
     await Promise.all([page.waitForNavigation({ waitUntil: 'networkidle0' }), page.click('[data-parked^="accounts"] button')]);
-    expect([page.url(), String(await page.evaluate('document.body.innerText'))]).toEqual([expect.stringContaining('notice=parked-retried'), expect.stringContaining('offered to the read model again')]);
+    expect([page.url(), await textOf(page)]).toEqual([expect.stringContaining('notice=parked-retried'), expect.stringContaining('offered to the read model again')]);
     expect(await page.$('[data-parked^="accounts"]')).toBeNull();
     expect((await t.admin('GET', `/admin/accounts/${accountId}`)).status).toBe(200);
     expect(errors).toEqual([]);
