@@ -48,7 +48,8 @@ export const publicEventsProjection: Projection = {
       payload    text NOT NULL
     );
     CREATE INDEX IF NOT EXISTS public_events_by_owner ON public_events (account_id, mode, position);
-    CREATE INDEX IF NOT EXISTS public_events_by_owner_type ON public_events (account_id, mode, type, position);`,
+    CREATE INDEX IF NOT EXISTS public_events_by_owner_type ON public_events (account_id, mode, type, position);
+    CREATE INDEX IF NOT EXISTS public_events_by_mode_created ON public_events (mode, created);`,
   handles: DOMAIN_TYPES_WITH_PUBLIC_EVENTS,
   whenFailing: 'park',
   apply: (tx, event) => insert(tx, [event]),

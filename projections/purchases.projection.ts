@@ -27,7 +27,8 @@ export const purchasesProjection: Projection = {
     );
     CREATE INDEX IF NOT EXISTS purchases_by_buyer ON purchases (mode, buyer_account_id, created_at DESC, id DESC);
     CREATE INDEX IF NOT EXISTS purchases_entitlement ON purchases (mode, buyer_account_id, listing_id) WHERE status = 'paid';
-    CREATE INDEX IF NOT EXISTS purchases_by_payment ON purchases (mode, payment_reference);`,
+    CREATE INDEX IF NOT EXISTS purchases_by_payment ON purchases (mode, payment_reference);
+    CREATE INDEX IF NOT EXISTS purchases_by_seller_listing ON purchases (mode, seller_account_id, listing_id);`,
   handles: ['PurchaseCompleted', 'PurchaseRefunded', 'PurchaseDisputeClosed'],
   whenFailing: 'stop', // money: a purchase and its refund are what buyers paid for
   async apply(tx, event) {

@@ -51,6 +51,8 @@ import { StripeWebhookController } from './stripe-webhook.controller';
     RecordProcessorDisputeClosedHandler,
     CloseDisputeHandler,
   ],
+  // The console's listings page counts sales with the same read model's query.
+  exports: [PurchaseQueries],
 })
 export class CommerceModule implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown {
   constructor(

@@ -17,6 +17,13 @@ export interface PurchaseLocation {
   session_id: string;
 }
 
+/** A listing's sales, from the purchases read model. */
+export interface ListingSales {
+  sales: number;
+  /** Of those sales, the ones refunded or lost to a dispute. */
+  reversed: number;
+}
+
 /** Fields in the documented order (jsonb keeps its own). */
 function toPurchase(p: Purchase): Purchase {
   return {
@@ -52,6 +59,21 @@ export class PurchaseQueries {
       s.params,
     );
     return toPage(rows, options.limit, (r) => toPurchase(r.purchase));
+  }
+
+  /**
+   * How many times each of the seller's listings sold in the seller's mode, and how many of
+   * those sales were refunded or lost to a dispute since; listings never sold are absent.
+   */
+  async salesOf(seller: Owner, listingIds: readonly string[]): Promise<Map<string, ListingSales>> {
+    if (!listingIds.length) return new Map();
+    const s = ownedBy(seller, 'seller_account_id');
+    const { rows } = await this.db.query<{ listing_id: string; sales: string; reversed: string }>(
+      `SELECT listing_id, count(*)::text AS sales, count(*) FILTER (WHERE status <> 'paid')::text AS reversed
+         FROM purchases WHERE ${s.where()} AND listing_id = ANY(${s.param(listingIds)}::text[]) GROUP BY listing_id`,
+      s.params,
+    );
+    return new Map(rows.map((r) => [r.listing_id, { sales: Number(r.sales), reversed: Number(r.reversed) }]));
   }
 
   /** The session of a purchase, by the purchase id. */

@@ -2,15 +2,26 @@ import { Inject, Module, OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { AccountQueries } from '../accounts/account-queries';
 import { AccountsModule } from '../accounts/accounts.module';
+import { CatalogModule } from '../catalog/catalog.module';
+import { CommerceModule } from '../commerce/commerce.module';
 import { SETTINGS, Settings } from '../config/settings';
+import { HealthModule } from '../health/health.module';
 import { InferenceModule } from '../inference/inference.module';
 import { LedgerModule } from '../ledger/ledger.module';
+import { WebhooksModule } from '../webhooks/webhooks.module';
 import type { ConsoleSection } from './console-page';
 import { consoleRoutes } from './console-routes';
 import { AccountsSection } from './pages/accounts.page';
+import { CreatorListingsSection } from './pages/creator-listings.page';
 import { CreatorMoneySection } from './pages/creator-money.page';
+import { CreatorPayoutsSection } from './pages/creator-payouts.page';
+import { CreatorUsageSection } from './pages/creator-usage.page';
+import { CreatorWebhooksSection } from './pages/creator-webhooks.page';
+import { EventsSection } from './pages/events.page';
+import { LedgerSection } from './pages/ledger.page';
 import { OverviewSection } from './pages/overview.page';
 import { ReadModelsSection } from './pages/read-models.page';
+import { WebhooksSection } from './pages/webhooks.page';
 import { ConsoleSessions } from './sessions';
 import { SignInLimiter } from './sign-in-limiter';
 
@@ -19,8 +30,8 @@ import { SignInLimiter } from './sign-in-limiter';
  * server from the same query providers and commands the API uses; it adds no path to data.
  */
 @Module({
-  imports: [AccountsModule, LedgerModule, InferenceModule],
-  providers: [ConsoleSessions, SignInLimiter, OverviewSection, ReadModelsSection, AccountsSection, CreatorMoneySection],
+  imports: [AccountsModule, LedgerModule, InferenceModule, WebhooksModule, HealthModule, CatalogModule, CommerceModule],
+  providers: [ConsoleSessions, SignInLimiter, OverviewSection, ReadModelsSection, AccountsSection, CreatorMoneySection, CreatorPayoutsSection, CreatorListingsSection, CreatorUsageSection, CreatorWebhooksSection, LedgerSection, EventsSection, WebhooksSection],
 })
 export class ConsoleModule implements OnModuleInit {
   private readonly sections: ConsoleSection[];
@@ -35,8 +46,15 @@ export class ConsoleModule implements OnModuleInit {
     readModels: ReadModelsSection,
     accountsSection: AccountsSection,
     creatorMoney: CreatorMoneySection,
+    creatorPayouts: CreatorPayoutsSection,
+    creatorListings: CreatorListingsSection,
+    creatorUsage: CreatorUsageSection,
+    creatorWebhooks: CreatorWebhooksSection,
+    ledger: LedgerSection,
+    events: EventsSection,
+    webhooks: WebhooksSection,
   ) {
-    this.sections = [overview, readModels, accountsSection, creatorMoney];
+    this.sections = [overview, readModels, accountsSection, creatorMoney, creatorPayouts, creatorListings, creatorUsage, creatorWebhooks, ledger, events, webhooks];
   }
 
   onModuleInit(): void {

@@ -12,11 +12,18 @@ const OPERATOR_NAV: NavItem[] = [
   { path: '/console/overview', label: 'Overview' },
   { path: '/console/read-models', label: 'Read models' },
   { path: '/console/accounts', label: 'Accounts and keys' },
+  { path: '/console/events', label: 'Event log' },
+  { path: '/console/webhooks', label: 'Webhooks' },
+  { path: '/console/ledger', label: 'Ledger' },
 ];
 
 const CREATOR_NAV: NavItem[] = [
   { path: '/console/home', label: 'Balance' },
   { path: '/console/transactions', label: 'Transactions' },
+  { path: '/console/payouts', label: 'Payouts' },
+  { path: '/console/listings', label: 'Listings' },
+  { path: '/console/usage', label: 'Inference usage' },
+  { path: '/console/my-webhooks', label: 'Webhooks' },
 ];
 
 export function navFor(viewer: Pick<Viewer, 'role'>): NavItem[] {
@@ -55,7 +62,7 @@ export function layout(viewer: Viewer, current: string, title: string, body: Htm
 <header class="top">
   <span class="brand">Console</span>
   <nav class="main" aria-label="Sections">
-    ${navFor(viewer).map((item) => html`<a href="${item.path}"${item.path === current ? html` aria-current="page"` : ''}>${item.label}</a>`)}
+    ${navFor(viewer).map((item) => html`<a href="${item.path}"${item.path === current || current.startsWith(`${item.path}/`) ? html` aria-current="page"` : ''}>${item.label}</a>`)}
   </nav>
   <div class="mode">
     <span>${viewer.role === 'operator' ? 'Operator' : 'Creator'} in <span class="badge ${viewer.mode}" data-mode="${viewer.mode}">${viewer.mode} mode</span></span>

@@ -9,6 +9,7 @@ export const NOTICES = {
   'parked-retried': 'The parked events were offered to the read model again.',
   'key-revoked': 'The key was revoked; it is refused from now on.',
   'credits-granted': 'The credits were granted.',
+  'delivery-resent': 'The delivery was queued for another attempt now; refresh to see it.',
   'mode-switched': 'Switched mode.',
   'signed-out': 'You are signed out.',
   'session-ended': 'Your session ended (it expired, or its key was revoked or expired); sign in again.',

@@ -70,11 +70,19 @@ export class EventStoreUnavailableError extends DependencyUnavailable {
 export interface ReadStreamOptions {
   /** The first revision to read: a caller holding a state folded up to n - 1 reads from n. */
   fromRevision?: number;
+  /** At most this many events (default: to the stream's end). */
+  limit?: number;
 }
 
 export interface ReadAllOptions {
   /** Read events strictly after this position. */
   after: Position;
+  limit: number;
+}
+
+export interface ReadAllBackwardOptions {
+  /** Read events strictly before this position; from the head when absent. */
+  before?: Position;
   limit: number;
 }
 
@@ -142,6 +150,12 @@ export interface EventStore {
    * the oldest event a consumer at `after` has not read, whose age is that consumer's lag.
    */
   readAll(options: ReadAllOptions): Promise<RecordedEvent[]>;
+  /**
+   * Events before a position (or from the head) in reverse global order, newest first: a
+   * bounded look at the recent log (the console's event browser) without reading it from
+   * the start. Only events readAll can return.
+   */
+  readAllBackward(options: ReadAllBackwardOptions): Promise<RecordedEvent[]>;
   /** Position of the newest event readAll can return, or START. */
   headPosition(): Promise<Position>;
   /**

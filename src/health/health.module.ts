@@ -8,5 +8,7 @@ import { Readiness } from './readiness';
   imports: [TerminusModule.forRoot({ logger: false })],
   controllers: [HealthController],
   providers: [Readiness],
+  // The console's overview shows the same checks.
+  exports: [Readiness],
 })
 export class HealthModule {}

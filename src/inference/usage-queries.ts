@@ -37,14 +37,22 @@ export class UsageQueries {
   /**
    * One account's usage in one mode over the last `days` UTC days, today included. The
    * account's calls metered by this instance are in it (a bounded wait, as after writes),
-   * so GET /v1/usage and `svc usage` agree with the calls just answered.
+   * so GET /v1/usage, `svc usage` and the console agree with the calls just answered.
    */
   async report(owner: Owner, days: number): Promise<UsageReport> {
+    return usageReport(await this.daily(owner, days), days);
+  }
+
+  /** The daily rows report() sums (one per UTC day and model with calls), oldest first: the console charts them. */
+  async daily(owner: Owner, days: number): Promise<DailyUsage[]> {
     const latest = this.meter.latestPosition(owner.mode, owner.accountId);
     if (latest) await this.projections.waitFor(latest, { projections: [INFERENCE_USAGE_READ_MODEL] });
     const s = ownedBy(owner);
-    const { rows } = await this.db.query(`SELECT ${COLUMNS} FROM inference_usage_daily WHERE ${s.where()} AND day >= ${s.param(windowStart(days))}::date`, s.params);
-    return usageReport(rows.map(toDaily), days);
+    const { rows } = await this.db.query(
+      `SELECT ${COLUMNS} FROM inference_usage_daily WHERE ${s.where()} AND day >= ${s.param(windowStart(days))}::date ORDER BY day, model`,
+      s.params,
+    );
+    return rows.map(toDaily);
   }
 
   /** Every daily row, for the audit, in one order. */

@@ -16,6 +16,15 @@ export interface ClearingEntry {
   amount_cents: number;
 }
 
+/** One account's postings on one UTC day (yyyy-mm-dd). */
+export interface DailyTotal {
+  day: string;
+  account: string;
+  currency: string;
+  debits_cents: number;
+  credits_cents: number;
+}
+
 /** The name of this context's read model (its projection in projections/, its checkpoint). */
 export const JOURNAL_READ_MODEL = 'journal';
 
@@ -195,10 +204,12 @@ export class JournalQueries {
   /**
    * Postings in log order, recorded in [from, to), `limit` at a time after the posting named
    * by `cursor` (the last posting_id of the previous page); 400 for a cursor that names none.
+   * With `account`, only that account's postings (the cursor is the same).
    */
-  async postings(mode: Mode, range: { from?: Date; to?: Date }, page: { cursor?: string; limit: number }): Promise<Page<Posting>> {
+  async postings(mode: Mode, range: { from?: Date; to?: Date; account?: string }, page: { cursor?: string; limit: number }): Promise<Page<Posting>> {
     const s = inMode(mode);
     const where = [s.where()];
+    if (range.account) where.push(`account = ${s.param(range.account)}`);
     if (range.from) where.push(`recorded_at >= ${s.param(range.from.toISOString())}`);
     if (range.to) where.push(`recorded_at < ${s.param(range.to.toISOString())}`);
     if (page.cursor) {
@@ -212,6 +223,32 @@ export class JournalQueries {
       s.params,
     );
     return toPage(rows.map((r) => ({ ...r, id: r.posting_id })), page.limit, toPosting);
+  }
+
+  /**
+   * The debits and credits of each of `accounts` per UTC day of [from, to), for the days that
+   * have any: one grouped read of the (mode, account, recorded_at) index.
+   */
+  async dailyTotals(mode: Mode, accounts: string[], range: { from: Date; to: Date }): Promise<DailyTotal[]> {
+    const s = inMode(mode);
+    const { rows } = await this.db.query<{ day: string; account: string; currency: string; debits_cents: string; credits_cents: string }>(
+      `SELECT to_char(recorded_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, account, currency, sum(debit_cents) AS debits_cents, sum(credit_cents) AS credits_cents
+         FROM journal_postings
+        WHERE ${s.where()} AND account = ANY(${s.param(accounts)}::text[]) AND recorded_at >= ${s.param(range.from.toISOString())} AND recorded_at < ${s.param(range.to.toISOString())}
+        GROUP BY 1, account, currency ORDER BY 1, account, currency`,
+      s.params,
+    );
+    return rows.map((r) => ({ day: r.day, account: r.account, currency: r.currency, debits_cents: Number(r.debits_cents), credits_cents: Number(r.credits_cents) }));
+  }
+
+  /** Every posting about one purchase, payout or session (its reference) in the mode, in log order: the console follows a purchase to them. */
+  async postingsOf(mode: Mode, reference: string, limit = 200): Promise<Posting[]> {
+    const s = inMode(mode);
+    const { rows } = await this.db.query(
+      `SELECT * FROM journal_postings WHERE ${s.where()} AND reference = ${s.param(reference)} ORDER BY position, posting_id LIMIT ${s.param(limit)}`,
+      s.params,
+    );
+    return rows.map(toPosting);
   }
 
   /** The postings of processor:clearing recorded in [from, to): what moved through our processor balance. */

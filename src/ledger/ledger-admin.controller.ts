@@ -76,7 +76,7 @@ export class LedgerAdminController {
     return this.journal.trialBalance(modeParam(mode, true)!, instantParam('as_of', asOf));
   }
 
-  /** The journal's postings in log order, recorded in [from, to), a page at a time. */
+  /** The journal's postings in log order, recorded in [from, to), of one account when given, a page at a time. */
   @Get('ledger/journal')
   postings(
     @Query('mode') mode?: unknown,
@@ -84,10 +84,12 @@ export class LedgerAdminController {
     @Query('to') to?: unknown,
     @Query('cursor') cursor?: unknown,
     @Query('limit') limit?: unknown,
+    @Query('account') account?: unknown,
   ) {
     const range = rangeParams(from, to);
     if (cursor !== undefined && (typeof cursor !== 'string' || cursor.length > 200)) throw Errors.validationFailed('Invalid field "cursor": not a cursor this list returned.');
-    return this.journal.postings(modeParam(mode, true)!, range, { cursor: cursor as string | undefined, limit: parseLimit(limit, { fallback: 1000, max: 5000 }) });
+    if (account !== undefined && (typeof account !== 'string' || !account || account.length > 200)) throw Errors.validationFailed('Invalid field "account": must be an account of the journal, such as platform:fee_revenue.');
+    return this.journal.postings(modeParam(mode, true)!, { ...range, account: account as string | undefined }, { cursor: cursor as string | undefined, limit: parseLimit(limit, { fallback: 1000, max: 5000 }) });
   }
 
   /** The journal's processor:clearing against the processor's own records for [from, to). */

@@ -36,6 +36,6 @@ import { LedgerReconciliation } from './reconciliation';
     ResumePayoutsHandler,
     SetPayoutDestinationHandler,
   ],
-  exports: [LedgerQueries, JournalQueries],
+  exports: [LedgerQueries, JournalQueries, LedgerReconciliation],
 })
 export class LedgerModule {}

@@ -41,11 +41,21 @@ export interface Reconciliation {
   amount_mismatches: ReconciliationItem[];
 }
 
+/** A reconciliation with the items that matched, which the report only counts (the console lists them). */
+export interface DetailedReconciliation extends Reconciliation {
+  matched_items: ReconciliationItem[];
+}
+
 /**
  * Our clearing account against the processor's own records, item by item: matched when both
  * name the same payment, fee, refund or transfer with the same amount and currency.
  */
 export function compareBooks(ours: ClearingEntry[], theirs: ProcessorRecord[]): Omit<Reconciliation, 'mode' | 'from' | 'to'> {
+  const { matched_items: _matched, ...report } = compareInDetail(ours, theirs);
+  return report;
+}
+
+function compareInDetail(ours: ClearingEntry[], theirs: ProcessorRecord[]): Omit<DetailedReconciliation, 'mode' | 'from' | 'to'> {
   const items = new Map<string, ReconciliationItem>();
   const item = (kind: Kind, id: string | null, currency: string, key: string) =>
     items.get(key) ?? items.set(key, { kind, processor_id: id, currency, ledger_cents: null, processor_cents: null, event_ids: [] }).get(key)!;
@@ -63,16 +73,17 @@ export function compareBooks(ours: ClearingEntry[], theirs: ProcessorRecord[]): 
     it.processor_cents = (it.processor_cents ?? 0) + record.amount_cents;
   }
   const all = [...items.values()];
-  const matched = all.filter((i) => i.ledger_cents !== null && i.ledger_cents === i.processor_cents).length;
+  const matched = all.filter((i) => i.ledger_cents !== null && i.ledger_cents === i.processor_cents);
   const missingInLedger = all.filter((i) => i.ledger_cents === null);
   const missingAtProcessor = all.filter((i) => i.processor_cents === null);
   const mismatches = all.filter((i) => i.ledger_cents !== null && i.processor_cents !== null && i.ledger_cents !== i.processor_cents);
   return {
     ok: !missingInLedger.length && !missingAtProcessor.length && !mismatches.length,
-    matched,
+    matched: matched.length,
     missing_in_ledger: missingInLedger,
     missing_at_processor: missingAtProcessor,
     amount_mismatches: mismatches,
+    matched_items: matched,
   };
 }
 
@@ -85,7 +96,13 @@ export class LedgerReconciliation {
   ) {}
 
   async reconcile(mode: Mode, range: { from?: Date; to?: Date }): Promise<Reconciliation> {
+    const { matched_items: _matched, ...report } = await this.reconcileInDetail(mode, range);
+    return report;
+  }
+
+  /** The same comparison, keeping the matched items (the console shows them). */
+  async reconcileInDetail(mode: Mode, range: { from?: Date; to?: Date }): Promise<DetailedReconciliation> {
     const [ours, theirs] = await Promise.all([this.journal.clearingEntries(mode, range), this.processor.records({ mode, ...range })]);
-    return { mode, from: range.from?.toISOString() ?? null, to: range.to?.toISOString() ?? null, ...compareBooks(ours, theirs) };
+    return { mode, from: range.from?.toISOString() ?? null, to: range.to?.toISOString() ?? null, ...compareInDetail(ours, theirs) };
   }
 }

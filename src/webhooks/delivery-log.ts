@@ -1,5 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DATABASE, Database } from '../database/database';
+import type { Mode } from '../platform/mode';
+import { filteredBy, inMode } from '../platform/owner-scope';
 import { invalidCursor, Page, toPage } from '../platform/pagination';
 import { publicEventId } from './public-events';
 
@@ -35,6 +37,34 @@ export function toEntry(row: any): DeliveryLogEntry {
   };
 }
 
+export const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed'] as const;
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
+
+/** A delivery as an operator sees it: whose it is, where it goes, and the domain event's own id. */
+export interface OperatorDelivery extends DeliveryLogEntry {
+  endpoint_id: string;
+  account_id: string;
+  mode: Mode;
+  /** The domain event's id in the event store (event_id is its public evt_ form). */
+  store_event_id: string;
+  url: string | null;
+  payload: string;
+}
+
+export interface DeliveryAttempt {
+  attempt: number;
+  response_status: number | null;
+  error: string | null;
+  response_body: string | null;
+  started_at: string;
+  /** null: the attempt is under way, or was interrupted (the worker stopped). */
+  finished_at: string | null;
+}
+
+function toOperatorDelivery(row: any): OperatorDelivery {
+  return { ...toEntry(row), endpoint_id: row.endpoint_id, account_id: row.account_id, mode: row.mode, store_event_id: String(row.event_id), url: row.url ?? null, payload: row.payload };
+}
+
 /** The delivery log of one endpoint, newest first; the caller has already checked ownership. */
 @Injectable()
 export class DeliveryLog {
@@ -54,5 +84,85 @@ export class DeliveryLog {
       [endpointId, cursor ?? null, limit + 1],
     );
     return toPage(rows, limit, toEntry);
+  }
+
+  /**
+   * Operators (the console): one mode's deliveries, of one account and/or one status when
+   * given, newest first. Each statement's tenant predicate comes from the owner scope.
+   */
+  async recent(filter: { mode: Mode; accountId?: string; status?: DeliveryStatus }, limit: number, cursor?: string): Promise<Page<OperatorDelivery>> {
+    const s = filteredBy({ mode: filter.mode, accountId: filter.accountId });
+    const where = [s.where('d')];
+    if (filter.status) where.push(`d.status = ${s.param(filter.status)}`);
+    if (cursor) {
+      const c = inMode(filter.mode);
+      const { rows } = await this.db.query(`SELECT 1 FROM webhook_deliveries WHERE ${c.where()} AND id = ${c.param(cursor)}`, c.params);
+      if (!rows.length) throw invalidCursor();
+      const at = s.param(cursor);
+      where.push(`(d.created_at, d.id) < (SELECT created_at, id FROM webhook_deliveries WHERE id = ${at})`);
+    }
+    const { rows } = await this.db.query(
+      `SELECT d.*, e.url FROM webhook_deliveries d LEFT JOIN webhook_endpoints e ON e.id = d.endpoint_id
+        WHERE ${where.join(' AND ')} ORDER BY d.created_at DESC, d.id DESC LIMIT ${s.param(limit + 1)}`,
+      s.params,
+    );
+    return toPage(rows, limit, toOperatorDelivery);
+  }
+
+  /** How many of one mode's deliveries (of one account when given) are in each status. */
+  async countsByStatus(filter: { mode: Mode; accountId?: string }): Promise<Record<DeliveryStatus, number>> {
+    const s = filteredBy(filter);
+    const { rows } = await this.db.query<{ status: DeliveryStatus; n: string }>(
+      `SELECT status, count(*) AS n FROM webhook_deliveries WHERE ${s.where()} GROUP BY status`,
+      s.params,
+    );
+    const counts = { pending: 0, succeeded: 0, failed: 0 };
+    for (const r of rows) counts[r.status] = Number(r.n);
+    return counts;
+  }
+
+  /** One mode's delivery attempts that finished since an instant, per minute: answered 2xx, or not (the overview's success rate). */
+  async attemptsPerMinute(mode: Mode, since: Date): Promise<{ minute: Date; succeeded: number; failed: number }[]> {
+    const s = inMode(mode);
+    const { rows } = await this.db.query<{ minute: Date | string; succeeded: string; failed: string }>(
+      `SELECT date_trunc('minute', a.finished_at) AS minute,
+              count(*) FILTER (WHERE a.response_status BETWEEN 200 AND 299) AS succeeded,
+              count(*) FILTER (WHERE a.response_status IS NULL OR a.response_status NOT BETWEEN 200 AND 299) AS failed
+         FROM webhook_delivery_attempts a JOIN webhook_deliveries d ON d.id = a.delivery_id
+        WHERE a.finished_at >= ${s.param(since.toISOString())} AND ${s.where('d')}
+        GROUP BY 1 ORDER BY 1`,
+      s.params,
+    );
+    return rows.map((r) => ({ minute: new Date(r.minute), succeeded: Number(r.succeeded), failed: Number(r.failed) }));
+  }
+
+  /** One delivery of the mode, with its attempts oldest first; undefined when the mode has none of that id. */
+  async findInMode(mode: Mode, id: string): Promise<{ delivery: OperatorDelivery; attempts: DeliveryAttempt[] } | undefined> {
+    const s = inMode(mode);
+    const { rows } = await this.db.query(
+      `SELECT d.*, e.url FROM webhook_deliveries d LEFT JOIN webhook_endpoints e ON e.id = d.endpoint_id WHERE ${s.where('d')} AND d.id = ${s.param(id)}`,
+      s.params,
+    );
+    if (!rows.length) return undefined;
+    const attempts = await this.db.query(
+      'SELECT attempt, response_status, error, response_body, started_at, finished_at FROM webhook_delivery_attempts WHERE delivery_id = $1 ORDER BY attempt',
+      [id],
+    );
+    return {
+      delivery: toOperatorDelivery(rows[0]),
+      attempts: attempts.rows.map((a: any) => ({ ...a, started_at: iso(a.started_at)!, finished_at: iso(a.finished_at) })),
+    };
+  }
+
+  /** The deliveries one domain event (its event store id) made, in the mode. */
+  async ofEvent(mode: Mode, storeEventId: string): Promise<OperatorDelivery[]> {
+    if (!/^[0-9a-f-]{36}$/i.test(storeEventId)) return [];
+    const s = inMode(mode);
+    const { rows } = await this.db.query(
+      `SELECT d.*, e.url FROM webhook_deliveries d LEFT JOIN webhook_endpoints e ON e.id = d.endpoint_id
+        WHERE ${s.where('d')} AND d.event_id = ${s.param(storeEventId)}::uuid ORDER BY d.created_at, d.id`,
+      s.params,
+    );
+    return rows.map(toOperatorDelivery);
   }
 }

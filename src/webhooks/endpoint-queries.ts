@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DATABASE, Database } from '../database/database';
-import { Owner, ownedBy } from '../platform/owner-scope';
+import type { Mode } from '../platform/mode';
+import { inMode, Owner, ownedBy } from '../platform/owner-scope';
 import { invalidCursor, Page, toPage } from '../platform/pagination';
 
 /** The name of this context's read model (its projection in projections/, its checkpoint). */
@@ -54,5 +55,12 @@ export class EndpointQueries {
       s.params,
     );
     return toPage(rows, limit, toEndpointView);
+  }
+
+  /** Operators (the console): the mode's newest endpoints of every account. */
+  async recentInMode(mode: Mode, limit: number): Promise<(WebhookEndpointView & { account_id: string })[]> {
+    const s = inMode(mode);
+    const { rows } = await this.db.query(`SELECT * FROM webhook_endpoints WHERE ${s.where()} ORDER BY created_at DESC, id DESC LIMIT ${s.param(limit)}`, s.params);
+    return rows.map((row: any) => ({ ...toEndpointView(row), account_id: row.account_id }));
   }
 }

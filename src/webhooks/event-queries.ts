@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DATABASE, Database } from '../database/database';
-import { Owner, ownedBy } from '../platform/owner-scope';
+import type { Mode } from '../platform/mode';
+import { inMode, Owner, ownedBy } from '../platform/owner-scope';
 import { invalidCursor, Page, toPage } from '../platform/pagination';
 import type { PublicEventType } from './public-events';
 
@@ -59,5 +60,16 @@ export class EventQueries {
       s.params,
     );
     return toPage(rows, filter.limit, toEventView);
+  }
+
+  /** Every account's public events in a mode since an instant, counted per minute and type (the console's overview). */
+  async perMinute(mode: Mode, since: Date): Promise<{ minute: Date; type: PublicEventType; events: number }[]> {
+    const s = inMode(mode);
+    const { rows } = await this.db.query<{ minute: Date | string; type: PublicEventType; events: string }>(
+      `SELECT date_trunc('minute', created) AS minute, type, count(*) AS events FROM public_events
+        WHERE ${s.where()} AND created >= ${s.param(since.toISOString())} GROUP BY 1, 2 ORDER BY 1`,
+      s.params,
+    );
+    return rows.map((r) => ({ minute: new Date(r.minute), type: r.type, events: Number(r.events) }));
   }
 }

@@ -41,6 +41,8 @@ import { WebhooksAdminController } from './webhooks-admin.controller';
     WebhookFanOut,
     DeliveryWorker,
   ],
+  // The console's pages read the same queries as the API.
+  exports: [EndpointQueries, EventQueries, DeliveryLog],
 })
 export class WebhooksModule implements OnApplicationBootstrap, BeforeApplicationShutdown {
   constructor(

@@ -6,6 +6,8 @@ import { publishModel } from '../catalog/catalog-client';
 import { ask, openaiFor } from '../inference/inference-client';
 import { ADMIN_TOKEN, startTestApp, TestApp } from '../support/app';
 import { eventually } from '../support/eventually';
+import { createEndpoint, ENCRYPTION_KEY } from '../webhooks/helpers';
+import { startReceiver } from '../webhooks/receiver';
 import { axe, chartData, charts, ConsoleBrowser, consoleBrowser, SCREENSHOTS, textOf } from './browser';
 
 /**
@@ -19,12 +21,15 @@ describe('the console in headless Chromium (issue 26)', () => {
   let t: TestApp;
   let b: ConsoleBrowser;
   let seller: { accountId: string; key: string };
+  let receiver: Awaited<ReturnType<typeof startReceiver>>;
 
   beforeAll(async () => {
-    t = await startTestApp({ env: { CONSUMER_MAX_ATTEMPTS: '2' } });
+    t = await startTestApp({ env: { CONSUMER_MAX_ATTEMPTS: '2', WEBHOOK_ENCRYPTION_KEY: ENCRYPTION_KEY, WEBHOOK_TIMEOUT_MS: '5000' } });
     b = await consoleBrowser(t);
+    receiver = await startReceiver(() => 204);
     // Real data for the charts: two sales (one of a listing titled with markup) and inference calls.
-    seller = await t.accountWithKey({ scopes: ['models:upload', 'payouts:read'], name: 'Acme Robotics' });
+    seller = await t.accountWithKey({ scopes: ['models:upload', 'payouts:read', 'webhooks:write'], name: 'Acme Robotics' });
+    await createEndpoint(t, seller.key, receiver.url, ['listing.purchased']);
     const buyer = await t.accountWithKey({ scopes: ['models:read'] });
     for (const title of ['Grasp policy', XSS_TITLE]) {
       const model = await publishModel(t, seller.key, { title, price_cents: 2500 });
@@ -36,6 +41,7 @@ describe('the console in headless Chromium (issue 26)', () => {
   afterAll(async () => {
     await b?.close();
     await t?.close();
+    await receiver?.close();
   });
 
   it('signs an operator in with the admin token; every operator page renders, accessible and without errors', async () => {
@@ -48,11 +54,21 @@ describe('the console in headless Chromium (issue 26)', () => {
     expect(page.url()).toBe(`${b.base}/console/overview`);
     expect(await page.$eval('[data-mode]', (el) => el.textContent)).toBe('test mode');
 
+    // Both sales delivered to the seller's endpoint before the overview is drawn.
+    await eventually(() => receiver.received.length >= 2, 20_000, 'two deliveries');
     await b.visit(page, errors, '/console/overview', 'overview');
-    const [inference] = await charts(page);
+    const [activity, deliveries, inference] = await charts(page);
+    expect(deliveries).toEqual({ points: 60, painted: true });
+    const answered = (await chartData(page, 1)).series.find((series) => series.label === 'Answered 2xx')!;
+    expect(answered.values.reduce((sum, n) => sum! + (n ?? 0), 0)).toBe(2);
+    expect(await page.$eval('[data-card="webhook-success"]', (el) => el.textContent)).toBe('100%');
+    // The last hour by minute, with this test's two sales in it.
+    expect(activity).toEqual({ points: 60, painted: true });
+    const sales = (await chartData(page, 0)).series.find((series) => series.label === 'Sales')!;
+    expect(sales.values.reduce((sum, n) => sum! + (n ?? 0), 0)).toBe(2);
     // 14 days, and this test's three calls drawn today.
     expect(inference).toEqual({ points: 14, painted: true });
-    expect((await chartData(page, 0)).series[0].values.at(-1)).toBe(3);
+    expect((await chartData(page, 2)).series[0].values.at(-1)).toBe(3);
 
     await b.visit(page, errors, '/console/read-models', 'read-models');
     await b.visit(page, errors, `/console/accounts?q=${seller.accountId}`, 'accounts');

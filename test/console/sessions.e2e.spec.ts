@@ -23,6 +23,7 @@ describe('the console: sessions and what they may see', () => {
     const overview = await browser.get('/console/overview');
     expect(overview.status).toBe(200);
     expect(overview.text).toContain('Read models serving');
+    expect(overview.text).toContain('data-card="ready"><span class="badge good">ready</span>');
     expect(overview.text).toContain('data-mode="test"');
     expect(overview.headers['content-security-policy']).toContain("script-src 'self'");
     expect(overview.headers['content-security-policy']).not.toContain('unsafe-inline');

@@ -53,6 +53,12 @@ export function eventStoreContract(name: string, open: () => Promise<ContractHar
         expect(await store.readStream(s('nothing-here'), { fromRevision: 2 })).toEqual([]);
       });
 
+      it('reads at most limit events of a stream from a revision', async () => {
+        await store.append(s('order-1'), [event('A'), event('B'), event('C')], 'no_stream');
+        expect((await store.readStream(s('order-1'), { fromRevision: 1, limit: 1 })).map((e) => e.type)).toEqual(['B']);
+        expect((await store.readStream(s('order-1'), { limit: 5 })).map((e) => e.type)).toEqual(['A', 'B', 'C']);
+      });
+
       it('rejects no_stream on an existing stream and leaves it unchanged', async () => {
         await store.append(s('order-1'), [event()], 'no_stream');
         await expect(store.append(s('order-1'), [event()], 'no_stream')).rejects.toBeInstanceOf(WrongExpectedRevisionError);
@@ -96,6 +102,17 @@ export function eventStoreContract(name: string, open: () => Promise<ContractHar
         expect(rest.map((e) => e.data.i)).toEqual([2, 3, 4]);
         expect(await store.headPosition()).toBe(rest[2].position);
         expect(await store.readAll({ after: rest[2].position, limit: 1 })).toEqual([]);
+      });
+
+      it('reads backwards from the head and from before a position, newest first, without the event at it', async () => {
+        for (let i = 0; i < 5; i++) await store.append(s(`s-${i}`), [event('E', { i })], 'no_stream');
+        const newest = await store.readAllBackward({ limit: 2 });
+        expect(newest.map((e) => e.data.i)).toEqual([4, 3]);
+        expect(newest[0].position).toBe(await store.headPosition());
+        const older = await store.readAllBackward({ before: newest[1].position, limit: 2 });
+        expect(older.map((e) => e.data.i)).toEqual([2, 1]);
+        const forward = await store.readAll({ after: head, limit: 5 });
+        expect((await store.readAllBackward({ before: forward[0].position, limit: 3 })).every((e) => e.position < forward[0].position)).toBe(true);
       });
 
       it('stamps each event with the time it was written, so the oldest one after a position gives the lag', async () => {

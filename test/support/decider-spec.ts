@@ -44,6 +44,13 @@ export function deciderSpec<Command, Event extends DomainEvent, State>(decider: 
 let specDatabase: Promise<PgliteDatabase> | undefined;
 let specs = 0;
 
+// The file's projection specs share one PGlite; closed after them, or it keeps the jest worker alive.
+afterAll(async () => {
+  const db = specDatabase;
+  specDatabase = undefined;
+  await (await db)?.close();
+});
+
 /** An event for a projection spec: its stream and, when it matters, its time. */
 export interface GivenEvent extends DomainEvent {
   streamId: string;

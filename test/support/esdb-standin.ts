@@ -3,8 +3,8 @@
  * server can be installed: an in-process gRPC server on the service definitions the client
  * package itself ships, holding everything in memory. The real client talks to it
  * unmodified (esdb://127.0.0.1:PORT?tls=false). It speaks only what the adapter uses:
- * Append, Read of a stream (resolving links when asked), Read of $all forward (backwards
- * from its end) with a filter, subscriptions to $all (catch-up, then live), persistent
+ * Append, Read of a stream (resolving links when asked), Read of $all forward (and backwards,
+ * from its end or before a position) with a filter, subscriptions to $all (catch-up, then live), persistent
  * subscriptions to $all (Create, Read, GetInfo) and ServerFeatures, which lists just those
  * methods, as the server does, so the client enables persistent subscriptions to $all and
  * still appends with plain Append (no BatchAppend listed). Every other method answers
@@ -323,7 +323,7 @@ export class EsdbStandIn {
     const options = call.request.getOptions();
     if (!options) throw new Error('read without options');
     const backwards = options.getReadDirection() === pb.ReadReq.Options.ReadDirection.BACKWARDS;
-    if (backwards && !(options.hasAll() && options.getAll()!.hasEnd())) throw new Error('the stand-in reads backwards only $all from its end');
+    if (backwards && !options.hasAll()) throw new Error('the stand-in reads backwards only $all');
     const structuredIds = options.getUuidOption()?.hasStructured() ?? false;
     const count = options.hasCount() ? Number(BigInt(options.getCount())) : Infinity;
 
@@ -350,7 +350,8 @@ export class EsdbStandIn {
       let sent = 0;
       for (const e of backwards ? [...this.log].reverse() : this.log) {
         if (sent >= count) break;
-        if ((!backwards && e.position < after) || !filter(e)) continue;
+        // Backwards from a position starts before it, as the server's backward read of $all does.
+        if ((!backwards && e.position < after) || (backwards && all.hasPosition() && e.position >= after) || !filter(e)) continue;
         call.write(this.eventResponse(e, structuredIds));
         sent++;
       }

@@ -15,7 +15,7 @@ nav.main a[aria-current="page"] { font-weight: 700; border-bottom: 2px solid var
 .badge.bad { color: var(--bad); } .badge.good { color: var(--good); } .badge.muted { color: var(--muted); }
 main { padding: 1.2rem; max-width: 1200px; }
 h1 { font-size: 1.4rem; margin: 0 0 1rem; } h2 { font-size: 1.1rem; margin: 1.4rem 0 .6rem; }
-.cards { display: grid; grid-template-columns: repeat(auto-fit, minmax(200px, 1fr)); gap: .8rem; }
+.cards { display: grid; grid-template-columns: repeat(auto-fit, minmax(200px, 1fr)); gap: .8rem; margin-bottom: 1rem; }
 .card { background: #fff; border: 1px solid var(--line); border-radius: .4rem; padding: .8rem; }
 .card .value { font-size: 1.4rem; font-weight: 700; }
 .card .label { color: var(--muted); }
@@ -25,6 +25,7 @@ figure { margin: 0 0 1rem; }
 table { border-collapse: collapse; width: 100%; background: #fff; }
 th, td { text-align: left; padding: .35rem .5rem; border-bottom: 1px solid var(--line); vertical-align: top; }
 th { color: var(--muted); font-weight: 600; }
+tbody td:first-child, tbody th:first-child { min-width: 9rem; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 code, pre { font: 12px/1.4 ui-monospace, SFMono-Regular, Menlo, monospace; }
 pre { background: #f3f4f6; padding: .6rem; overflow-x: auto; white-space: pre-wrap; word-break: break-all; }

@@ -93,14 +93,22 @@ ${chart(
   }
 
   private filters(request: PageRequest) {
-    const { type, from, to } = request.query;
+    const { type, from, to, payout } = request.query;
     if (type && !isType(type)) throw new ConsoleInputError(`"type" must be one of ${TRANSACTION_TYPES.join(', ')}.`);
+    // As GET /v1/balance_transactions?payout=: the sales and refunds that payout paid out (another ledger's payout is 404).
+    if (payout && !/^po_[A-Za-z0-9]{1,64}$/.test(payout)) throw new ConsoleInputError('"payout" must be a payout id (po_...).');
     const createdGte = dayParam('from', from);
     const until = dayParam('to', to);
     // "to" is a day shown whole: up to the start of the next.
     const createdLt = until && new Date(until.getTime() + 86_400_000);
     if (createdGte && createdLt && createdGte >= createdLt) throw new ConsoleInputError('"from" must not be after "to".');
-    return { type: type || undefined, from, to, options: { type: (type || undefined) as TransactionType | undefined, createdGte, createdLt } };
+    return {
+      type: type || undefined,
+      from,
+      to,
+      payout: payout || undefined,
+      options: { type: (type || undefined) as TransactionType | undefined, createdGte, createdLt, payoutId: payout || undefined },
+    };
   }
 
   private async transactions(request: PageRequest): Promise<Html> {
@@ -110,7 +118,8 @@ ${chart(
 <div><label for="type">Type</label><select id="type" name="type"><option value="">all</option>${TRANSACTION_TYPES.map((t) => html`<option value="${t}"${query.type === t ? html` selected` : ''}>${t}</option>`)}</select></div>
 <div><label for="from">From (UTC day)</label><input id="from" name="from" type="date" value="${query.from ?? ''}"></div>
 <div><label for="to">To (UTC day)</label><input id="to" name="to" type="date" value="${query.to ?? ''}"></div>
-<button type="submit">Filter</button></form>`;
+${query.payout ? html`<input type="hidden" name="payout" value="${query.payout}">` : ''}<button type="submit">Filter</button></form>
+${query.payout ? html`<p data-payout-filter>Paid out by <code>${query.payout}</code> · <a href="/console/transactions">all transactions</a></p>` : ''}`;
     let filters;
     try {
       filters = this.filters(request);
@@ -121,7 +130,7 @@ ${chart(
       const { summary } = await this.ledger.account(auth, q);
       return this.ledger.transactions(auth, { ...filters.options, limit: PAGE_ROWS, cursor: query.cursor || undefined }, summary.balance_cents, q);
     });
-    const keep = new URLSearchParams(Object.entries({ type: filters.type, from: filters.from, to: filters.to }).filter(([, v]) => v) as [string, string][]);
+    const keep = new URLSearchParams(Object.entries({ type: filters.type, from: filters.from, to: filters.to, payout: filters.payout }).filter(([, v]) => v) as [string, string][]);
     const csvLink = `/console/transactions?${new URLSearchParams([...keep, ['format', 'csv']])}`;
     const next = page.next_cursor ? `/console/transactions?${new URLSearchParams([...keep, ['cursor', page.next_cursor]])}` : undefined;
     return html`${form}

@@ -27,6 +27,7 @@ import {
   PersistentHandler,
   PersistentSubscriptionOptions,
   Position,
+  ReadAllBackwardOptions,
   ReadAllOptions,
   ReadStreamOptions,
   RecordedEvent,
@@ -119,7 +120,7 @@ export class EventStoreDbEventStore implements EventStore {
     try {
       return await rideOut(`read of ${streamId}`, this.retryMs, async () => {
         const events: RecordedEvent[] = [];
-        for await (const resolved of this.client.readStream(streamId, { direction: FORWARDS, fromRevision })) {
+        for await (const resolved of this.client.readStream(streamId, { direction: FORWARDS, fromRevision, ...(options.limit !== undefined ? { maxCount: options.limit } : {}) })) {
           const recorded = toRecorded(resolved);
           if (recorded) events.push(recorded);
         }
@@ -150,6 +151,26 @@ export class EventStoreDbEventStore implements EventStore {
       if (events.length === limit) break;
     }
     return events;
+  }
+
+  /**
+   * Backwards from a position or the end of $all; an event at `before` itself is dropped
+   * (one more is asked for), whichever way the server counts the position it starts from.
+   */
+  readAllBackward(options: ReadAllBackwardOptions): Promise<RecordedEvent[]> {
+    return rideOut('backward read of $all', this.retryMs, async () => {
+      const before = options.before;
+      const fromPosition = before ? parsePosition(before) : END;
+      const events: RecordedEvent[] = [];
+      if (before === START) return events;
+      for await (const resolved of this.client.readAll({ direction: BACKWARDS, fromPosition, maxCount: options.limit + 1, filter: this.filter })) {
+        const recorded = toRecorded(resolved);
+        if (!recorded || (before && recorded.position >= before)) continue;
+        events.push(recorded);
+        if (events.length === options.limit) break;
+      }
+      return events;
+    });
   }
 
   headPosition(): Promise<Position> {

@@ -3,6 +3,7 @@ import { Database } from '../../database/database';
 import {
   AppendResult,
   BatchHandler,
+  ReadAllBackwardOptions,
   ReadAllOptions,
   EventStore,
   ExpectedRevision,
@@ -159,8 +160,8 @@ export class PostgresEventStore implements EventStore {
 
   async readStream(streamId: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
     const { rows } = await this.db.query<EventRow>(
-      `SELECT ${COLUMNS} FROM events WHERE stream_id = $1 AND stream_revision >= $2 ORDER BY stream_revision`,
-      [streamId, options.fromRevision ?? 0],
+      `SELECT ${COLUMNS} FROM events WHERE stream_id = $1 AND stream_revision >= $2 ORDER BY stream_revision LIMIT $3`,
+      [streamId, options.fromRevision ?? 0, options.limit ?? null],
     );
     return rows.map(toRecorded);
   }
@@ -267,6 +268,20 @@ export class PostgresEventStore implements EventStore {
     const excess = tail.events.length - TAIL_EVENTS;
     if (excess > 0) tail.from = tail.events.splice(0, excess)[excess - 1].position;
     return appending;
+  }
+
+  async readAllBackward(options: ReadAllBackwardOptions): Promise<RecordedEvent[]> {
+    const { horizon } = await this.horizon();
+    // Below the horizon only, as readAll: an event still being committed under it would later appear among positions already shown.
+    const before = options.before ? parsePosition(options.before) : undefined;
+    const { rows } = await this.db.query<EventRow>(
+      `SELECT ${COLUMNS} FROM events
+        WHERE transaction_id < $1::text::xid8 AND ($2::text IS NULL OR (transaction_id, global_position) < ($2::text::xid8, $3::bigint))
+        ORDER BY transaction_id DESC, global_position DESC
+        LIMIT $4`,
+      [horizon, before ? before.commit.toString() : null, before ? before.prepare.toString() : null, options.limit],
+    );
+    return rows.map(toRecorded);
   }
 
   async headPosition(): Promise<Position> {

@@ -1,0 +1,67 @@
+import { Injectable } from '@nestjs/common';
+import { CatalogQueries } from '../../catalog/catalog-queries';
+import type { ListingState, ListingStatus } from '../../catalog/listing';
+import { PurchaseQueries } from '../../commerce/purchase-queries';
+import { ConsoleAction, ConsolePage, ConsoleSection } from '../console-page';
+import { count, instant, money } from '../format';
+import { Html, html } from '../html';
+import type { PageRequest } from '../viewer';
+
+const PAGE_ROWS = 50;
+const STATUSES: readonly ListingStatus[] = ['draft', 'published', 'unpublished'];
+
+const STATUS_TONE: Record<ListingStatus, string> = { draft: 'muted', published: 'good', unpublished: 'muted' };
+/** The day, with the instant for a pointer or a screen reader. */
+const day = (at: string) => html`<time datetime="${at}" title="${instant(at)}">${at.slice(0, 10)}</time>`;
+const VALIDATION_TONE: Record<ListingState['validation_status'], string> = { pending: 'muted', passed: 'good', failed: 'bad' };
+
+/**
+ * A creator's own listings (scope listings:read, as GET /v1/listings): models and datasets in
+ * every state, with why a publish failed, the price, downloads (catalog_listings) and sales
+ * (the purchases read model), newest first.
+ */
+@Injectable()
+export class CreatorListingsSection implements ConsoleSection {
+  constructor(
+    private readonly catalog: CatalogQueries,
+    private readonly purchases: PurchaseQueries,
+  ) {}
+
+  pages(): ConsolePage[] {
+    return [{ path: '/console/listings', title: 'Listings', role: 'creator', scopes: ['listings:read'], render: (request) => this.render(request) }];
+  }
+
+  actions(): ConsoleAction[] {
+    return [];
+  }
+
+  private async render(request: PageRequest): Promise<Html> {
+    const auth = request.viewer.auth!;
+    const { status: rawStatus, cursor } = request.query;
+    const form = html`<form class="filters" method="get" action="/console/listings">
+<div><label for="status">Status</label><select id="status" name="status"><option value="">all</option>${STATUSES.map((s) => html`<option value="${s}"${rawStatus === s ? html` selected` : ''}>${s}</option>`)}</select></div>
+<button type="submit">Filter</button></form>`;
+    if (rawStatus && !STATUSES.includes(rawStatus as ListingStatus)) {
+      return html`${form}<p class="notice error" role="alert">"status" must be one of ${STATUSES.join(', ')}.</p>`;
+    }
+    const status = (rawStatus || undefined) as ListingStatus | undefined;
+    const page = await this.catalog.listOwn(auth, { status, cursor: cursor || undefined, limit: PAGE_ROWS });
+    const sales = await this.purchases.salesOf(auth, page.items.map((l) => l.id));
+    const next = page.next_cursor ? `/console/listings?${new URLSearchParams({ ...(status ? { status } : {}), cursor: page.next_cursor })}` : undefined;
+    return html`${form}
+<table class="panel" data-rows="${page.items.length}">
+<caption class="visually-hidden">Your listings, newest first</caption>
+<thead><tr><th scope="col">Listing</th><th scope="col">Status</th><th scope="col">Validation</th><th scope="col" class="num">Price</th><th scope="col" class="num">Downloads</th><th scope="col" class="num">Sales</th><th scope="col">Published</th></tr></thead>
+<tbody>${page.items.map((l) => {
+      const sold = sales.get(l.id) ?? { sales: 0, reversed: 0 };
+      const problems = l.validation_errors ?? [];
+      return html`<tr data-listing="${l.id}"><td><strong>${l.title}</strong><div class="muted"><code>${l.slug}</code></div><div class="muted">${l.kind}, ${l.type}</div></td><td><span class="badge ${STATUS_TONE[l.status]}">${l.status}</span></td><td data-validation><span class="badge ${VALIDATION_TONE[l.validation_status]}">${l.validation_status}</span>${
+        problems.length ? html`<ul class="problems">${problems.map((p) => html`<li><code>${p.code}</code> ${p.message}</li>`)}</ul>` : ''
+      }</td><td class="num">${l.price.amount ? money(l.price.amount, l.price.currency) : 'free'}</td><td class="num" data-downloads>${count(l.downloads)}</td><td class="num" data-sales="${sold.sales}">${count(sold.sales)}${
+        sold.reversed ? html`<div class="muted">${count(sold.reversed)} refunded or disputed</div>` : ''
+      }</td><td>${l.published_at ? day(l.published_at) : html`<span class="muted">drafted ${day(l.created_at)}</span>`}</td></tr>`;
+    })}</tbody></table>
+${page.items.length ? '' : html`<p class="muted">${status ? `No ${status} listing.` : 'No listing yet: publish a model through the API or `svc models publish`.'}</p>`}
+${next ? html`<p><a href="${next}">Older listings</a></p>` : ''}`;
+  }
+}
