@@ -143,7 +143,8 @@ describe('ledger properties under random interleavings', () => {
       }),
       { numRuns: 15 },
     );
-  });
+    // 15 scenarios with a rebuild each: ~25 s alone, and past 60 s on a loaded 2-core CI machine.
+  }, 180_000);
 
   it('verifies a ledger that has a payout destination and nothing else, before and after a rebuild', async () => {
     const { accountId } = await t.accountWithKey({ mode: 'live', scopes: ['payouts:read'] });

@@ -158,5 +158,6 @@ const freePort = () =>
     } finally {
       await t.app.get(Fulfilment).start();
     }
-  });
+    // 40 purchases and a kill: ~12 s alone, and past 60 s on a loaded 2-core CI machine.
+  }, 180_000);
 });
