@@ -2,7 +2,7 @@
 /**
  * npm run bench: every benchmark, one after the other, each printing its figures next to a
  * baseline measured in the same run. Needs a Postgres server (DATABASE_URL, default the
- * local one) for bench/me.js, bench/search.js, bench/rebuild.js, bench/eventstore.js, bench/long-streams.js, bench/journal.js and bench/inference.js; the others take DATABASE_URL when set, else PGlite.
+ * local one) for bench/me.js, bench/search.js, bench/rebuild.js, bench/eventstore.js, bench/long-streams.js, bench/journal.js, bench/inference.js and bench/console.js; the others take DATABASE_URL when set, else PGlite.
  */
 const { spawnSync } = require('node:child_process');
 const path = require('node:path');
@@ -16,6 +16,7 @@ const benches = [
   ['node', [path.join(__dirname, 'webhooks.js')]],
   ['node', [path.join(__dirname, 'long-streams.js')]],
   ['node', [path.join(__dirname, 'journal.js')]],
+  ['node', [path.join(__dirname, 'console.js')]],
   ['node', [path.join(__dirname, 'checkout-latency.js')]],
   ['node', [path.join(__dirname, 'inference.js')]],
   ['node', [path.join(__dirname, 'factory.js')]],

@@ -33,6 +33,7 @@ export const journalProjection: Projection = {
     CREATE INDEX IF NOT EXISTS journal_postings_as_of ON journal_postings (mode, account, recorded_at, position);
     CREATE INDEX IF NOT EXISTS journal_postings_in_order ON journal_postings (mode, position, posting_id);
     CREATE INDEX IF NOT EXISTS journal_postings_by_reference ON journal_postings (mode, reference);
+    CREATE INDEX IF NOT EXISTS journal_postings_by_event ON journal_postings (mode, event_id);
     CREATE TABLE IF NOT EXISTS journal_accounts (
       mode          text NOT NULL,
       account       text NOT NULL,

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DATABASE, Database, Queryable } from '../database/database';
 import type { Mode } from '../platform/mode';
-import { filteredBy, Owner, ownedBy } from '../platform/owner-scope';
+import { filteredBy, inMode, Owner, ownedBy } from '../platform/owner-scope';
 import { ProjectionRunner } from '../projection-runner/projection-runner';
 import { UsageMeter } from './usage-meter';
 import { DailyUsage, usageReport, UsageReport, windowStart } from './usage-totals';
@@ -53,6 +53,19 @@ export class UsageQueries {
       s.params,
     );
     return rows.map(toDaily);
+  }
+
+  /**
+   * Every account's calls in one mode per UTC day from `since` (yyyy-mm-dd) on, summed by the
+   * database: a chart of a few days reads a row a day, not one per account, day and model.
+   */
+  async callsPerDay(mode: Mode, since: string): Promise<{ day: string; calls: number }[]> {
+    const s = inMode(mode);
+    const { rows } = await this.db.query<{ day: string; calls: string }>(
+      `SELECT to_char(day, 'YYYY-MM-DD') AS day, sum(calls)::text AS calls FROM inference_usage_daily WHERE ${s.where()} AND day >= ${s.param(since)}::date GROUP BY day ORDER BY day`,
+      s.params,
+    );
+    return rows.map((r) => ({ day: r.day, calls: Number(r.calls) }));
   }
 
   /** Every daily row, for the audit, in one order. */

@@ -57,7 +57,7 @@ export class OverviewSection implements ConsoleSection {
     const since = new Date(firstMinute * 60_000);
     const [{ items, subscribers }, usage, activity, checks, attempts] = await Promise.all([
       this.projections.status(),
-      this.usage.all({ mode }),
+      this.usage.callsPerDay(mode, lastDays(USAGE_DAYS)[0]),
       this.events.perMinute(mode, since),
       Promise.all([this.readiness.database(), this.readiness.eventStore(), this.readiness.projectionsServing()]),
       this.deliveries.attemptsPerMinute(mode, since),
@@ -82,8 +82,7 @@ export class OverviewSection implements ConsoleSection {
     const parked = [...items, ...subscribers].reduce((sum, p) => sum + p.parked, 0);
     const maxLag = Math.max(0, ...items.map((p) => p.lag_seconds));
     const days = lastDays(USAGE_DAYS);
-    const calls = new Map<string, number>();
-    for (const row of usage) calls.set(row.day, (calls.get(row.day) ?? 0) + row.calls);
+    const calls = new Map(usage.map((row) => [row.day, row.calls]));
     return html`<div class="cards">
 <div class="card"><div class="label">Ready (GET /readyz)</div><div class="value" data-card="ready">${failing.length ? html`<span class="badge bad">not ready</span>` : html`<span class="badge good">ready</span>`}</div>${failing.map((f) => html`<div class="muted">${f}</div>`)}</div>
 <div class="card"><div class="label">Read models serving</div><div class="value" data-card="serving">${serving} / ${items.length}</div></div>
