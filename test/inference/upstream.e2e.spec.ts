@@ -21,7 +21,9 @@ describe('chat completions in live mode, through an OpenAI-compatible upstream',
         INFERENCE_UPSTREAM_URL: upstream.url,
         INFERENCE_UPSTREAM_KEY: 'sk-upstream',
         INFERENCE_UPSTREAM_MODELS: 'svc-fast-8b=llama3.1:8b',
-        INFERENCE_UPSTREAM_TIMEOUT_MS: '500',
+        // Generous: the upstream stand-in runs in this worker beside PGlite, and a loaded machine
+        // must not turn its prompt first chunk into a timeout. The stall tests wait this long.
+        INFERENCE_UPSTREAM_TIMEOUT_MS: '2000',
       },
     });
     await t.app.listen(0, '127.0.0.1');
