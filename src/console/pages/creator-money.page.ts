@@ -3,6 +3,7 @@ import { JournalQueries, periodsOf } from '../../ledger/journal-queries';
 import { LedgerQueries } from '../../ledger/ledger-queries';
 import { TRANSACTION_TYPES, TransactionType } from '../../ledger/ledger.decider';
 import type { AuthContext } from '../../platform/auth/auth-context';
+import { csvCell } from '../csv';
 import { ConsoleAction, ConsoleInputError, ConsolePage, ConsoleSection } from '../console-page';
 import { instant, money } from '../format';
 import { Html, html } from '../html';
@@ -23,13 +24,6 @@ function dayParam(field: string, raw: string | undefined): Date | undefined {
   if (Number.isNaN(date.getTime())) throw new ConsoleInputError(`"${field}" must be a date such as 2026-01-31.`);
   return date;
 }
-
-const csvCell = (value: unknown) => {
-  const text = value === null || value === undefined ? '' : String(value);
-  // A cell starting with = + - @ is a formula to a spreadsheet: quoted and prefixed, it stays text.
-  const safe = /^[=+\-@\t\r]/.test(text) && !/^-?\d+(\.\d+)?$/.test(text) ? `'${text}` : text;
-  return /[",\n\r]/.test(safe) || safe !== text ? `"${safe.replace(/"/g, '""')}"` : safe;
-};
 
 /**
  * A creator's money (scope payouts:read, as GET /v1/balance): the balance now and its

@@ -6,6 +6,7 @@ import { DetailedReconciliation, LedgerReconciliation, ReconciliationItem } from
 import { ApiError } from '../../platform/errors';
 import { instantParam } from '../../platform/instant';
 import type { Mode } from '../../platform/mode';
+import { csvCell } from '../csv';
 import { ConsoleAction, ConsoleInputError, ConsolePage, ConsoleSection } from '../console-page';
 import { count, instant, money } from '../format';
 import { Html, html } from '../html';
@@ -65,13 +66,6 @@ function dayRange(query: Record<string, string | undefined>): { from?: Date; to?
   if (from && until && from > until) throw new ConsoleInputError('"from" must not be after "to".');
   return { from, to: until && new Date(until.getTime() + DAY_MS) };
 }
-
-const csvCell = (value: unknown) => {
-  const text = value === null || value === undefined ? '' : String(value);
-  // A cell starting with = + - @ is a formula to a spreadsheet: quoted and prefixed, it stays text.
-  const safe = /^[=+\-@\t\r]/.test(text) && !/^-?\d+(\.\d+)?$/.test(text) ? `'${text}` : text;
-  return /[",\n\r]/.test(safe) || safe !== text ? `"${safe.replace(/"/g, '""')}"` : safe;
-};
 
 const SUBPAGES = [
   { path: '/console/ledger', label: 'Trial balance' },
