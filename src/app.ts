@@ -3,7 +3,7 @@ import { Logger as PinoNestLogger } from 'nestjs-pino';
 import type { DestinationStream } from 'pino';
 import { NestFactory } from '@nestjs/core';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { AccountQueries } from './accounts/account-queries';
+import { KeptAccounts } from './accounts/kept-accounts';
 import { authenticateApiKey } from './accounts/api-key.guard';
 import { OPENAPI_PATH } from './openapi/paths';
 import { resolveAdminToken } from './admin/admin-token';
@@ -47,7 +47,7 @@ export async function createApp(base: Settings, options: AppOptions = {}): Promi
     usePino ? { bodyParser: false, bufferLogs: true } : { bodyParser: false, logger: options.logger },
   );
   if (usePino) app.useLogger(new ServiceLogger(app.get(PinoNestLogger)));
-  const accounts = app.get(AccountQueries);
+  const accounts = app.get(KeptAccounts);
   configureHttp(app.getHttpAdapter().getInstance(), settings, {
     authenticateApiKey: (header) => authenticateApiKey(header, accounts),
     adminToken: settings.adminToken!,

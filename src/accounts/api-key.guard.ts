@@ -1,8 +1,8 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { FastifyRequest } from 'fastify';
-import { AccountQueries } from './account-queries';
-import { parseApiKey, secretMatches } from './api-key-secret';
+import { parseApiKey } from './api-key-secret';
+import { KeptAccounts } from './kept-accounts';
 import { Errors } from '../platform/errors';
 import { AuthContext, keyAllows, REQUIRED_SCOPES, WITHOUT_API_KEY } from '../platform/auth/auth-context';
 
@@ -10,14 +10,14 @@ import { AuthContext, keyAllows, REQUIRED_SCOPES, WITHOUT_API_KEY } from '../pla
  * Who the bearer API key in an Authorization header belongs to; throws the 401 errors.
  * Runs before the body is read (see configureHttp) and, for routes outside /v1, in the guard.
  */
-export async function authenticateApiKey(header: string | undefined, accounts: AccountQueries): Promise<AuthContext> {
+export async function authenticateApiKey(header: string | undefined, accounts: KeptAccounts): Promise<AuthContext> {
   const match = typeof header === 'string' ? /^Bearer(?: +(.*))?$/i.exec(header.trim()) : null;
   const token = match?.[1]?.trim();
   if (!token) throw Errors.missingCredentials();
 
   const parsed = parseApiKey(token);
   if (!parsed) throw Errors.invalidKey('The API key is malformed: expected svc_test_ or svc_live_ followed by 40 letters and digits.');
-  const key = (await accounts.keysByLookupId(parsed.lookupId)).find((k) => secretMatches(parsed.secret, k.secret_hash));
+  const key = await accounts.keyMatching(parsed.lookupId, parsed.secret);
   if (!key) throw Errors.invalidKey('Unknown API key.');
   if (key.revoked_at) throw Errors.invalidKey('This API key has been revoked.');
   if (key.expires_at && new Date(key.expires_at).getTime() <= Date.now()) throw Errors.invalidKey('This API key has expired.');
@@ -27,14 +27,15 @@ export async function authenticateApiKey(header: string | undefined, accounts: A
 
 /**
  * The one API key check (spec part 5), applied to every route not marked @WithoutApiKey.
- * It reads the key on every request, with no cache, so a revocation bites at once on
- * every instance.
+ * Keys are kept in process and changed by their events (KeptAccounts), so a revocation
+ * bites on every instance as soon as its event reaches it; expiry is checked here, on
+ * every request.
  */
 @Injectable()
 export class ApiKeyGuard implements CanActivate {
   constructor(
     private readonly reflector: Reflector,
-    private readonly accounts: AccountQueries,
+    private readonly accounts: KeptAccounts,
   ) {}
 
   /** The key is read in the onRequest hook for /v1 routes (request.auth is then set), else here. */

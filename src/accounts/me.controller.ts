@@ -2,10 +2,14 @@ import { Controller, Get } from '@nestjs/common';
 import { Auth, AuthContext } from '../platform/auth/auth-context';
 import { Errors } from '../platform/errors';
 import { AccountQueries } from './account-queries';
+import { KeptAccounts } from './kept-accounts';
 
 @Controller('v1')
 export class MeController {
-  constructor(private readonly accounts: AccountQueries) {}
+  constructor(
+    private readonly accounts: AccountQueries,
+    private readonly kept: KeptAccounts,
+  ) {}
 
   /**
    * GET /v1/me: the account behind the key, the key's mode and scopes, and the generation
@@ -13,7 +17,7 @@ export class MeController {
    */
   @Get('me')
   async me(@Auth() auth: AuthContext) {
-    const account = await this.accounts.findAccount(auth.accountId);
+    const account = await this.kept.account(auth.accountId);
     if (!account) throw Errors.notFound('account');
     return { ...account, key: { mode: auth.mode, scopes: auth.scopes }, credits: await this.accounts.creditsLeft(auth) };
   }

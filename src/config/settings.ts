@@ -49,6 +49,12 @@ export interface Settings {
   readonly inferenceUpstream?: InferenceUpstreamSettings;
   /** Least severe log records written (LOG_LEVEL). */
   readonly logLevel: LogLevel;
+  /**
+   * Keys, accounts and prices kept in each process, changed by their events (issue 27): a
+   * copy the log has not confirmed for maxAgeSeconds is read again; at most size of each.
+   * maxAgeSeconds 0 reads them on every request.
+   */
+  readonly authCache: { maxAgeSeconds: number; size: number };
 }
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -316,6 +322,10 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     readyMaxLagSeconds: integer(env, 'READY_MAX_LAG_SECONDS', 30, 1, 86_400),
     inferenceUpstream: inferenceUpstream(env),
     logLevel: logLevel(env),
+    authCache: {
+      maxAgeSeconds: integer(env, 'AUTH_CACHE_MAX_AGE', 60, 0, 86_400),
+      size: integer(env, 'AUTH_CACHE_SIZE', 10_000, 1, 10_000_000),
+    },
   });
 }
 

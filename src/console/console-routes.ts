@@ -6,6 +6,7 @@ import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { authenticateApiKey } from '../accounts/api-key.guard';
 import type { AccountQueries } from '../accounts/account-queries';
+import type { KeptAccounts } from '../accounts/kept-accounts';
 import { adminTokenCheck } from '../platform/auth/admin.guard';
 import { AuthContext, keyAllows } from '../platform/auth/auth-context';
 import { ApiError } from '../platform/errors';
@@ -50,6 +51,8 @@ export interface ConsoleDeps {
   adminToken: string;
   sessions: ConsoleSessions;
   accounts: AccountQueries;
+  /** The API's key check, for signing in with a key. */
+  keys: KeptAccounts;
   limiter: SignInLimiter;
   pages: ConsolePage[];
   actions: ConsoleAction[];
@@ -213,7 +216,7 @@ export function consoleRoutes(deps: ConsoleDeps) {
           checkAdminToken(`Bearer ${secret}`);
           opened = await deps.sessions.open('operator', isMode(form.mode) ? form.mode : 'test', null);
         } else {
-          const key = await authenticateApiKey(`Bearer ${secret}`, deps.accounts);
+          const key = await authenticateApiKey(`Bearer ${secret}`, deps.keys);
           opened = await deps.sessions.open('creator', key.mode, key.keyId);
         }
       } catch (error) {

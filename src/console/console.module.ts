@@ -2,6 +2,7 @@ import { Inject, Module, OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { AccountQueries } from '../accounts/account-queries';
 import { AccountsModule } from '../accounts/accounts.module';
+import { KeptAccounts } from '../accounts/kept-accounts';
 import { CatalogModule } from '../catalog/catalog.module';
 import { CommerceModule } from '../commerce/commerce.module';
 import { SETTINGS, Settings } from '../config/settings';
@@ -42,6 +43,7 @@ export class ConsoleModule implements OnModuleInit {
     private readonly sessions: ConsoleSessions,
     private readonly limiter: SignInLimiter,
     private readonly accounts: AccountQueries,
+    private readonly keys: KeptAccounts,
     overview: OverviewSection,
     readModels: ReadModelsSection,
     accountsSection: AccountsSection,
@@ -65,6 +67,7 @@ export class ConsoleModule implements OnModuleInit {
         adminToken: this.settings.adminToken!,
         sessions: this.sessions,
         accounts: this.accounts,
+        keys: this.keys,
         limiter: this.limiter,
         pages: this.sections.flatMap((s) => s.pages()),
         actions: this.sections.flatMap((s) => s.actions()),

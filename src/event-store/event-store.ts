@@ -137,6 +137,9 @@ export interface PersistentSubscriptionOptions {
  */
 export type PersistentHandler = (event: RecordedEvent, retryCount: number) => Promise<void>;
 
+/** Told of one append this process made: its events and where the last of them is. */
+export type AppendListener = (streamId: string, events: readonly NewEvent[], appended: AppendResult) => void;
+
 export interface EventStore {
   append(streamId: string, events: readonly NewEvent[], expected: ExpectedRevision): Promise<AppendResult>;
   /**
@@ -170,8 +173,8 @@ export interface EventStore {
   subscribePersistent(group: string, options: PersistentSubscriptionOptions, handler: PersistentHandler): Subscription;
   /** Events the group parked, oldest first. */
   parkedEvents(group: string): Promise<RecordedEvent[]>;
-  /** Called after each append this process made succeeds (metrics); returns a function that removes it. */
-  onAppended(listener: (streamId: string, events: readonly NewEvent[]) => void): () => void;
+  /** Called after each append this process made succeeds (metrics, kept copies); returns a function that removes it. */
+  onAppended(listener: AppendListener): () => void;
   close(): Promise<void>;
 }
 

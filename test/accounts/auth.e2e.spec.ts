@@ -94,18 +94,7 @@ describe('API key authentication (spec part 5)', () => {
       expectError(res, 401, 'invalid_key');
       expect(res.body.error.message).toMatch(/expired/i);
     });
-
-    it('a revocation bites at once on a second instance sharing the database', async () => {
-      const { key, keyId } = await t.accountWithKey();
-      const second = await startTestApp({ shared: t.database });
-      try {
-        expect((await second.request('GET', '/v1/me', { key })).status).toBe(200);
-        expect((await t.admin('POST', `/admin/keys/${keyId}/revoke`)).status).toBe(200);
-        expectError(await second.request('GET', '/v1/me', { key }), 401, 'invalid_key');
-      } finally {
-        await second.close();
-      }
-    });
+    // A revocation on another instance: test/accounts/kept-keys.e2e.spec.ts.
   });
 
   describe('403 scope_required', () => {

@@ -19,6 +19,7 @@ import {
   type Filter,
 } from '@kurrent/kurrentdb-client';
 import {
+  AppendListener,
   AppendResult,
   BatchHandler,
   EventStore,
@@ -69,7 +70,7 @@ export class EventStoreDbEventStore implements EventStore {
   private readonly streamPrefixes: readonly string[];
   private readonly retryMs: number;
   private readonly wakeUp: LiveWakeUp;
-  private readonly appendListeners = new Set<(streamId: string, events: readonly NewEvent[]) => void>();
+  private readonly appendListeners = new Set<AppendListener>();
 
   constructor(options: EventStoreDbOptions) {
     // Same meaning; the client warns on every connect about the older scheme.
@@ -94,7 +95,7 @@ export class EventStoreDbEventStore implements EventStore {
     }
   }
 
-  onAppended(listener: (streamId: string, events: readonly NewEvent[]) => void): () => void {
+  onAppended(listener: AppendListener): () => void {
     this.appendListeners.add(listener);
     return () => this.appendListeners.delete(listener);
   }
@@ -110,9 +111,10 @@ export class EventStoreDbEventStore implements EventStore {
       throw error;
     }
     if (!result.position) throw new Error(`append to ${streamId} returned no position`);
+    const appended = { nextRevision: Number(result.nextExpectedRevision), position: toPosition(result.position.commit, result.position.prepare) };
     this.wakeUp.wake();
-    for (const listener of this.appendListeners) listener(streamId, events);
-    return { nextRevision: Number(result.nextExpectedRevision), position: toPosition(result.position.commit, result.position.prepare) };
+    for (const listener of this.appendListeners) listener(streamId, events, appended);
+    return appended;
   }
 
   async readStream(streamId: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Database } from '../../database/database';
 import {
+  AppendListener,
   AppendResult,
   BatchHandler,
   ReadAllBackwardOptions,
@@ -78,12 +79,18 @@ interface Tail {
   events: RecordedEvent[];
 }
 
+/**
+ * The stores open on each PGlite database. Its files belong to one process, so every other
+ * instance on it (a second app in one test process) is here, told of an append directly.
+ */
+const storesOnPglite = new WeakMap<Database, Set<PostgresEventStore>>();
+
 export class PostgresEventStore implements EventStore {
   private tail: Tail | null = null;
   /** The last read of the tail: the append wake-ups it had seen when it began, and whether it ended. */
   private extending: { seq: number; settled: boolean; done: Promise<boolean> } | null = null;
   private readonly wakers = new Set<() => void>();
-  private readonly appendListeners = new Set<(streamId: string, events: readonly NewEvent[]) => void>();
+  private readonly appendListeners = new Set<AppendListener>();
   /** Bumped on every wake-up, so a reader can tell an append raced its empty read. */
   private appendSeq = 0;
   private unlisten?: () => Promise<void>;
@@ -101,6 +108,11 @@ export class PostgresEventStore implements EventStore {
 
   /** Starts the LISTEN wake-up from other instances' appends; without it subscribers fall back to polling. */
   async start(): Promise<void> {
+    if (this.db.kind === 'pglite') {
+      const stores = storesOnPglite.get(this.db) ?? new Set();
+      storesOnPglite.set(this.db, stores.add(this));
+      return;
+    }
     try {
       this.unlisten = await this.db.listen('events_appended', (from) => {
         if (from !== this.instance) this.wake();
@@ -110,7 +122,7 @@ export class PostgresEventStore implements EventStore {
     }
   }
 
-  onAppended(listener: (streamId: string, events: readonly NewEvent[]) => void): () => void {
+  onAppended(listener: AppendListener): () => void {
     this.appendListeners.add(listener);
     return () => this.appendListeners.delete(listener);
   }
@@ -127,10 +139,11 @@ export class PostgresEventStore implements EventStore {
         'SELECT * FROM append_to_stream($1, $2, $3::jsonb)',
         [streamId, String(expected), JSON.stringify(payload)],
       );
+      const result = { nextRevision: Number(rows[0].next_revision), position: toPosition(rows[0].commit_id, rows[0].last_position) };
       this.wake();
       this.tellOtherInstances();
-      for (const listener of this.appendListeners) listener(streamId, events);
-      return { nextRevision: Number(rows[0].next_revision), position: toPosition(rows[0].commit_id, rows[0].last_position) };
+      for (const listener of this.appendListeners) listener(streamId, events, result);
+      return result;
     } catch (error: any) {
       // EV409: the function's own revision check; 23505: a concurrent insert won the race.
       if (error?.code === 'EV409' || error?.code === '23505') throw new WrongExpectedRevisionError(streamId, expected);
@@ -143,8 +156,11 @@ export class PostgresEventStore implements EventStore {
    * and at most one every NOTIFY_INTERVAL_MS: appends committing meanwhile share the next.
    */
   private tellOtherInstances(): void {
-    // PGlite's files belong to this one process: there is nobody else to tell.
-    if (this.db.kind === 'pglite' || this.notifyDue) return;
+    if (this.db.kind === 'pglite') {
+      for (const store of storesOnPglite.get(this.db) ?? []) if (store !== this) store.wake();
+      return;
+    }
+    if (this.notifyDue) return;
     const wait = this.lastNotify + NOTIFY_INTERVAL_MS - performance.now();
     if (wait <= 0) return void this.notifyOtherInstances();
     // Unreferenced: a NOTIFY still due must not keep a process from exiting.
@@ -365,6 +381,7 @@ export class PostgresEventStore implements EventStore {
   }
 
   async close(): Promise<void> {
+    storesOnPglite.get(this.db)?.delete(this);
     this.wake();
     if (this.notifyDue) await this.notifyOtherInstances();
     await this.unlisten?.().catch(() => undefined);

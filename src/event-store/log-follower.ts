@@ -1,0 +1,76 @@
+import { EventStore, Position, Subscription } from './event-store';
+
+/**
+ * One fact a follower was told of, from the log or from an append of this process: its
+ * type, data and position (for an event of this process's append, the position of the
+ * append's last event). Positions let a follower keep the latest of facts that arrived
+ * out of order by the two paths.
+ */
+export interface FollowedEvent {
+  type: string;
+  data: any;
+  position: Position;
+}
+
+/**
+ * Tells an in-process copy of read-model rows (the auth guard's keys, the prices) of the
+ * events that change them, so that the copy is dropped or updated without a query per
+ * request. Two paths, both needed:
+ * - this process's own appends, at once (onAppended): a command's caller sees its write;
+ * - every instance's appends, through a subscription to the log from its head, on the
+ *   same wake-up path the projections use (LISTEN/NOTIFY on Postgres, the live
+ *   subscription on EventStoreDB).
+ * An event may so arrive twice: what a follower does with one must be idempotent.
+ *
+ * `confirmedAt` is when the subscription last reached the end of the log: until then, no
+ * event it was owed is missing. A copy read before that moment is current to it; one not
+ * confirmed for its maximum age must be read again (a subscription that cannot read the log
+ * stops confirming, and copies fall back to a read per max age).
+ */
+export class LogFollower {
+  private subscription?: Subscription;
+  private stopLocal?: () => void;
+  private confirmed = 0;
+
+  constructor(
+    private readonly store: EventStore,
+    private readonly types: readonly string[],
+    private readonly onEvent: (event: FollowedEvent) => void,
+  ) {}
+
+  get confirmedAt(): number {
+    return this.confirmed;
+  }
+
+  async start(): Promise<void> {
+    if (this.subscription) return;
+    this.stopLocal = this.store.onAppended((_stream, events, appended) => {
+      for (const event of events) if (this.types.includes(event.type)) this.onEvent({ type: event.type, data: event.data, position: appended.position });
+    });
+    // From the head: what came before is in the read models any copy is read from.
+    const head = await this.store.headPosition();
+    this.subscription = this.store.subscribeToAll(
+      head,
+      async (events) => {
+        for (const event of events) this.onEvent(event);
+      },
+      {
+        types: this.types,
+        onCaughtUp: async () => {
+          this.confirmed = Date.now();
+        },
+        onError: () => {
+          // The subscription retries by itself; copies stop being confirmed meanwhile.
+        },
+      },
+    );
+  }
+
+  async stop(): Promise<void> {
+    this.stopLocal?.();
+    this.stopLocal = undefined;
+    const subscription = this.subscription;
+    this.subscription = undefined;
+    await subscription?.stop();
+  }
+}
