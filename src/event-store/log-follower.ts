@@ -12,6 +12,9 @@ export interface FollowedEvent {
   position: Position;
 }
 
+/** How soon a follower that could not find the log's head tries again. */
+const RETRY_MS = 1000;
+
 /**
  * Tells an in-process copy of read-model rows (the auth guard's keys, the prices) of the
  * events that change them, so that the copy is dropped or updated without a query per
@@ -29,6 +32,7 @@ export interface FollowedEvent {
  */
 export class LogFollower {
   private subscription?: Subscription;
+  private retry?: NodeJS.Timeout;
   private stopLocal?: () => void;
   private confirmed = 0;
 
@@ -42,13 +46,28 @@ export class LogFollower {
     return this.confirmed;
   }
 
+  /**
+   * Starts following. Never fails: while the log cannot be read (the event store down at
+   * boot), it tries again each second, and copies meanwhile live by their max age.
+   */
   async start(): Promise<void> {
-    if (this.subscription) return;
+    if (this.stopLocal) return;
     this.stopLocal = this.store.onAppended((_stream, events, appended) => {
       for (const event of events) if (this.types.includes(event.type)) this.onEvent({ type: event.type, data: event.data, position: appended.position });
     });
-    // From the head: what came before is in the read models any copy is read from.
-    const head = await this.store.headPosition();
+    await this.subscribe();
+  }
+
+  private async subscribe(): Promise<void> {
+    let head: Position;
+    try {
+      // From the head: what came before is in the read models any copy is read from.
+      head = await this.store.headPosition();
+    } catch {
+      this.retry = setTimeout(() => void this.subscribe(), RETRY_MS).unref();
+      return;
+    }
+    if (!this.stopLocal) return;
     this.subscription = this.store.subscribeToAll(
       head,
       async (events) => {
@@ -67,6 +86,7 @@ export class LogFollower {
   }
 
   async stop(): Promise<void> {
+    clearTimeout(this.retry);
     this.stopLocal?.();
     this.stopLocal = undefined;
     const subscription = this.subscription;
