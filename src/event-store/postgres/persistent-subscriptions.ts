@@ -83,19 +83,24 @@ class GroupConsumer {
 
   private async run(): Promise<void> {
     let joined = false;
+    // Waited on from before the log is looked at: an append committing meanwhile still ends the idle wait.
+    let appended = this.nextAppend();
     while (!this.stopped) {
+      if (appended.arrived) appended = this.nextAppend();
       try {
         if (!joined) joined = await this.join();
         const free = this.options.bufferSize - this.held.size;
-        let claimed = free > 0 ? await this.claim(free) : [];
-        if (free > claimed.length && (await this.readLogIntoQueue())) claimed = claimed.concat(await this.claim(free - claimed.length));
+        const { claimed: first, unread } = free > 0 ? await this.claim(free) : { claimed: [], unread: false };
+        let claimed = first;
+        // Nothing in the log after read_to: no locking read (a write, and a transaction id, every poll).
+        if (free > claimed.length && unread && (await this.readLogIntoQueue())) claimed = claimed.concat((await this.claim(free - claimed.length)).claimed);
         for (const c of claimed) this.dispatch(c);
         await this.flushAcknowledged();
-        if (!claimed.length || this.held.size >= this.options.bufferSize) await this.idle();
+        if (!claimed.length || this.held.size >= this.options.bufferSize) await this.idle(appended.promise);
       } catch (error) {
         if (this.stopped) break;
         this.options.onError?.(error);
-        await this.idle(ERROR_PAUSE_MS);
+        await this.idle(this.waitForAppend(ERROR_PAUSE_MS));
       }
     }
   }
@@ -110,11 +115,20 @@ class GroupConsumer {
     return true;
   }
 
-  /** Until a handler finishes, an append arrives, or the poll comes round. */
-  private idle(ms = IDLE_POLL_MS): Promise<void> {
+  /** The next append, or the poll. */
+  private nextAppend(): { promise: Promise<void>; arrived: boolean } {
+    const next = { promise: Promise.resolve(), arrived: false };
+    next.promise = this.waitForAppend(IDLE_POLL_MS).then(() => {
+      next.arrived = true;
+    });
+    return next;
+  }
+
+  /** Until a handler finishes, or `appended` resolves (an append arrives, or the poll comes round). */
+  private idle(appended: Promise<void>): Promise<void> {
     return new Promise<void>((resolve) => {
       this.wakeLoop = resolve;
-      void this.waitForAppend(ms).then(resolve);
+      void appended.then(resolve);
     });
   }
 
@@ -159,8 +173,14 @@ class GroupConsumer {
     this.wakeLoop?.();
   }
 
-  private async claim(limit: number): Promise<Claimed[]> {
-    const { rows } = await this.db.query<EventRow & { queue_position: string; deliveries: number }>(
+  /**
+   * Leases up to `limit` queued events, and tells in the same statement whether the log
+   * holds any event (of any type) after the group's read_to: an idle poll is then this one
+   * read-only statement. read_to stands at the horizon after a complete read, and no event
+   * can appear below the horizon any more, so an event after it is a new one.
+   */
+  private async claim(limit: number): Promise<{ claimed: Claimed[]; unread: boolean }> {
+    const { rows } = await this.db.query<Partial<EventRow> & { queue_position: string | null; deliveries: number | null; unread: boolean }>(
       `WITH picked AS (
          SELECT position FROM persistent_subscription_events
           WHERE group_name = $1 AND parked_at IS NULL AND (leased_until IS NULL OR leased_until < now())
@@ -170,12 +190,24 @@ class GroupConsumer {
             SET deliveries = q.deliveries + 1, leased_until = now() + $3::int * interval '1 millisecond'
            FROM picked WHERE q.group_name = $1 AND q.position = picked.position
          RETURNING q.event_id, q.position AS queue_position, q.deliveries
+       ), read_to AS (
+         -- Positions are zero-padded text; xid8 would read the leading zeros as octal.
+         SELECT split_part(read_to, ':', 1)::numeric::text::xid8 AS commit_id, split_part(read_to, ':', 2)::bigint AS prepare
+           FROM persistent_subscription_groups WHERE group_name = $1
        )
-       SELECT claimed.queue_position, claimed.deliveries, ${COLUMNS} FROM claimed JOIN events USING (event_id)
-        ORDER BY claimed.queue_position`,
+       SELECT EXISTS (
+                SELECT 1 FROM events
+                 WHERE (transaction_id, global_position) > ((SELECT commit_id FROM read_to), (SELECT prepare FROM read_to))
+              ) AS unread, c.*
+         FROM (SELECT 1) AS one
+         LEFT JOIN (SELECT claimed.queue_position, claimed.deliveries, ${COLUMNS} FROM claimed JOIN events USING (event_id)) AS c ON true
+        ORDER BY c.queue_position`,
       [this.group, limit, this.options.messageTimeoutMs],
     );
-    return rows.map((row) => ({ queuePosition: row.queue_position, retryCount: Number(row.deliveries) - 1, event: toRecorded(row) }));
+    const claimed = rows
+      .filter((row) => row.queue_position !== null)
+      .map((row) => ({ queuePosition: row.queue_position!, retryCount: Number(row.deliveries) - 1, event: toRecorded(row as EventRow) }));
+    return { claimed, unread: rows[0]?.unread ?? true };
   }
 
   /**

@@ -90,6 +90,9 @@ export class PostgresEventStore implements EventStore {
   /** The last read of the tail: the append wake-ups it had seen when it began, and whether it ended. */
   private extending: { seq: number; settled: boolean; done: Promise<boolean> } | null = null;
   private readonly wakers = new Set<() => void>();
+  /** The wakers waiting for the polling fallback, and the one timer that ends their wait. */
+  private readonly pollers = new Set<() => void>();
+  private pollDue?: NodeJS.Timeout;
   private readonly appendListeners = new Set<AppendListener>();
   /** Bumped on every wake-up, so a reader can tell an append raced its empty read. */
   private appendSeq = 0;
@@ -310,16 +313,30 @@ export class PostgresEventStore implements EventStore {
     return rows.length ? toPosition(rows[0].commit_id, rows[0].global_position) : START;
   }
 
-  /** Resolves at the next append notification, or after the polling fallback. */
+  /**
+   * Resolves at the next append notification, or after the polling fallback. The fallback's
+   * waiters share one timer: subscriptions that went idle at different moments poll together,
+   * and their reads of the tail are one read (each otherwise kept its own phase, a read each).
+   * A waiter that joins a poll already due waits less than POLL_FALLBACK_MS, never more.
+   */
   waitForAppend(maxMs = POLL_FALLBACK_MS): Promise<void> {
     return new Promise((resolve) => {
+      const shared = maxMs === POLL_FALLBACK_MS;
       const done = () => {
         clearTimeout(timer);
         this.wakers.delete(done);
+        this.pollers.delete(done);
         resolve();
       };
-      const timer = setTimeout(done, maxMs);
+      const timer = shared ? undefined : setTimeout(done, maxMs);
       this.wakers.add(done);
+      if (shared) {
+        this.pollers.add(done);
+        this.pollDue ??= setTimeout(() => {
+          this.pollDue = undefined;
+          for (const poller of [...this.pollers]) poller();
+        }, POLL_FALLBACK_MS);
+      }
     });
   }
 
@@ -383,6 +400,8 @@ export class PostgresEventStore implements EventStore {
   async close(): Promise<void> {
     storesOnPglite.get(this.db)?.delete(this);
     this.wake();
+    clearTimeout(this.pollDue);
+    this.pollDue = undefined;
     if (this.notifyDue) await this.notifyOtherInstances();
     await this.unlisten?.().catch(() => undefined);
   }
