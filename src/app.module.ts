@@ -1,8 +1,6 @@
 import { DynamicModule, Global, Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
 import { CqrsModule } from '@nestjs/cqrs';
-import { LoggerModule } from 'nestjs-pino';
-import type { Logger as Pino } from 'pino';
 import { AccountsModule } from './accounts/accounts.module';
 import { AdminModule } from './admin/admin.module';
 import { CatalogModule } from './catalog/catalog.module';
@@ -35,12 +33,10 @@ class PurchaseLookupModule {}
 
 @Module({})
 export class AppModule {
-  static register(infra: Infrastructure, logger: Pino): DynamicModule {
+  static register(infra: Infrastructure): DynamicModule {
     return {
       module: AppModule,
       imports: [
-        // Request context for records written while a request is handled; the request line itself is logRequests'.
-        LoggerModule.forRoot({ pinoHttp: { logger, autoLogging: false, quietReqLogger: true } }),
         InfrastructureModule.register(infra),
         CqrsModule.forRoot(),
         PurchaseLookupModule,

@@ -1,5 +1,4 @@
 import type { LoggerService } from '@nestjs/common';
-import { Logger as PinoNestLogger } from 'nestjs-pino';
 import type { DestinationStream } from 'pino';
 import { NestFactory } from '@nestjs/core';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
@@ -16,7 +15,7 @@ import { openEventStore } from './event-store/open-event-store';
 import { Metrics } from './metrics/metrics';
 import { serveOpenApi } from './openapi/serve';
 import { configureHttp, createHttpAdapter } from './platform/http';
-import { createPino, logRequests, ServiceLogger } from './platform/logger';
+import { bindRequestContext, createPino, logRequests, ServiceLogger } from './platform/logger';
 import { ProjectionRunner } from './projection-runner/projection-runner';
 
 export interface AppOptions {
@@ -42,12 +41,17 @@ export async function createApp(base: Settings, options: AppOptions = {}): Promi
   const usePino = options.logger === undefined;
   const pino = createPino(usePino ? settings : { ...settings, logLevel: 'silent' }, options.logDestination);
   const app = await NestFactory.create<NestFastifyApplication>(
-    AppModule.register({ settings, database, eventStore, ownsDatabase: !options.database }, pino),
+    AppModule.register({ settings, database, eventStore, ownsDatabase: !options.database }),
     createHttpAdapter(settings),
     usePino ? { bodyParser: false, bufferLogs: true } : { bodyParser: false, logger: options.logger },
   );
-  if (usePino) app.useLogger(new ServiceLogger(app.get(PinoNestLogger)));
+  if (usePino) {
+    app.useLogger(new ServiceLogger(pino));
+    // What Nest buffered while booting goes out now (else only at listen(), which a test app never calls).
+    app.flushLogs();
+  }
   const accounts = app.get(KeptAccounts);
+  bindRequestContext(app.getHttpAdapter().getInstance());
   configureHttp(app.getHttpAdapter().getInstance(), settings, {
     authenticateApiKey: (header) => authenticateApiKey(header, accounts),
     adminToken: settings.adminToken!,

@@ -37,15 +37,10 @@ function newRequestId(): string {
   return `req_${entropy.toString('hex', taken - 12, taken)}`;
 }
 
-/**
- * A client-sent x-request-id of 1-128 safe characters is kept; otherwise one is made. Kept
- * on the raw request too, where nestjs-pino (pino-http) binds it to the request's records.
- */
+/** A client-sent x-request-id of 1-128 safe characters is kept; otherwise one is made. */
 function requestId(req: IncomingMessage): string {
   const sent = req.headers['x-request-id'];
-  const id = typeof sent === 'string' && CLIENT_REQUEST_ID.test(sent) ? sent : newRequestId();
-  req.id = id;
-  return id;
+  return typeof sent === 'string' && CLIENT_REQUEST_ID.test(sent) ? sent : newRequestId();
 }
 
 /** Node's HTTP parser refused the request before Fastify saw it: answer in the envelope and close. */

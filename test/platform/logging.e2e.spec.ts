@@ -1,5 +1,6 @@
 import { Writable } from 'node:stream';
 import { publishModel } from '../catalog/catalog-client';
+import { payOnPage, PAYS } from '../commerce/commerce-client';
 import { startTestApp, TestApp } from '../support/app';
 import { eventually } from '../support/eventually';
 import { createEndpoint } from '../webhooks/helpers';
@@ -52,5 +53,19 @@ describe('structured request logs', () => {
     const res = await t.request('GET', '/v1/me', { key, headers: { 'x-request-id': 'client-trace-42' } });
     expect(res.headers['x-request-id']).toBe('client-trace-42');
     await eventually(() => records().some((r) => r.request_id === 'client-trace-42'));
+  });
+
+  it('puts the request id on records written while the request is handled', async () => {
+    const { accountId } = await t.accountWithKey({ tier: 'premium' });
+    const created = await t.admin('POST', '/admin/keys', { account: accountId, mode: 'live', tier: 'premium' });
+    expect((await payOnPage(t, created.body.activation_checkout_url, PAYS)).status).toBe(200);
+    // Live inference without an upstream: the error filter logs the 503 inside the request.
+    const res = await t.request('POST', '/v1/chat/completions', { key: created.body.key, body: { model: 'svc-fast-8b', messages: [{ role: 'user', content: 'hi' }] } });
+    expect(res.status).toBe(503);
+    const id = res.headers['x-request-id'];
+    const inside = await eventually(() => records().find((r) => r.msg !== 'request' && r.msg !== 'request failed' && r.request_id === id));
+    expect(inside).toMatchObject({ level: 50, context: 'HTTP', request_id: id, msg: expect.stringContaining('Live inference is not configured') });
+    // Outside any request, no id.
+    expect(records().filter((r) => r.context === 'NestApplication' || r.msg === 'Nest application successfully started').every((r) => r.request_id === undefined)).toBe(true);
   });
 });
