@@ -1,12 +1,14 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { EVENT_STORE, EventStore, parsePosition, Position } from '../../event-store/event-store';
 import { ProjectionRunner, UnknownProjectionError } from '../../projection-runner/projection-runner';
-import type { ProjectionStatus } from '../../projection-runner/status';
+import type { ProjectionStatus, SubscriberStatus } from '../../projection-runner/status';
 import { ConsoleAction, ConsoleInputError, ConsolePage, ConsoleSection } from '../console-page';
 import { count, instant } from '../format';
 import { Html, html } from '../html';
 import { csrfField } from '../layout';
 import type { PageRequest } from '../viewer';
+
+type ProjectionsStatus = { items: ProjectionStatus[]; subscribers: SubscriberStatus[] };
 
 /**
  * How far a build has read, as a share of the log: the prepare part of a position grows with
@@ -42,8 +44,12 @@ export class ReadModelsSection implements ConsoleSection {
         path: '/console/read-models',
         title: 'Read models',
         role: 'operator',
-        render: async (request) => html`${await this.table(request)}${await this.parked(request)}`,
-        fragment: (request) => this.table(request),
+        render: async (request) => {
+          // One status read serves both parts of the page.
+          const status = await this.projections.status();
+          return html`${await this.table(request, status)}${await this.parked(request, status)}`;
+        },
+        fragment: async (request) => this.table(request, await this.projections.status()),
       },
     ];
   }
@@ -79,8 +85,8 @@ export class ReadModelsSection implements ConsoleSection {
     }
   }
 
-  private async table(request: PageRequest): Promise<Html> {
-    const [{ items, subscribers }, head] = await Promise.all([this.projections.status(), this.store.headPosition()]);
+  private async table(request: PageRequest, { items, subscribers }: ProjectionsStatus): Promise<Html> {
+    const head = await this.store.headPosition();
     const moving = items.some((p) => p.rebuilding || p.behind);
     return html`<section class="panel" id="read-models"${moving ? html` data-refresh="/console/read-models" data-refresh-ms="700"` : ''}>
 <table>
@@ -111,8 +117,8 @@ ${subscribers.map(
 </section>`;
   }
 
-  private async parked(request: PageRequest): Promise<Html> {
-    const [items, status] = await Promise.all([this.projections.parked(), this.projections.status()]);
+  private async parked(request: PageRequest, status: ProjectionsStatus): Promise<Html> {
+    const items = await this.projections.parked();
     if (!items.length) return html`<h2>Parked events</h2><p class="muted">No event is parked.</p>`;
     // Parked events are kept per consumer (a build, or a subscriber); they are retried by the name it serves.
     const nameOf = new Map<string, string>([...status.items.map((p) => [p.build ?? p.name, p.name] as const), ...status.subscribers.map((s) => [s.name, s.name] as const)]);
