@@ -1,4 +1,4 @@
-import { CopyObjectCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { CopyObjectCommand, CopyObjectCommandOutput, DeleteObjectCommand, GetObjectCommand, GetObjectCommandOutput, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { S3Settings } from '../config/settings';
 import { Readable, Writable } from 'node:stream';
@@ -11,10 +11,27 @@ const isNotFound = (error: unknown): boolean => {
 };
 
 /**
+ * The SDK signs with its clock corrected by the offset it last saw in a response's Date,
+ * and retries a RequestTimeTooSkewed refusal only when the corrected offset is large: after
+ * the host's clock steps back (NTP), the first request of each client fails once with its
+ * offset already put right. Sent again here, that once.
+ */
+async function skewSafe<T>(send: () => Promise<T>): Promise<T> {
+  try {
+    return await send();
+  } catch (error) {
+    if ((error as { name?: string }).name !== 'RequestTimeTooSkewed') throw error;
+    return send();
+  }
+}
+
+/**
  * Objects in an S3 bucket (or any S3-protocol server), credentials from AWS_ACCESS_KEY_ID /
- * AWS_SECRET_ACCESS_KEY or the standard provider chain. A presigned PUT cannot cap a body's size by itself, so the upload URL
- * signs the content-length header: S3 refuses a body of any other length, and the
- * publish step re-checks the landed size against the declared one.
+ * AWS_SECRET_ACCESS_KEY or the standard provider chain. A presigned PUT cannot cap a body's
+ * size by itself, so the upload URL signs the content-length header: S3 refuses (403) a body
+ * of any other length, and the publish step re-checks the landed size against the declared
+ * one. Tested against s3rver (no signature checks) and, in the S3 pass of .ci/run, against
+ * Ceph's RADOS Gateway (signatures, expiry, conditional copy).
  */
 export class S3BlobStore implements BlobStore {
   constructor(private readonly client: S3Client, private readonly bucket: string) {}
@@ -32,12 +49,16 @@ export class S3BlobStore implements BlobStore {
     return new S3BlobStore(client, settings.bucket);
   }
 
-  async signUpload(path: string, options: { expiresIn: number; maxBytes: number }): Promise<SignedUpload> {
+  /**
+   * The URL's signature covers content-length (and content-type when one is given), so S3
+   * itself refuses a PUT of another size or type, and any PUT after expiresIn.
+   */
+  async signUpload(path: string, options: { expiresIn: number; maxBytes: number; contentType?: string }): Promise<SignedUpload> {
     assertUploadable(path);
     const url = await getSignedUrl(
       this.client,
-      new PutObjectCommand({ Bucket: this.bucket, Key: path, ContentLength: options.maxBytes }),
-      { expiresIn: options.expiresIn, signableHeaders: new Set(['content-length']) },
+      new PutObjectCommand({ Bucket: this.bucket, Key: path, ContentLength: options.maxBytes, ContentType: options.contentType }),
+      { expiresIn: options.expiresIn, signableHeaders: new Set(options.contentType ? ['content-length', 'content-type'] : ['content-length']) },
     );
     return { url, token: new URL(url).searchParams.get('X-Amz-Signature') ?? '', expiresIn: options.expiresIn };
   }
@@ -55,13 +76,13 @@ export class S3BlobStore implements BlobStore {
   }
 
   async put(path: string, bytes: Uint8Array): Promise<StoredObject> {
-    await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: path, Body: bytes, ContentLength: bytes.length }));
+    await skewSafe(() => this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: path, Body: bytes, ContentLength: bytes.length })));
     return { path, size: bytes.length };
   }
 
   async stat(path: string): Promise<StoredObject | undefined> {
     try {
-      const head = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: path }));
+      const head = await skewSafe(() => this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: path })));
       return { path, size: head.ContentLength ?? 0 };
     } catch (error) {
       if (isNotFound(error)) return undefined;
@@ -71,13 +92,16 @@ export class S3BlobStore implements BlobStore {
 
   /**
    * Hashes the object as one GET streams it, then copies it server-side on condition that
-   * its ETag is still the one hashed (x-amz-copy-source-if-match), so the copy holds the
-   * bytes hashed or fails. A single CopyObject takes objects up to 5 GiB, the upload cap.
+   * its ETag is still the one hashed, so the copy holds the bytes hashed or fails. The
+   * condition goes as x-amz-copy-source-if-match (AWS, MinIO, R2) and as x-amz-copy-if-match
+   * too (Ceph RGW reads only that one, tracker 40808); a server that honours neither is
+   * caught afterwards by the copy's ETag. A single CopyObject takes objects up to 5 GiB, the
+   * upload cap.
    */
   async freeze(path: string): Promise<FrozenObject | undefined> {
     let source;
     try {
-      source = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: path }));
+      source = await skewSafe(() => this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: path })));
     } catch (error) {
       if (isNotFound(error)) return undefined;
       throw error;
@@ -85,26 +109,46 @@ export class S3BlobStore implements BlobStore {
     const digest = new Digest();
     await pipeline(source.Body as Readable, digest, new Writable({ write: (_chunk, _encoding, done) => done() }));
     const frozen = publishedPath(digest.sha256);
+    // Keys name their bytes: bytes frozen before are not copied again, and a copy that went
+    // wrong (below) can never have replaced an object another listing publishes.
+    const already = await this.stat(frozen);
+    if (already?.size === digest.size) return { path: frozen, size: digest.size, sha256: digest.sha256 };
+    // Keys are safe segments ([A-Za-z0-9._-]), so the copy source needs no encoding.
+    const copy = new CopyObjectCommand({ Bucket: this.bucket, Key: frozen, CopySource: `${this.bucket}/${path}`, CopySourceIfMatch: source.ETag });
+    copy.middlewareStack.add(
+      (next) => async (args) => {
+        const request = args.request as { headers?: Record<string, string> };
+        if (request.headers && source.ETag) request.headers['x-amz-copy-if-match'] = source.ETag;
+        return next(args);
+      },
+      { step: 'build', name: 'copyIfMatchForCeph' },
+    );
+    let copied;
     try {
-      await this.client.send(
-        // Keys are safe segments ([A-Za-z0-9._-]), so the copy source needs no encoding.
-        new CopyObjectCommand({ Bucket: this.bucket, Key: frozen, CopySource: `${this.bucket}/${path}`, CopySourceIfMatch: source.ETag }),
-      );
+      copied = await skewSafe(() => this.client.send(copy));
     } catch (error) {
       const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
       if (status === 412 || isNotFound(error)) throw new ObjectChangedError(path);
       throw error;
     }
+    if (copiedOtherBytes(source, copied)) {
+      await this.removeCopy(frozen, copied.CopyObjectResult?.ETag);
+      throw new ObjectChangedError(path);
+    }
     return { path: frozen, size: digest.size, sha256: digest.sha256 };
+  }
+
+  /** Deletes a copy that holds other bytes than its key names, unless another freeze replaced it meanwhile. */
+  private async removeCopy(frozen: string, etag: string | undefined): Promise<void> {
+    const head = await skewSafe(() => this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: frozen }))).catch(() => undefined);
+    if (head && unquoted(head.ETag) === unquoted(etag)) await skewSafe(() => this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: frozen })));
   }
 
   async list(prefix: string): Promise<StoredObject[]> {
     const found: StoredObject[] = [];
     let token: string | undefined;
     do {
-      const page = await this.client.send(
-        new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, ContinuationToken: token }),
-      );
+      const page = await skewSafe(() => this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, ContinuationToken: token })));
       for (const object of page.Contents ?? []) {
         if (object.Key) found.push({ path: object.Key, size: object.Size ?? 0 });
       }
@@ -112,4 +156,21 @@ export class S3BlobStore implements BlobStore {
     } while (token);
     return found.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   }
+}
+
+/** ETags come quoted in headers, and bare in some servers' CopyObjectResult XML (Ceph RGW). */
+const unquoted = (etag: string | undefined) => etag?.replace(/^"|"$/g, '');
+
+/**
+ * The copy's ETag tells whether it holds the bytes hashed where ETags are content digests:
+ * a single-part object stored unencrypted or with SSE-S3 has the MD5 of its bytes, the same
+ * for the source and the copy. A multipart source's ETag ("...-N") and SSE-KMS or SSE-C
+ * ETags differ between copies of the same bytes, so there only the copy condition holds.
+ */
+function copiedOtherBytes(source: GetObjectCommandOutput, copied: CopyObjectCommandOutput): boolean {
+  const before = unquoted(source.ETag);
+  const after = unquoted(copied.CopyObjectResult?.ETag);
+  if (!before || !after || before.includes('-')) return false;
+  if (source.SSECustomerAlgorithm || copied.SSECustomerAlgorithm || String(copied.ServerSideEncryption ?? '').startsWith('aws:kms')) return false;
+  return before !== after;
 }

@@ -15,7 +15,7 @@ export const localPath = (url: string) => {
 export async function upload(t: TestApp, key: string, fileName: string, content: string) {
   const grant = await t.request('POST', '/v1/uploads', { key, body: { file_name: fileName, file_size: Buffer.byteLength(content) } });
   if (grant.status !== 200) throw new Error(`grant failed: ${grant.text}`);
-  const put = await t.request('PUT', localPath(grant.body.upload_url), { payload: content, headers: { 'content-type': 'application/octet-stream' } });
+  const put = await t.storage('PUT', grant.body.upload_url, { payload: content });
   if (put.status !== 200) throw new Error(`upload failed: ${put.text}`);
   return grant.body as { storage_path: string; file_name: string; file_size: number; file_extension: string };
 }

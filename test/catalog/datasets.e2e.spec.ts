@@ -1,7 +1,7 @@
 import { startTestApp, TestApp } from '../support/app';
 import { buy, withClockAhead } from '../commerce/commerce-client';
 import { eventually } from '../support/eventually';
-import { eventsOf, localPath, sha256 } from './catalog-client';
+import { eventsOf, sha256 } from './catalog-client';
 
 describe('datasets and shards', () => {
   let t: TestApp;
@@ -23,7 +23,7 @@ describe('datasets and shards', () => {
   const putShard = async (datasetId: string, name: string, content: string) => {
     const minted = await t.request('POST', `/v1/datasets/${datasetId}/shards`, { key: owner.key, body: { name, size: Buffer.byteLength(content) } });
     expect(minted.status).toBe(200);
-    const put = await t.request('PUT', localPath(minted.body.upload_url), { payload: content });
+    const put = await t.storage('PUT', minted.body.upload_url, { payload: content });
     expect(put.status).toBe(200);
     return minted.body;
   };
@@ -68,7 +68,7 @@ describe('datasets and shards', () => {
 
     const shard = await t.request('GET', `/v1/datasets/${dataset.id}/shards/part-0002.mcap`, { key: reader.key });
     expect(shard.body).toEqual({ name: 'part-0002.mcap', size: 6, sha256: sha256('bbbbbb'), url: expect.any(String), expires_in: 120 });
-    expect((await t.request('GET', localPath(shard.body.url))).text).toBe('bbbbbb');
+    expect((await t.storage('GET', shard.body.url)).text).toBe('bbbbbb');
     expect((await t.request('GET', `/v1/datasets/${dataset.id}/shards/never.mcap`, { key: reader.key })).status).toBe(404);
   });
 
@@ -126,7 +126,7 @@ describe('datasets and shards', () => {
     expect(list.body).toEqual({ items: [{ name: 'sweep-1.mcap', size: 6, sha256: sha256('sweep!') }], count: 1, total_bytes: 6 });
     const shard = await t.request('GET', `/v1/datasets/${dataset.id}/shards/sweep-1.mcap`, { key: holder.key });
     expect(shard.status).toBe(200);
-    expect((await t.request('GET', localPath(shard.body.url))).text).toBe('sweep!');
+    expect((await t.storage('GET', shard.body.url)).text).toBe('sweep!');
     for (const path of [`/v1/datasets/${dataset.id}/shards`, `/v1/datasets/${dataset.id}/shards/sweep-1.mcap`]) {
       const res = await t.request('GET', path, { key: reader.key });
       expect([path, res.status, res.body.error.code]).toEqual([path, 404, 'not_found']);

@@ -1,6 +1,6 @@
 import { startTestApp } from '../support/app';
 import { buy } from '../commerce/commerce-client';
-import { eventsOf, localPath, publishModel, sha256 } from './catalog-client';
+import { eventsOf, publishModel, sha256 } from './catalog-client';
 
 describe('POST /v1/models/{id_or_slug}/download', () => {
   let t: Awaited<ReturnType<typeof startTestApp>>;
@@ -18,8 +18,10 @@ describe('POST /v1/models/{id_or_slug}/download', () => {
     const model = await publishModel(t, seller.key, { title: 'Free Policy' }, 'free-weights');
     const res = await t.request('POST', `/v1/models/${model.slug}/download`, { key: buyer.key });
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ url: expect.stringContaining('/storage/'), expires_in: 120, file_name: 'policy.onnx', file_size: 12, file_sha256: sha256('free-weights') });
-    const bytes = await t.request('GET', localPath(res.body.url));
+    // The local store's own route, or the published key in the S3 pass's bucket.
+    const url = t.s3 ? `/${t.s3.bucket}/published/${sha256('free-weights')}?` : '/storage/';
+    expect(res.body).toEqual({ url: expect.stringContaining(url), expires_in: 120, file_name: 'policy.onnx', file_size: 12, file_sha256: sha256('free-weights') });
+    const bytes = await t.storage('GET', res.body.url);
     expect(bytes.status).toBe(200);
     expect(bytes.text).toBe('free-weights');
 
@@ -101,7 +103,7 @@ describe('POST /v1/models/{id_or_slug}/download', () => {
 
     const again = await t.request('POST', `/v1/models/${model.slug}/download`, { key: holder.key });
     expect(again.status).toBe(200);
-    expect((await t.request('GET', localPath(again.body.url))).text).toBe('retired-weights');
+    expect((await t.storage('GET', again.body.url)).text).toBe('retired-weights');
     expect((await eventsOf(t, 'AssetDownloaded', seller.accountId)).filter((e) => e.data.listing_id === model.id)).toHaveLength(2);
     // Everyone who did not buy it sees no such model: 404, not a price.
     const stranger = await t.request('POST', `/v1/models/${model.slug}/download`, { key: buyer.key });

@@ -1,6 +1,5 @@
 import { startTestApp, TestApp } from '../support/app';
 import { startS3Server, S3TestServer } from '../storage/s3-server';
-import { localPath } from './catalog-client';
 
 /** The creator-to-buyer flow of the issue, on each storage adapter. */
 describe.each(['local', 's3'] as const)('upload, publish, search and download on the %s store', (adapter) => {
@@ -9,21 +8,17 @@ describe.each(['local', 's3'] as const)('upload, publish, search and download on
 
   beforeAll(async () => {
     s3 = adapter === 's3' ? await startS3Server() : undefined;
-    t = await startTestApp({ env: s3?.env ?? {} });
+    t = await startTestApp({ env: s3?.env ?? {}, localStore: adapter === 'local' });
   });
   afterAll(async () => {
     await t.close();
     await s3?.close();
   });
 
-  /** Signed URLs of the local store are answered by the app itself; S3's by s3rver. */
+  /** Signed URLs of the local store are answered by the app itself; S3's by the S3 server. */
   const storage = async (method: 'GET' | 'PUT', url: string, body?: string) => {
-    if (adapter === 'local') {
-      const res = await t.request(method, localPath(url), body === undefined ? {} : { payload: body, headers: { 'content-type': 'application/octet-stream' } });
-      return { status: res.status, text: res.text };
-    }
-    const res = await fetch(url, { method, body });
-    return { status: res.status, text: await res.text() };
+    const res = await t.storage(method, url, { payload: body });
+    return { status: res.status, text: res.text };
   };
 
   it('lets a creator publish an upload that a second account finds and downloads when free, or pays for', async () => {

@@ -1,5 +1,5 @@
 import { startTestApp, TestApp } from '../support/app';
-import { eventsOf, localPath, modelBody, upload } from './catalog-client';
+import { eventsOf, modelBody, upload } from './catalog-client';
 
 describe('listings: the seller view', () => {
   let t: TestApp;
@@ -68,7 +68,7 @@ describe('listings: the seller view', () => {
     expect(failures).toHaveLength(1);
 
     // The bytes land; the next publish passes and clears the errors.
-    expect((await t.request('PUT', localPath(minted.body.upload_url), { payload: '0123456789', headers: { 'content-type': 'application/octet-stream' } })).status).toBe(200);
+    expect((await t.storage('PUT', minted.body.upload_url, { payload: '0123456789', headers: { 'content-type': 'application/octet-stream' } })).status).toBe(200);
     const published = await t.request('POST', `/v1/listings/${draft.body.id}/publish`, { key: seller.key });
     expect(published.body).toMatchObject({ status: 'published', validation_status: 'passed', validation_errors: [] });
     expect(await listing()).toMatchObject({ validation_status: 'passed', validation_errors: [] });

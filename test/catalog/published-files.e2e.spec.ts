@@ -1,13 +1,14 @@
-import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { CopyObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { CatalogEvents, ListingDrafted, ListingPublished } from '../../src/catalog/events';
 import { Streams } from '../../src/platform/streams';
 import { EventWriter } from '../../src/projection-runner/event-writer';
 import { newId } from '../../src/platform/ids';
-import { startS3Server, S3TestServer } from '../storage/s3-server';
+import { BLOB_STORE, BlobStore } from '../../src/storage/blob-store';
+import { s3ClientFor, startS3Server, S3TestServer } from '../storage/s3-server';
 import { startTestApp, TestApp } from '../support/app';
-import { eventsOf, localPath, modelBody, sha256 } from './catalog-client';
+import { eventsOf, modelBody, sha256 } from './catalog-client';
 
 const V1 = 'sixteen-bytes-v1';
 const V2 = 'sixteen-bytes-v2';
@@ -25,7 +26,7 @@ describe.each(['local', 's3'] as const)('published files are immutable on the %s
 
   beforeAll(async () => {
     s3 = adapter === 's3' ? await startS3Server() : undefined;
-    t = await startTestApp({ env: s3?.env ?? {} });
+    t = await startTestApp({ env: s3?.env ?? {}, localStore: adapter === 'local' });
     seller = await t.accountWithKey({ name: 'Immutable Robotics' });
     buyer = await t.accountWithKey({ scopes: ['models:read', 'datasets:read'] });
   });
@@ -34,27 +35,16 @@ describe.each(['local', 's3'] as const)('published files are immutable on the %s
     await s3?.close();
   });
 
-  /** A signed storage URL: the local store's are answered by the app, S3's by s3rver. */
+  /** A signed storage URL: the local store's are answered by the app, S3's by the S3 server. */
   const storage = async (method: 'GET' | 'PUT', url: string, body?: string) => {
-    if (adapter === 'local') {
-      const res = await t.request(method, localPath(url), body === undefined ? {} : { payload: body, headers: { 'content-type': 'application/octet-stream' } });
-      return { status: res.status, text: res.text };
-    }
-    const res = await fetch(url, { method, body });
-    return { status: res.status, text: await res.text() };
+    const res = await t.storage(method, url, { payload: body });
+    return { status: res.status, text: res.text };
   };
 
   /** Writes an object behind the service's back, as someone with access to the bucket could. */
   const overwriteInStorage = async (key: string, content: string) => {
     if (adapter === 'local') return fs.writeFileSync(path.join(t.dataDir, 'blobs', key), content);
-    const env = s3!.env;
-    const client = new S3Client({
-      region: env.S3_REGION,
-      endpoint: env.S3_ENDPOINT,
-      forcePathStyle: true,
-      credentials: { accessKeyId: env.AWS_ACCESS_KEY_ID, secretAccessKey: env.AWS_SECRET_ACCESS_KEY },
-    });
-    await client.send(new PutObjectCommand({ Bucket: env.S3_BUCKET, Key: key, Body: content }));
+    await s3ClientFor(t.s3!).send(new PutObjectCommand({ Bucket: t.s3!.bucket, Key: key, Body: content }));
   };
 
   const grantAndPut = async (fileName: string, content: string) => {
@@ -121,6 +111,44 @@ describe.each(['local', 's3'] as const)('published files are immutable on the %s
     expect(more.body.error).toMatchObject({ code: 'invalid_request', message: expect.stringMatching(/fixed its shards/) });
   });
 
+  // The local store cannot meet this race: it copies the very file it hashed.
+  (adapter === 's3' ? it : it.skip)('answers 409 conflict and records nothing when the upload is overwritten between hash and copy (S3 only)', async () => {
+    const [before, after] = ['racing-bytes-v1!', 'racing-bytes-v2!'];
+    const grant = await grantAndPut('race.onnx', before);
+    const draft = await t.request('POST', '/v1/listings', { key: seller.key, body: modelBody(grant, { title: 'Raced Arm' }) });
+    expect(draft.status).toBe(201);
+
+    // Every S3 client of this process: the service's CopyObject runs after its GET hashed the
+    // upload; the object changes on the server just before.
+    const send = S3Client.prototype.send;
+    let overwritten = false;
+    const spy = jest.spyOn(S3Client.prototype, 'send').mockImplementation(async function (this: S3Client, ...args: any[]) {
+      if (args[0] instanceof CopyObjectCommand && !overwritten) {
+        overwritten = true;
+        await overwriteInStorage(`test/${grant.storage_path}`, after);
+      }
+      return (send as (...a: any[]) => Promise<unknown>).apply(this, args);
+    } as any);
+    let publish;
+    try {
+      publish = await t.request('POST', `/v1/listings/${draft.body.id}/publish`, { key: seller.key });
+    } finally {
+      spy.mockRestore();
+    }
+    expect(overwritten).toBe(true);
+    expect(publish.status).toBe(409);
+    expect(publish.body.error).toMatchObject({ code: 'conflict', message: expect.stringContaining('overwritten while it was being published') });
+    expect((await eventsOf(t, 'ListingPublished', seller.accountId)).filter((e) => e.data.listing_id === draft.body.id)).toEqual([]);
+    expect((await t.request('GET', `/v1/listings/${draft.body.id}`, { key: seller.key })).body.status).toBe('draft');
+    for (const content of [before, after]) {
+      expect(await t.app.get<BlobStore>(BLOB_STORE).stat(`published/${sha256(content)}`)).toBeUndefined();
+    }
+
+    // Published again with nothing in between: the bytes now stored.
+    expect((await t.request('POST', `/v1/listings/${draft.body.id}/publish`, { key: seller.key })).status).toBe(200);
+    expect((await download(draft.body.id)).bytes).toBe(after);
+  });
+
   it('refuses, with 409 file_mismatch and no download recorded, a stored copy that no longer matches its record', async () => {
     const grant = await grantAndPut('tampered.onnx', V1.replace('v1', 'v3'));
     const published = await t.request('POST', '/v1/models', { key: seller.key, body: modelBody(grant, { title: 'Tampered' }) });
@@ -166,7 +194,9 @@ describe.each(['local', 's3'] as const)('published files are immutable on the %s
     expect(before.res.body).toMatchObject({ file_size: 16, file_sha256: null });
     expect(before.bytes).toBe(V1);
 
-    await storage('PUT', grant.upload_url, 'evil!');
+    // Behind the service's back: a signature-checking S3 refuses a PUT of another length
+    // through the old URL (it signs the granted size).
+    await overwriteInStorage(`test/${grant.storage_path}`, 'evil!');
     const after = await download(listingId);
     expect(after.res.status).toBe(409);
     expect(after.res.body.error.code).toBe('file_mismatch');

@@ -1,4 +1,4 @@
-import { localPath, modelBody, upload } from './catalog-client';
+import { modelBody, upload } from './catalog-client';
 import { startTestApp, TestApp } from '../support/app';
 
 /**
@@ -54,7 +54,7 @@ describe('staging uploads are kept apart by mode', () => {
     expect(own.status).toBe(201);
     const download = await t.request('POST', `/v1/models/${own.body.id}/download`, { key: keys[staged] });
     expect(download.status).toBe(200);
-    expect((await t.request('GET', localPath(download.body.url))).text).toBe(`bytes staged in ${staged}`);
+    expect((await t.storage('GET', download.body.url)).text).toBe(`bytes staged in ${staged}`);
   });
 
   it("a dataset's shards are its mode's: the other mode's key sees no such dataset", async () => {
@@ -62,7 +62,7 @@ describe('staging uploads are kept apart by mode', () => {
     expect(dataset.status).toBe(201);
     const shard = await t.request('POST', `/v1/datasets/${dataset.body.id}/shards`, { key: keys.test, body: { name: 'run-1.mcap', size: 5 } });
     expect(shard.status).toBe(200);
-    expect((await t.request('PUT', localPath(shard.body.upload_url), { payload: 'shard', headers: { 'content-type': 'application/octet-stream' } })).status).toBe(200);
+    expect((await t.storage('PUT', shard.body.upload_url, { payload: 'shard', headers: { 'content-type': 'application/octet-stream' } })).status).toBe(200);
     expect((await t.request('GET', `/v1/datasets/${dataset.body.id}/shards`, { key: keys.test })).body).toMatchObject({ count: 1, total_bytes: 5 });
     expect((await check('test', shard.body.storage_path)).body).toEqual({ exists: true, size: 5 });
     expect((await check('live', shard.body.storage_path)).body).toEqual({ exists: false, size: 0 });

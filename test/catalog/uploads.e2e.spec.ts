@@ -27,7 +27,8 @@ describe('/v1/uploads', () => {
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
       storage_path: expect.stringMatching(new RegExp(`^user/${me.accountId}/\\d+-My-Policy-v2-.ONNX$`)),
-      upload_url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:3000\/storage\/test\/user\//),
+      // Test mode's staging keys live under test/ (on the local store, or in the S3 pass's bucket).
+      upload_url: t.s3 ? expect.stringContaining(`/${t.s3.bucket}/test/user/${me.accountId}/`) : expect.stringMatching(/^http:\/\/127\.0\.0\.1:3000\/storage\/test\/user\//),
       token: expect.stringMatching(/^[0-9a-f]{64}$/),
       expires_in: 3600,
       file_name: 'My-Policy-v2-.ONNX',

@@ -29,9 +29,14 @@ export async function waitForStage(t: TestApp, key: string, id: string, stage: s
 export const jobAction = (t: TestApp, key: string, id: string, action: string, body?: unknown) =>
   t.request('POST', `/v1/factory/jobs/${id}/${action}`, { key, ...(body === undefined ? {} : { body }) });
 
-/** The raw bytes behind a signed local storage URL (TestApp.request decodes bodies as text). */
+/** The raw bytes behind a signed storage URL (TestApp.request decodes bodies as text): an S3 server's over HTTP, the local store's from the app. */
 export async function fetchBytes(t: TestApp, url: string): Promise<Buffer> {
   const u = new URL(url);
+  if (u.searchParams.has('X-Amz-Signature')) {
+    const res = await fetch(url);
+    if (res.status !== 200) throw new Error(`download failed: ${res.status}`);
+    return Buffer.from(await res.arrayBuffer());
+  }
   const res = await t.app.getHttpAdapter().getInstance().inject({ method: 'GET', url: `${u.pathname}${u.search}` });
   if (res.statusCode !== 200) throw new Error(`download failed: ${res.statusCode}`);
   return res.rawPayload;

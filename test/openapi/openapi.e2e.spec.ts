@@ -1,6 +1,6 @@
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
-import { localPath, publishModel } from '../catalog/catalog-client';
+import { publishModel } from '../catalog/catalog-client';
 import { openCheckout, payOnPage, PAYS } from '../commerce/commerce-client';
 import { createJob, getJob, grantCredits, jobAction, waitForStage } from '../factory/factory-client';
 import { Response, startTestApp, TestApp } from '../support/app';
@@ -215,7 +215,7 @@ describe('OpenAPI document (issue 15)', () => {
     const shard = await t.request('POST', `/v1/datasets/${dataset.body.id}/shards`, { key, body: { name: 'part-0001.mcap', size: 4 } });
     expect(shard.status).toBe(200);
     expectDocumented('POST', '/v1/datasets/{idOrSlug}/shards', shard);
-    await t.request('PUT', localPath(shard.body.upload_url), { payload: 'mcap', headers: { 'content-type': 'application/octet-stream' } });
+    await t.storage('PUT', shard.body.upload_url, { payload: 'mcap' });
     expectDocumented('GET', '/v1/datasets/{idOrSlug}/shards', await t.request('GET', `/v1/datasets/${dataset.body.id}/shards`, { key }));
     const published = await t.request('POST', `/v1/datasets/${dataset.body.id}/publish`, { key });
     expect(published.status).toBe(200);

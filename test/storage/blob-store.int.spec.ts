@@ -6,7 +6,7 @@ import { BlobStore } from '../../src/storage/blob-store';
 import { S3BlobStore } from '../../src/storage/s3-blob-store';
 import { startS3Server, S3TestServer } from './s3-server';
 
-/** The S3 adapter against s3rver: signed PUT and GET, HeadObject sizes, ListObjectsV2 prefixes. */
+/** The S3 adapter against s3rver (the RADOS Gateway in the S3 pass): signed PUT and GET, HeadObject sizes, ListObjectsV2 prefixes. */
 describe('S3BlobStore on an S3-protocol server', () => {
   let s3: S3TestServer;
   let store: BlobStore;
@@ -43,8 +43,8 @@ describe('S3BlobStore on an S3-protocol server', () => {
     expect(await store.list('user/acct_b/datasets/lst_2/')).toEqual([]);
   });
 
-  // s3rver checks a presigned URL's expiry but not its signature, so tampering is covered
-  // by the local store's tests only; real S3 checks both.
+  // s3rver checks a presigned URL's expiry but not its signature: tampering with an S3 URL is
+  // covered in the S3 pass (s3-presigned.e2e.spec.ts), on a server that checks both.
   it('refuses an expired presigned URL with 403 and stores nothing', async () => {
     const FAKE_ONLY_DATE = ['hrtime', 'nextTick', 'performance', 'queueMicrotask', 'requestAnimationFrame', 'cancelAnimationFrame',
       'requestIdleCallback', 'cancelIdleCallback', 'setImmediate', 'clearImmediate', 'setInterval', 'clearInterval', 'setTimeout', 'clearTimeout'] as const;

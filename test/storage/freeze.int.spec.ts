@@ -3,11 +3,12 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { Readable } from 'node:stream';
 import { loadSettings } from '../../src/config/settings';
-import { BlobStore } from '../../src/storage/blob-store';
+import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { BlobStore, ObjectChangedError } from '../../src/storage/blob-store';
 import { LocalBlobStore } from '../../src/storage/local-blob-store';
 import { S3BlobStore } from '../../src/storage/s3-blob-store';
 import { sha256 } from '../catalog/catalog-client';
-import { startS3Server, S3TestServer } from './s3-server';
+import { s3ClientFor, startS3Server, S3TestServer } from './s3-server';
 
 /**
  * BlobStore.freeze on both adapters: the copy lands at published/<sha256>, later writes to
@@ -58,5 +59,55 @@ describe.each(['local', 's3'] as const)('freeze on the %s store', (adapter) => {
 
   it('refuses to sign an upload URL for a published key', async () => {
     await expect(store.signUpload(`published/${sha256('x')}`, { expiresIn: 60, maxBytes: 1 })).rejects.toThrow(/published/);
+  });
+});
+
+/**
+ * The freeze's guard on S3: an object overwritten between the GET that hashed it and the
+ * server-side copy is not published. The gateway of the S3 pass refuses the conditional copy
+ * (412, from x-amz-copy-if-match); s3rver ignores both condition headers, and the copy's
+ * ETag gives the change away. Either way: ObjectChangedError and no published copy.
+ */
+describe('freeze on S3 when the object changes between hash and copy', () => {
+  let s3: S3TestServer;
+  let client: S3Client;
+  let store: BlobStore;
+  let overwriteBeforeCopy: { key: string; content: string } | undefined;
+
+  beforeAll(async () => {
+    s3 = await startS3Server();
+    const settings = loadSettings({ DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'svc-freeze-')), ...s3.env }).s3!;
+    const writer = s3ClientFor(settings);
+    client = s3ClientFor(settings);
+    // Runs as the adapter sends its CopyObject, after its GET hashed the object.
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName === 'CopyObjectCommand' && overwriteBeforeCopy) {
+          const { key, content } = overwriteBeforeCopy;
+          overwriteBeforeCopy = undefined;
+          await writer.send(new PutObjectCommand({ Bucket: settings.bucket, Key: key, Body: content }));
+        }
+        return next(args);
+      },
+      { step: 'initialize', name: 'overwriteBeforeCopy' },
+    );
+    store = new S3BlobStore(client, settings.bucket);
+  });
+  afterAll(async () => {
+    client.destroy();
+    await s3.close();
+  });
+
+  it('throws ObjectChangedError and leaves nothing at published/<sha256> of either version', async () => {
+    const key = 'user/acct_r/1-race.onnx';
+    await store.put(key, Buffer.from('racing-bytes-v1!'));
+    overwriteBeforeCopy = { key, content: 'racing-bytes-v2!' };
+    await expect(store.freeze(key)).rejects.toBeInstanceOf(ObjectChangedError);
+    expect(overwriteBeforeCopy).toBeUndefined();
+    expect(await store.stat(`published/${sha256('racing-bytes-v1!')}`)).toBeUndefined();
+    expect(await store.stat(`published/${sha256('racing-bytes-v2!')}`)).toBeUndefined();
+
+    // Frozen again with nothing in between, the object's current bytes are published.
+    expect(await store.freeze(key)).toEqual({ path: `published/${sha256('racing-bytes-v2!')}`, size: 16, sha256: sha256('racing-bytes-v2!') });
   });
 });

@@ -17,7 +17,7 @@ describe('local blob store signed URLs', () => {
   let store: BlobStore;
 
   beforeAll(async () => {
-    t = await startTestApp();
+    t = await startTestApp({ localStore: true });
     ({ key, accountId } = await t.accountWithKey({ scopes: ['models:upload'] }));
     // The service's own view of a test-mode key's files.
     store = blobsOfMode(t.app.get(BLOB_STORE), 'test');

@@ -12,7 +12,7 @@ describe('local signed PUT over HTTP', () => {
   let key: string;
 
   beforeAll(async () => {
-    t = await startTestApp();
+    t = await startTestApp({ localStore: true });
     await t.app.listen(0, '127.0.0.1');
     origin = `http://127.0.0.1:${(t.app.getHttpServer().address() as AddressInfo).port}`;
     ({ key } = await t.accountWithKey());

@@ -4,10 +4,11 @@ import type { DestinationStream } from 'pino';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { createApp } from '../../src/app';
-import { loadSettings } from '../../src/config/settings';
+import { loadSettings, S3Settings } from '../../src/config/settings';
 import { Database } from '../../src/database/database';
 import { createTestDatabase, TestDatabase } from './database';
 import { EsdbStandIn } from './esdb-standin';
+import { onExternalS3, startS3Server, S3TestServer } from '../storage/s3-server';
 
 export const ADMIN_TOKEN = 'test-admin-token';
 
@@ -24,6 +25,13 @@ export interface TestApp {
   dataDir: string;
   /** An HTTP request through the whole stack (Fastify inject, no socket). */
   request(method: string, url: string, options?: { key?: string; body?: unknown; headers?: Record<string, string>; payload?: string }): Promise<Response>;
+  /**
+   * A request to a signed storage URL the API handed out: the local store's are answered by
+   * the app itself (Fastify inject), an S3 server's (X-Amz-Signature) over HTTP.
+   */
+  storage(method: 'GET' | 'PUT', url: string, options?: { payload?: string; headers?: Record<string, string> }): Promise<Response>;
+  /** The app's S3 settings (TEST_S3=1, or S3 passed in env); undefined on the local store. */
+  s3?: S3Settings;
   /** A call of the operator API with the admin token. */
   admin(method: string, url: string, body?: unknown): Promise<Response>;
   /** A new account and one key for it; returns the secret key. */
@@ -57,13 +65,45 @@ export async function eventStoreEnv(database: TestDatabase): Promise<Record<stri
   return { EVENTSTORE_URL: standIn.url };
 }
 
-/** Starts the service on a fresh database (or on `shared`, as a second instance would). */
+/**
+ * TEST_S3=1 (the S3 pass of .ci/run) puts the service's storage on the external S3 server
+ * named in the environment: one bucket per test database, so instances sharing a database
+ * share it too, as they would share a bucket, and suites side by side never share a key.
+ */
+const buckets = new WeakMap<TestDatabase, S3TestServer>();
+export async function storageEnv(database: TestDatabase): Promise<Record<string, string>> {
+  if (!onExternalS3) return {};
+  let server = buckets.get(database);
+  if (!server) {
+    const started = await startS3Server();
+    buckets.set(database, started);
+    const drop = database.drop.bind(database);
+    database.drop = async () => {
+      await drop();
+      await started.close();
+    };
+    server = started;
+  }
+  return server.env;
+}
+
+/**
+ * Starts the service on a fresh database (or on `shared`, as a second instance would).
+ * localStore keeps the local blob store in the S3 pass too (suites about that store itself).
+ */
 export async function startTestApp(
-  options: { shared?: TestDatabase; env?: Record<string, string>; logDestination?: DestinationStream } = {},
+  options: { shared?: TestDatabase; env?: Record<string, string>; logDestination?: DestinationStream; localStore?: boolean } = {},
 ): Promise<TestApp & { database: TestDatabase }> {
   const database = options.shared ?? (await createTestDatabase());
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-test-'));
-  const settings = loadSettings({ DATA_DIR: dataDir, ADMIN_TOKEN, ...(await eventStoreEnv(database)), ...options.env });
+  const env = {
+    DATA_DIR: dataDir,
+    ADMIN_TOKEN,
+    ...(await eventStoreEnv(database)),
+    ...(options.localStore ? {} : await storageEnv(database)),
+    ...options.env,
+  };
+  const settings = loadSettings(env);
   // The service's pino logger only where a test reads the log; elsewhere errors only, on the console.
   const app = await createApp(settings, options.logDestination ? { database: database.db, logDestination: options.logDestination } : { database: database.db, logger: ['error'] });
   const fastify = app.getHttpAdapter().getInstance();
@@ -86,6 +126,17 @@ export async function startTestApp(
     return { status: res.statusCode, headers: res.headers as Response['headers'], body, text: res.body };
   };
 
+  const storage: TestApp['storage'] = async (method, url, o = {}) => {
+    const u = new URL(url);
+    if (!u.searchParams.has('X-Amz-Signature')) {
+      const headers = o.payload === undefined ? o.headers : { 'content-type': 'application/octet-stream', ...o.headers };
+      return request(method, `${u.pathname}${u.search}`, { payload: o.payload, headers });
+    }
+    const res = await fetch(url, { method, body: o.payload, headers: o.headers });
+    const text = await res.text();
+    return { status: res.status, headers: Object.fromEntries(res.headers), body: undefined, text };
+  };
+
   const admin: TestApp['admin'] = (method, url, body) =>
     request(method, url, { body, headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
 
@@ -95,6 +146,8 @@ export async function startTestApp(
     database,
     dataDir,
     request,
+    storage,
+    s3: settings.s3,
     admin,
     async accountWithKey(o = {}) {
       const n = ++counter;
