@@ -20,12 +20,17 @@ export class HealthController {
     return this.health.check([]);
   }
 
-  /** Readiness: database and migrations, event store, read models serving; 503 naming what fails. */
+  /** Readiness: database and migrations, event store, object storage, read models serving; 503 naming what fails. */
   @Get('readyz')
   @HealthCheck()
   async ready() {
     try {
-      return await this.health.check([() => this.readiness.database(), () => this.readiness.eventStore(), () => this.readiness.projectionsServing()]);
+      return await this.health.check([
+        () => this.readiness.database(),
+        () => this.readiness.eventStore(),
+        () => this.readiness.storage(),
+        () => this.readiness.projectionsServing(),
+      ]);
     } catch (error) {
       if (!(error instanceof ServiceUnavailableException)) throw error;
       const result = error.getResponse() as { error?: Record<string, { message?: string }> };

@@ -5,6 +5,14 @@ import { DATABASE, Database } from '../database/database';
 import { pendingMigrations } from '../database/migrate';
 import { EVENT_STORE, EventStore } from '../event-store/event-store';
 import { ProjectionRunner } from '../projection-runner/projection-runner';
+import { BLOB_STORE, BlobStore, describeFault } from '../storage/blob-store';
+
+/**
+ * How long GET /readyz waits for object storage (a HeadBucket on S3, a stat of the blobs
+ * directory locally) before reporting it down: the checks run side by side, so this bounds
+ * the probe's answer time too.
+ */
+export const STORAGE_PROBE_TIMEOUT_MS = 2_000;
 
 /** The checks behind GET /readyz, one terminus indicator each. */
 @Injectable()
@@ -15,6 +23,7 @@ export class Readiness {
     @Inject(EVENT_STORE) private readonly store: EventStore,
     private readonly projections: ProjectionRunner,
     @Inject(SETTINGS) private readonly settings: Settings,
+    @Inject(BLOB_STORE) private readonly blobs: BlobStore,
   ) {}
 
   async database(): Promise<HealthIndicatorResult> {
@@ -34,6 +43,17 @@ export class Readiness {
       return check.up({ head: await this.store.headPosition() });
     } catch (error) {
       return check.down({ message: `unreachable: ${(error as Error).message}` });
+    }
+  }
+
+  /** Object storage answers (uploads, publishing and artifacts need it; downloads are signed URLs to it). */
+  async storage(): Promise<HealthIndicatorResult> {
+    const check = this.indicators.check('storage');
+    try {
+      await this.blobs.probe(STORAGE_PROBE_TIMEOUT_MS);
+      return check.up();
+    } catch (error) {
+      return check.down({ message: `unreachable: ${describeFault(error)}` });
     }
   }
 

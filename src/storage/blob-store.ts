@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Transform, TransformCallback } from 'node:stream';
+import { DependencyUnavailable } from '../platform/errors';
 
 /**
  * The BlobStore port: object storage reached by clients through signed URLs, so artifact
@@ -46,6 +47,44 @@ export interface BlobStore {
    * nothing is stored at path.
    */
   freeze(path: string): Promise<FrozenObject | undefined>;
+  /**
+   * Resolves when the store answers within timeoutMs (S3: a HeadBucket; local: the blobs
+   * directory is there and writable), for GET /readyz; rejects with why not.
+   */
+  probe(timeoutMs: number): Promise<void>;
+}
+
+/**
+ * The object store did not answer (connection refused or reset, a timeout, or a 5xx left
+ * after the SDK's retries). Answered 503 service_unavailable with retry-after, naming storage.
+ */
+export class StorageUnavailableError extends DependencyUnavailable {
+  readonly dependency = 'object storage';
+
+  constructor(cause: unknown) {
+    super(`object storage is unavailable: ${describeFault(cause)}`, { cause });
+  }
+}
+
+/** Rejects with a timeout error unless work settles within ms. */
+export async function within<T>(ms: number, work: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(Object.assign(new Error(`no answer within ${ms} ms`), { name: 'TimeoutError' })), ms);
+  });
+  try {
+    return await Promise.race([work, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** "ECONNREFUSED connect ECONNREFUSED 127.0.0.1:9000", "TimeoutError ...", "503 ServiceUnavailable". */
+export function describeFault(error: unknown): string {
+  const e = error as { name?: string; code?: string; message?: string; errors?: unknown[]; $metadata?: { httpStatusCode?: number } };
+  const status = e?.$metadata?.httpStatusCode;
+  const inner = Array.isArray(e?.errors) && e.errors.length ? (e.errors[0] as { message?: string }).message : undefined;
+  return [status && status >= 500 ? String(status) : e?.code ?? e?.name, inner ?? e?.message].filter(Boolean).join(' ');
 }
 
 /** The object changed while it was being frozen; nothing was published. */

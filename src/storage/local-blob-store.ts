@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Readable, Transform, TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { assertUploadable, BlobStore, Digest, FrozenObject, isSafeObjectPath, publishedPath, SignedUpload, StoredObject } from './blob-store';
+import { assertUploadable, BlobStore, Digest, within, FrozenObject, isSafeObjectPath, publishedPath, SignedUpload, StoredObject } from './blob-store';
 import { sign, SignedFields, SignatureCheck, verify } from './url-signature';
 
 export class ObjectTooLargeError extends Error {
@@ -73,6 +73,11 @@ export class LocalBlobStore implements BlobStore {
   async signDownload(objectPath: string, options: { expiresIn: number; fileName: string }): Promise<string> {
     const fields: SignedFields = { method: 'GET', path: objectPath, expires: this.expiry(options.expiresIn), maxBytes: 0, fileName: options.fileName };
     return this.url(fields, sign(this.secret, fields));
+  }
+
+  /** The directory uploads land in (then renamed into place) is there and writable. */
+  async probe(timeoutMs: number): Promise<void> {
+    await within(timeoutMs, fs.promises.access(this.tmpDir, fs.constants.W_OK));
   }
 
   check(fields: SignedFields, signature: string): SignatureCheck {

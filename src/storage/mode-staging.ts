@@ -31,5 +31,6 @@ export function blobsOfMode(store: BlobStore, mode: Mode): BlobStore {
     put: async (path, bytes) => outer(await store.put(inner(path), bytes)),
     list: async (prefix) => (await store.list(inner(prefix))).map(outer),
     freeze: (path) => store.freeze(inner(path)),
+    probe: (timeoutMs) => store.probe(timeoutMs),
   };
 }

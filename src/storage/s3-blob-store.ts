@@ -1,9 +1,9 @@
-import { CopyObjectCommand, CopyObjectCommandOutput, DeleteObjectCommand, GetObjectCommand, GetObjectCommandOutput, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { CopyObjectCommand, CopyObjectCommandOutput, DeleteObjectCommand, GetObjectCommand, GetObjectCommandOutput, HeadBucketCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { S3Settings } from '../config/settings';
 import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { assertUploadable, BlobStore, contentDisposition, Digest, FrozenObject, ObjectChangedError, publishedPath, SignedUpload, StoredObject } from './blob-store';
+import { assertUploadable, BlobStore, contentDisposition, Digest, FrozenObject, ObjectChangedError, publishedPath, SignedUpload, StorageUnavailableError, StoredObject, within } from './blob-store';
 
 const isNotFound = (error: unknown): boolean => {
   const e = error as { name?: string; $metadata?: { httpStatusCode?: number } };
@@ -25,6 +25,57 @@ async function skewSafe<T>(send: () => Promise<T>): Promise<T> {
   }
 }
 
+/** Network-level failures: the server is not there, went away, or does not answer in time. */
+const CONNECTION_CODES = new Set([
+  'ECONNREFUSED', 'ECONNRESET', 'ECONNABORTED', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN',
+  'ERR_STREAM_PREMATURE_CLOSE',
+]);
+
+/**
+ * True when the server could not be reached or did not answer (as opposed to answering with
+ * a refusal): connection refused or reset, a timeout, or a 5xx the SDK's retries left.
+ */
+function isStorageFault(error: unknown, depth = 0): boolean {
+  const e = error as { name?: string; code?: string; errors?: unknown[]; cause?: unknown; $metadata?: { httpStatusCode?: number } } | undefined;
+  if (!e || typeof e !== 'object' || depth > 3) return false;
+  if ((e.$metadata?.httpStatusCode ?? 0) >= 500) return true;
+  if (e.name === 'TimeoutError' || e.name === 'AbortError') return true;
+  if (typeof e.code === 'string' && CONNECTION_CODES.has(e.code)) return true;
+  // Dual-stack connects fail with an AggregateError of each address's refusal.
+  if (Array.isArray(e.errors) && e.errors.some((inner) => isStorageFault(inner, depth + 1))) return true;
+  if (e.cause !== undefined && isStorageFault(e.cause, depth + 1)) return true;
+  // The SDK's retry middleware keeps only the text of an error that is not an instance of
+  // this realm's Error ("AWS SDK error wrapper for Error: connect ECONNREFUSED ..."), as
+  // Node's socket errors are not under a VM context (jest): the code is read from the text.
+  const message = (e as { message?: unknown }).message;
+  return typeof message === 'string' && message.startsWith('AWS SDK error wrapper for') && [...CONNECTION_CODES].some((code) => message.includes(code));
+}
+
+/** Runs an S3 call; a fault of the server (not a refusal) becomes StorageUnavailableError, answered 503. */
+async function reaching<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    throw isStorageFault(error) ? new StorageUnavailableError(error) : error;
+  }
+}
+
+/**
+ * Bounds on each attempt, so a request meets a stopped or silent server with a 503 within
+ * seconds rather than hanging: connecting may take CONNECT_TIMEOUT_MS, and the response's
+ * headers may take RESPONSE_TIMEOUT_MS (not the body: a GET streams as long as bytes flow).
+ * A PUT's own body and a server-side copy (which the server may answer only when done) are
+ * bounded by IDLE_TIMEOUT_MS of silence instead; AWS and RGW keep a long copy's connection
+ * alive with whitespace. The SDK's standard retries (MAX_ATTEMPTS, backoff from 100 ms) come
+ * on top: a refused connection is answered in well under a second, a silent server in ~16 s.
+ */
+const CONNECT_TIMEOUT_MS = 3_000;
+const RESPONSE_TIMEOUT_MS = 5_000;
+const IDLE_TIMEOUT_MS = 15_000;
+/** Per call: no bound on the time to the response's headers (IDLE_TIMEOUT_MS still holds). */
+const UNTIL_IDLE = { requestTimeout: 0 };
+const MAX_ATTEMPTS = 3;
+
 /**
  * Objects in an S3 bucket (or any S3-protocol server), credentials from AWS_ACCESS_KEY_ID /
  * AWS_SECRET_ACCESS_KEY or the standard provider chain. A presigned PUT cannot cap a body's
@@ -45,6 +96,8 @@ export class S3BlobStore implements BlobStore {
       // Otherwise the SDK presigns a checksum of an empty body into every PUT URL, and S3
       // refuses the real bytes.
       requestChecksumCalculation: 'WHEN_REQUIRED',
+      maxAttempts: MAX_ATTEMPTS,
+      requestHandler: { connectionTimeout: CONNECT_TIMEOUT_MS, requestTimeout: RESPONSE_TIMEOUT_MS, throwOnRequestTimeout: true, socketTimeout: IDLE_TIMEOUT_MS },
     });
     return new S3BlobStore(client, settings.bucket);
   }
@@ -76,13 +129,13 @@ export class S3BlobStore implements BlobStore {
   }
 
   async put(path: string, bytes: Uint8Array): Promise<StoredObject> {
-    await skewSafe(() => this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: path, Body: bytes, ContentLength: bytes.length })));
+    await this.send(() => this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: path, Body: bytes, ContentLength: bytes.length }), UNTIL_IDLE));
     return { path, size: bytes.length };
   }
 
   async stat(path: string): Promise<StoredObject | undefined> {
     try {
-      const head = await skewSafe(() => this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: path })));
+      const head = await this.send(() => this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: path })));
       return { path, size: head.ContentLength ?? 0 };
     } catch (error) {
       if (isNotFound(error)) return undefined;
@@ -101,13 +154,14 @@ export class S3BlobStore implements BlobStore {
   async freeze(path: string): Promise<FrozenObject | undefined> {
     let source;
     try {
-      source = await skewSafe(() => this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: path })));
+      source = await this.send(() => this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: path })));
     } catch (error) {
       if (isNotFound(error)) return undefined;
       throw error;
     }
     const digest = new Digest();
-    await pipeline(source.Body as Readable, digest, new Writable({ write: (_chunk, _encoding, done) => done() }));
+    // The server may go away while the body streams.
+    await reaching(() => pipeline(source.Body as Readable, digest, new Writable({ write: (_chunk, _encoding, done) => done() })));
     const frozen = publishedPath(digest.sha256);
     // Keys name their bytes: bytes frozen before are not copied again, and a copy that went
     // wrong (below) can never have replaced an object another listing publishes.
@@ -125,7 +179,7 @@ export class S3BlobStore implements BlobStore {
     );
     let copied;
     try {
-      copied = await skewSafe(() => this.client.send(copy));
+      copied = await this.send(() => this.client.send(copy, UNTIL_IDLE));
     } catch (error) {
       const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
       if (status === 412 || isNotFound(error)) throw new ObjectChangedError(path);
@@ -140,15 +194,31 @@ export class S3BlobStore implements BlobStore {
 
   /** Deletes a copy that holds other bytes than its key names, unless another freeze replaced it meanwhile. */
   private async removeCopy(frozen: string, etag: string | undefined): Promise<void> {
-    const head = await skewSafe(() => this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: frozen }))).catch(() => undefined);
-    if (head && unquoted(head.ETag) === unquoted(etag)) await skewSafe(() => this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: frozen })));
+    const head = await this.send(() => this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: frozen }))).catch(() => undefined);
+    if (head && unquoted(head.ETag) === unquoted(etag)) await this.send(() => this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: frozen })));
+  }
+
+  /** HeadBucket, aborted after timeoutMs: the bucket is there and these credentials reach it. */
+  async probe(timeoutMs: number): Promise<void> {
+    const abortSignal = AbortSignal.timeout(timeoutMs);
+    try {
+      await within(timeoutMs + 100, this.client.send(new HeadBucketCommand({ Bucket: this.bucket }), { abortSignal }));
+    } catch (error) {
+      if (abortSignal.aborted) throw Object.assign(new Error(`no answer within ${timeoutMs} ms`), { name: 'TimeoutError' });
+      throw error;
+    }
+  }
+
+  /** One S3 call: RequestTimeTooSkewed sent again once; a fault of the server becomes StorageUnavailableError. */
+  private send<T>(call: () => Promise<T>): Promise<T> {
+    return reaching(() => skewSafe(call));
   }
 
   async list(prefix: string): Promise<StoredObject[]> {
     const found: StoredObject[] = [];
     let token: string | undefined;
     do {
-      const page = await skewSafe(() => this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, ContinuationToken: token })));
+      const page = await this.send(() => this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, ContinuationToken: token })));
       for (const object of page.Contents ?? []) {
         if (object.Key) found.push({ path: object.Key, size: object.Size ?? 0 });
       }

@@ -59,7 +59,7 @@ export class OverviewSection implements ConsoleSection {
       this.projections.status(),
       this.usage.callsPerDay(mode, lastDays(USAGE_DAYS)[0]),
       this.events.perMinute(mode, since),
-      Promise.all([this.readiness.database(), this.readiness.eventStore(), this.readiness.projectionsServing()]),
+      Promise.all([this.readiness.database(), this.readiness.eventStore(), this.readiness.storage(), this.readiness.projectionsServing()]),
       this.deliveries.attemptsPerMinute(mode, since),
     ]);
     const attemptsAt = new Map(attempts.map((a) => [Math.floor(a.minute.getTime() / 60_000), a]));
