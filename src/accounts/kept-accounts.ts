@@ -96,8 +96,7 @@ export class KeptAccounts implements OnApplicationBootstrap, BeforeApplicationSh
 
   private fresh<T>(kept: Kept<T> | undefined): T | undefined {
     if (!kept) return undefined;
-    const confirmed = Math.max(kept.readAt, this.follower.confirmedAt);
-    return Date.now() - confirmed < this.maxAgeMs ? kept.value : undefined;
+    return this.follower.confirms(kept.readAt, this.maxAgeMs) ? kept.value : undefined;
   }
 
   private learn(event: FollowedEvent): void {

@@ -25,9 +25,9 @@ const RETRY_MS = 1000;
  *   subscription on EventStoreDB).
  * An event may so arrive twice: what a follower does with one must be idempotent.
  *
- * `confirmedAt` is when the subscription last reached the end of the log: until then, no
- * event it was owed is missing. A copy read before that moment is current to it; one not
- * confirmed for its maximum age must be read again (a subscription that cannot read the log
+ * Each time the subscription reaches the end of the log, no event it was owed is missing: a
+ * copy read before that moment is current to it (confirms()); one not confirmed for its
+ * maximum age must be read again (a subscription that cannot read the log
  * stops confirming, and copies fall back to a read per max age).
  */
 export class LogFollower {
@@ -42,8 +42,9 @@ export class LogFollower {
     private readonly onEvent: (event: FollowedEvent) => void,
   ) {}
 
-  get confirmedAt(): number {
-    return this.confirmed;
+  /** Whether a copy read at readAt is still current: the log (or the read itself) confirmed it within maxAgeMs. */
+  confirms(readAt: number, maxAgeMs: number): boolean {
+    return Date.now() - Math.max(readAt, this.confirmed) < maxAgeMs;
   }
 
   /**

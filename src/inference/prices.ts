@@ -63,7 +63,7 @@ export class InferencePrices implements OnApplicationBootstrap, BeforeApplicatio
 
   private async prices(): Promise<Map<string, Price>> {
     const kept = this.kept;
-    if (kept && Date.now() - Math.max(kept.readAt, this.follower.confirmedAt) < this.maxAgeMs) return kept.prices;
+    if (kept && this.follower.confirms(kept.readAt, this.maxAgeMs)) return kept.prices;
     const readAt = Date.now();
     const prices = await this.read();
     for (const [model, { price }] of this.told) prices.set(model, price);
