@@ -1,9 +1,9 @@
-import { spawn, ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { onPostgresServer } from '../support/database';
-import { ADMIN_TOKEN, eventStoreEnv, startTestApp } from '../support/app';
+import { spawnWorker, startTestApp } from '../support/app';
 import { eventually } from '../support/eventually';
 
 /**
@@ -29,19 +29,7 @@ import { eventually } from '../support/eventually';
   });
 
   const startWorker = async (): Promise<ChildProcess> => {
-    const worker = spawn(process.execPath, [path.resolve('dist/src/main.js')], {
-      env: {
-        ...process.env,
-        ...(await eventStoreEnv(t.database)),
-        DATABASE_URL: t.database.url!,
-        DATA_DIR: dataDir,
-        ADMIN_TOKEN,
-        PORT: '0',
-        WORKERS: 'true',
-        CONSUMER_LEASE_TTL_MS: String(LEASE_TTL_MS),
-      },
-      stdio: 'ignore',
-    });
+    const worker = await spawnWorker(t.database, dataDir, { CONSUMER_LEASE_TTL_MS: String(LEASE_TTL_MS) });
     workers.push(worker);
     return worker;
   };

@@ -1,4 +1,5 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { spawn, ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import type { DestinationStream } from 'pino';
 import * as os from 'node:os';
@@ -42,49 +43,56 @@ export interface TestApp {
 let counter = 0;
 
 /**
- * TEST_EVENTSTORE=standin runs the service's events through the real EventStoreDB client
- * to an in-process stand-in: one per test database, so instances sharing a database share
- * the log too, as they would share a server. Suites that start the service in a child
- * process pass it on with eventStoreEnv(database).
+ * A service started once per test database and kept as long as it (however a suite ends it),
+ * so instances sharing a database share it too, as they would share a server.
  */
-const standIns = new WeakMap<TestDatabase, EsdbStandIn>();
-export async function eventStoreEnv(database: TestDatabase): Promise<Record<string, string>> {
-  if (process.env.TEST_EVENTSTORE !== 'standin') return {};
-  let standIn = standIns.get(database);
-  if (!standIn) {
-    const started = await new EsdbStandIn().start();
-    standIns.set(database, started);
-    // The log lives as long as the database, however a suite ends it.
+const perDatabase = new WeakMap<TestDatabase, Map<string, Promise<unknown>>>();
+function onceFor<T>(database: TestDatabase, name: string, start: () => Promise<T>, stop: (started: T) => Promise<void>): Promise<T> {
+  const kept = perDatabase.get(database) ?? new Map<string, Promise<unknown>>();
+  perDatabase.set(database, kept);
+  if (!kept.has(name)) {
+    const starting = start();
+    kept.set(name, starting);
     const drop = database.drop.bind(database);
     database.drop = async () => {
       await drop();
-      await started.stop();
+      await stop(await starting);
     };
-    standIn = started;
   }
+  return kept.get(name) as Promise<T>;
+}
+
+/**
+ * TEST_EVENTSTORE=standin runs the service's events through the real EventStoreDB client
+ * to an in-process stand-in, one per test database. Suites that start the service in a
+ * child process pass it on with eventStoreEnv(database).
+ */
+export async function eventStoreEnv(database: TestDatabase): Promise<Record<string, string>> {
+  if (process.env.TEST_EVENTSTORE !== 'standin') return {};
+  const standIn = await onceFor(database, 'eventstore', () => new EsdbStandIn().start(), (started) => started.stop());
   return { EVENTSTORE_URL: standIn.url };
 }
 
 /**
  * TEST_S3=1 (the S3 pass of .ci/run) puts the service's storage on the external S3 server
- * named in the environment: one bucket per test database, so instances sharing a database
- * share it too, as they would share a bucket, and suites side by side never share a key.
+ * named in the environment: one bucket per test database, so suites side by side never
+ * share a key.
  */
-const buckets = new WeakMap<TestDatabase, S3TestServer>();
 export async function storageEnv(database: TestDatabase): Promise<Record<string, string>> {
   if (!onExternalS3) return {};
-  let server = buckets.get(database);
-  if (!server) {
-    const started = await startS3Server();
-    buckets.set(database, started);
-    const drop = database.drop.bind(database);
-    database.drop = async () => {
-      await drop();
-      await started.close();
-    };
-    server = started;
-  }
+  const server = await onceFor<S3TestServer>(database, 'storage', () => startS3Server(), (started) => started.close());
   return server.env;
+}
+
+/**
+ * The built service (dist/src/main.js) as a worker process on `database`'s server, with its
+ * events where the suite's are: for suites that SIGKILL one (two processes cannot share PGlite).
+ */
+export async function spawnWorker(database: TestDatabase, dataDir: string, env: Record<string, string> = {}): Promise<ChildProcess> {
+  return spawn(process.execPath, [path.resolve('dist/src/main.js')], {
+    env: { ...process.env, ...(await eventStoreEnv(database)), DATABASE_URL: database.url!, DATA_DIR: dataDir, ADMIN_TOKEN, PORT: '0', WORKERS: 'true', ...env },
+    stdio: 'ignore',
+  });
 }
 
 /**

@@ -1,9 +1,9 @@
-import { spawn, ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { onPostgresServer } from '../support/database';
-import { ADMIN_TOKEN, eventStoreEnv, startTestApp } from '../support/app';
+import { spawnWorker, startTestApp } from '../support/app';
 import { eventually } from '../support/eventually';
 import { createEndpoint, deliveries, emit, ENCRYPTION_KEY, evtId, payoutPaid } from './helpers';
 import { startReceiver } from './receiver';
@@ -33,10 +33,7 @@ import { startReceiver } from './receiver';
   });
 
   const startWorker = async (): Promise<ChildProcess> => {
-    const worker = spawn(process.execPath, [path.resolve('dist/src/main.js')], {
-      env: { ...process.env, ...(await eventStoreEnv(t.database)), ...env, DATABASE_URL: t.database.url!, DATA_DIR: dataDir, ADMIN_TOKEN, PORT: '0', WORKERS: 'true' },
-      stdio: 'ignore',
-    });
+    const worker = await spawnWorker(t.database, dataDir, env);
     workers.push(worker);
     return worker;
   };
