@@ -12,14 +12,19 @@
  * round. Figures are medians over rounds. The service writes its file with a 1 MiB
  * highWaterMark, so a third target, the same bare server with that highWaterMark too, shows
  * what is left of the service's own overhead (informative; the goal is against the plain one).
+ * Then the multipart row (issue 28, bench/upload-multipart.js: a file through the service's
+ * multipart grant to presigned S3 part URLs against the AWS SDK straight to the gateway),
+ * or a line saying why it was skipped; under --json it is the `multipart` field.
  *   node bench/upload.js [--json]     (npm run build first)
- * BENCH_UPLOAD_MIB (default 500), BENCH_ROUNDS (default 3).
+ * BENCH_UPLOAD_MIB (default 500), BENCH_ROUNDS (default 3); the multipart row's settings
+ * are at the top of bench/upload-multipart.js.
  */
 const fs = require('node:fs');
 const http = require('node:http');
 const os = require('node:os');
 const path = require('node:path');
-const { ADMIN, median, pumpBody, serve, startService } = require('./harness');
+const { median, pumpBody, serve } = require('./harness');
+const { api, multipartRow, printMultipart, serviceWithKey } = require('./upload-multipart');
 
 const MiB = 1024 * 1024;
 const SIZE_MIB = Number(process.env.BENCH_UPLOAD_MIB || 500);
@@ -27,17 +32,6 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS || 3);
 const WARM_UP_MIB = 32;
 const CHUNK = Buffer.alloc(64 * 1024, 0x5a);
 const json = process.argv.includes('--json');
-
-async function api(base, method, route, token, body) {
-  const res = await fetch(`${base}${route}`, {
-    method,
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const parsed = await res.json();
-  if (!res.ok) throw new Error(`${method} ${route}: ${res.status} ${JSON.stringify(parsed)}`);
-  return parsed;
-}
 
 /** PUTs `size` bytes with a fixed content-length as fast as backpressure allows; resolves to seconds taken. */
 function streamUpload(url, size) {
@@ -62,17 +56,10 @@ function streamUpload(url, size) {
 
 /** The three targets as `upload(mib) -> seconds`, each leaving no file behind. */
 async function startTargets(dataDir, baselineDir) {
-  const service = await startService({ DATA_DIR: dataDir, DATABASE_URL: '' }, ADMIN);
-  const account = await api(service.base, 'POST', '/admin/accounts', ADMIN, { name: 'Bench', email: 'bench@example.com' });
-  const { key } = await api(service.base, 'POST', '/admin/keys', ADMIN, { account: account.id, mode: 'test' });
-  // Start-up catch-up (migrations, the projections reading the new account and key) is not
-  // upload work: the rounds begin once the read models are current, as in harness.makeKey.
-  for (let i = 0; ; i++) {
-    const status = await api(service.base, 'GET', '/admin/projections', ADMIN);
-    if (status.items.every((p) => !p.behind && !p.rebuilding)) break;
-    if (i > 3000) throw new Error('the service did not catch up');
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  // The local blob store, whatever S3 settings the shell has (they are for the multipart row),
+  // and one PUT per file: no multipart upload started beside it up to 5 GiB, the largest one PUT.
+  const service = await serviceWithKey({ DATA_DIR: dataDir, DATABASE_URL: '', S3_BUCKET: '', S3_ENDPOINT: '', UPLOAD_MULTIPART_THRESHOLD: String(5 * 1024 * MiB) });
+  const { key } = service;
   const bareServer = (env) => serve(path.join(__dirname, 'upload-baseline-server.js'), { UPLOAD_DIR: baselineDir, ...env }, async (b) => (await fetch(b)).ok);
   const baseline = await bareServer({});
   const tuned = await bareServer({ UPLOAD_HWM: String(MiB) });
@@ -80,7 +67,8 @@ async function startTargets(dataDir, baselineDir) {
   const ours = async (mib) => {
     const grant = await api(service.base, 'POST', '/v1/uploads', key, { file_name: `bench-${n++}.bag`, file_size: mib * MiB });
     const seconds = await streamUpload(grant.upload_url, mib * MiB);
-    fs.rmSync(path.join(dataDir, 'blobs', grant.storage_path));
+    // A test-mode key's staged files are under test/ (src/storage/mode-staging.ts).
+    fs.rmSync(path.join(dataDir, 'blobs', 'test', grant.storage_path));
     if (fs.readdirSync(path.join(dataDir, 'blobs', '.incoming')).length) throw new Error('the service left a temp file behind');
     return seconds;
   };
@@ -91,8 +79,7 @@ async function startTargets(dataDir, baselineDir) {
     return seconds;
   };
   const stop = async () => {
-    service.child.kill('SIGTERM');
-    await new Promise((r) => (service.child.exitCode !== null ? r() : service.child.once('exit', r)));
+    await service.stop();
     await baseline.stop();
     await tuned.stop();
   };
@@ -134,7 +121,14 @@ async function main() {
   };
   result.ratio = +(result.ours_mib_per_s / result.baseline_mib_per_s).toFixed(2);
   result.ratio_to_1mib_hwm = +(result.ours_mib_per_s / result.baseline_1mib_hwm_mib_per_s).toFixed(2);
+  if (!json) printLocal(result);
+  // The multipart row (bench/upload-multipart.js), on an S3 server, after the local row's processes stopped.
+  result.multipart = await multipartRow();
   if (json) return console.log(JSON.stringify(result));
+  printMultipart(result.multipart);
+}
+
+function printLocal(result) {
   console.log(`PUT of ${SIZE_MIB} MiB, median of ${ROUNDS} rounds (load average before ${result.loadavg_before.join(' ')}, after ${result.loadavg_after.join(' ')})`);
   console.log(`  service signed URL  ${result.ours_mib_per_s} MiB/s   (${result.ours_samples.join(', ')})`);
   console.log(`  bare http PUT->file ${result.baseline_mib_per_s} MiB/s   (${result.baseline_samples.join(', ')})`);

@@ -12,6 +12,7 @@ import { ListingStore } from './listing-store';
 import { ListingsController } from './listings.controller';
 import { ModelsController } from './models.controller';
 import { ShardsController } from './shards.controller';
+import { UploadGrants } from './upload-grants';
 import { UploadsController } from './uploads.controller';
 
 @Module({
@@ -28,6 +29,7 @@ import { UploadsController } from './uploads.controller';
     UpdateListingHandler,
     DownloadAssetHandler,
     Downloads,
+    UploadGrants,
   ],
   exports: [CatalogQueries, Entitlements, ListingStore],
 })

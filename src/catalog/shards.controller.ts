@@ -3,7 +3,7 @@ import { IsInt, IsString, Min } from 'class-validator';
 import { SETTINGS, Settings } from '../config/settings';
 import { Auth, AuthContext, RequireScope } from '../platform/auth/auth-context';
 import { Errors } from '../platform/errors';
-import { BLOB_STORE, BlobStore, DOWNLOAD_URL_TTL_SECONDS, UPLOAD_URL_TTL_SECONDS } from '../storage/blob-store';
+import { BLOB_STORE, BlobStore, DOWNLOAD_URL_TTL_SECONDS } from '../storage/blob-store';
 import { blobsOfMode } from '../storage/mode-staging';
 import { CatalogQueries } from './catalog-queries';
 import { ListingStore } from './listing-store';
@@ -13,6 +13,7 @@ import { Entitlements } from './entitlement';
 import { assertServable, ServedFile } from './published-files';
 import { assertShardName, shardPrefix } from './shards';
 import { assertWithinMaxBytes } from './upload-policy';
+import { UploadGrants } from './upload-grants';
 
 export class CreateShardDto {
   @IsString()
@@ -37,6 +38,7 @@ export class ShardsController {
     private readonly entitlements: Entitlements,
     private readonly listings: ListingStore,
     private readonly downloads: Downloads,
+    private readonly grants: UploadGrants,
   ) {}
 
   /** Only the owner adds shards, until the dataset's first publish fixes them. */
@@ -45,7 +47,7 @@ export class ShardsController {
   @RequireScope('datasets:upload')
   async mint(@Auth() auth: AuthContext, @Param('idOrSlug') idOrSlug: string, @Body() body: CreateShardDto) {
     assertShardName(body.name);
-    assertWithinMaxBytes(body.size, this.settings.uploadMaxBytes, 'size');
+    assertWithinMaxBytes(body.size, this.settings.uploads.maxBytes, 'size');
     // Decided on the dataset's stream: a shard right after the draft must not wait for a read model.
     const loaded = await this.listings.find(auth.mode, idOrSlug, 'dataset');
     if (loaded?.state.account_id !== auth.accountId) throw Errors.notFound('dataset');
@@ -54,8 +56,9 @@ export class ShardsController {
       throw Errors.invalidRequest('This dataset was published, which fixed its shards; publish new data as a new dataset.');
     }
     const storagePath = `${shardPrefix(dataset)}${body.name}`;
-    const signed = await this.blobs(dataset).signUpload(storagePath, { expiresIn: UPLOAD_URL_TTL_SECONDS, maxBytes: body.size });
-    return { name: body.name, size: body.size, storage_path: storagePath, upload_url: signed.url, token: signed.token, expires_in: signed.expiresIn };
+    // A large shard is a multipart upload, completed through POST /v1/uploads/complete.
+    const grant = await this.grants.grant(this.blobs(dataset), storagePath, body.size);
+    return { name: body.name, size: body.size, storage_path: storagePath, ...grant };
   }
 
   @Get()

@@ -1,8 +1,9 @@
 import { Body, Controller, Get, HttpCode, Inject, Post, Put } from '@nestjs/common';
-import { IsInt, IsString, Length, Max, Min } from 'class-validator';
+import { Type } from 'class-transformer';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsInt, IsOptional, IsString, Length, Max, Min, ValidateNested } from 'class-validator';
 import { SETTINGS, Settings } from '../config/settings';
 import { Auth, AuthContext, RequireScope } from '../platform/auth/auth-context';
-import { BLOB_STORE, BlobStore, UPLOAD_URL_TTL_SECONDS } from '../storage/blob-store';
+import { BLOB_STORE, BlobStore, MAX_PARTS } from '../storage/blob-store';
 import { blobsOfMode } from '../storage/mode-staging';
 import {
   ALLOWED_EXTENSIONS,
@@ -13,6 +14,7 @@ import {
   sanitizeFileName,
   uploadPath,
 } from './upload-policy';
+import { UploadGrants } from './upload-grants';
 
 export class CreateUploadDto {
   @IsString()
@@ -31,6 +33,42 @@ export class CheckUploadDto {
   storage_path: string;
 }
 
+export class MultipartDto extends CheckUploadDto {
+  @IsString()
+  @Length(1, 2048)
+  upload_id: string;
+}
+
+export class ResignPartsDto extends MultipartDto {
+  @IsOptional()
+  @IsArray()
+  @ArrayMinSize(1)
+  @ArrayMaxSize(MAX_PARTS)
+  @IsInt({ each: true })
+  @Min(1, { each: true })
+  part_numbers?: number[];
+}
+
+export class CompletedPartDto {
+  @IsInt()
+  @Min(1)
+  @Max(MAX_PARTS)
+  part_number: number;
+
+  @IsString()
+  @Length(1, 200)
+  etag: string;
+}
+
+export class CompleteUploadDto extends MultipartDto {
+  @IsArray()
+  @ArrayMinSize(1)
+  @ArrayMaxSize(MAX_PARTS)
+  @ValidateNested({ each: true })
+  @Type(() => CompletedPartDto)
+  parts: CompletedPartDto[];
+}
+
 /** Upload grants (spec part 4): the bytes go straight to storage through the signed URL. */
 @Controller('v1/uploads')
 @RequireScope('models:upload', 'datasets:upload')
@@ -38,32 +76,49 @@ export class UploadsController {
   constructor(
     @Inject(SETTINGS) private readonly settings: Settings,
     @Inject(BLOB_STORE) private readonly store: BlobStore,
+    private readonly grants: UploadGrants,
   ) {}
 
   @Get()
   limits() {
-    return { max_bytes: this.settings.uploadMaxBytes, extensions: ALLOWED_EXTENSIONS };
+    return { max_bytes: this.settings.uploads.maxBytes, extensions: ALLOWED_EXTENSIONS };
   }
 
-  /** The URL accepts at most the declared size, so the declaration is also the cap. */
+  /** The URLs accept exactly the declared size, so the declaration is also the cap. Above the multipart threshold, part URLs too. */
   @Post()
   @HttpCode(200)
   async grant(@Auth() auth: AuthContext, @Body() body: CreateUploadDto) {
     const fileName = sanitizeFileName(body.file_name);
     const extension = extensionOf(fileName);
     assertAllowedExtension(extension, 'file_name');
-    assertWithinMaxBytes(body.file_size, this.settings.uploadMaxBytes, 'file_size');
+    assertWithinMaxBytes(body.file_size, this.settings.uploads.maxBytes, 'file_size');
     const storagePath = uploadPath(auth.accountId, fileName);
-    const signed = await blobsOfMode(this.store, auth.mode).signUpload(storagePath, { expiresIn: UPLOAD_URL_TTL_SECONDS, maxBytes: body.file_size });
-    return {
-      storage_path: storagePath,
-      upload_url: signed.url,
-      token: signed.token,
-      expires_in: signed.expiresIn,
-      file_name: fileName,
-      file_size: body.file_size,
-      file_extension: extension,
-    };
+    const grant = await this.grants.grant(blobsOfMode(this.store, auth.mode), storagePath, body.file_size);
+    const { multipart, ...single } = grant;
+    return { storage_path: storagePath, ...single, file_name: fileName, file_size: body.file_size, file_extension: extension, ...(multipart && { multipart }) };
+  }
+
+  /** Fresh part URLs for a multipart upload in progress: all of them, or the part_numbers asked for. */
+  @Post('parts')
+  @HttpCode(200)
+  parts(@Auth() auth: AuthContext, @Body() body: ResignPartsDto) {
+    assertOwnStoragePath(auth.accountId, body.storage_path);
+    return this.grants.resign(blobsOfMode(this.store, auth.mode), body.storage_path, body.upload_id, body.part_numbers);
+  }
+
+  /** Joins the parts: the file is at storage_path whole, or (400 naming the part) nothing changed. */
+  @Post('complete')
+  @HttpCode(200)
+  complete(@Auth() auth: AuthContext, @Body() body: CompleteUploadDto) {
+    assertOwnStoragePath(auth.accountId, body.storage_path);
+    return this.grants.complete(blobsOfMode(this.store, auth.mode), body.storage_path, body.upload_id, body.parts);
+  }
+
+  @Post('abort')
+  @HttpCode(200)
+  abort(@Auth() auth: AuthContext, @Body() body: MultipartDto) {
+    assertOwnStoragePath(auth.accountId, body.storage_path);
+    return this.grants.abort(blobsOfMode(this.store, auth.mode), body.storage_path, body.upload_id);
   }
 
   @Put()

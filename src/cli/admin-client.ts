@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
@@ -9,7 +10,12 @@ export class CliError extends Error {
 
 /** A client of the operator API under /admin (SVC_URL, ADMIN_TOKEN or DATA_DIR/admin_token). */
 export class AdminClient {
-  constructor(private readonly baseUrl: string, private readonly token: string) {}
+  constructor(readonly baseUrl: string, private readonly token: string) {}
+
+  /** Names the caller without holding its secret (the CLI's upload resume files). */
+  get tokenSha256(): string {
+    return createHash('sha256').update(this.token).digest('hex');
+  }
 
   static fromEnvironment(env: NodeJS.ProcessEnv = process.env): AdminClient {
     const baseUrl = (env.SVC_URL || 'http://127.0.0.1:3000').replace(/\/+$/, '');

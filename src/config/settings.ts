@@ -33,8 +33,8 @@ export interface Settings {
   readonly workers: boolean;
   /** S3-compatible object storage; unset bucket: the local blob store under DATA_DIR. */
   readonly s3?: S3Settings;
-  /** Per-object upload cap published by GET /v1/uploads. */
-  readonly uploadMaxBytes: number;
+  /** Uploads: the per-object cap published by GET /v1/uploads, and when and how grants split a file into parts. */
+  readonly uploads: UploadSettings;
   /** How long a consumer's leader keeps its lease without renewing it (a crashed leader's work moves after this). */
   readonly consumerLeaseTtlMs: number;
   /** svc ledger verify reports a payout in transit longer than this (seconds; default 3 days). */
@@ -81,6 +81,14 @@ export interface HttpTimeouts {
   readonly headersTimeoutMs: number;
   readonly idleTimeoutMs: number;
   readonly keepAliveTimeoutMs: number;
+}
+
+export interface UploadSettings {
+  readonly maxBytes: number;
+  /** A file larger than this is granted a multipart upload. */
+  readonly multipartThresholdBytes: number;
+  /** The part size grants aim for (larger when the file would otherwise need more than 10,000 parts). */
+  readonly partSizeBytes: number;
 }
 
 export interface S3Settings {
@@ -314,7 +322,12 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     http: httpTimeouts(env),
     workers: boolean(env, 'WORKERS', true),
     s3: s3Settings(env),
-    uploadMaxBytes: integer(env, 'UPLOAD_MAX_BYTES', 5 * 1024 ** 3, 1, Number.MAX_SAFE_INTEGER),
+    uploads: {
+      // S3's largest object (docs/decisions.md "Multipart uploads").
+      maxBytes: integer(env, 'UPLOAD_MAX_BYTES', 5 * 1024 ** 4, 1, 5 * 1024 ** 4),
+      multipartThresholdBytes: integer(env, 'UPLOAD_MULTIPART_THRESHOLD', 100 * 1024 ** 2, 5 * 1024 ** 2, 5 * 1024 ** 3),
+      partSizeBytes: integer(env, 'UPLOAD_PART_SIZE', 64 * 1024 ** 2, 5 * 1024 ** 2, 5 * 1024 ** 3),
+    },
     consumerLeaseTtlMs: integer(env, 'CONSUMER_LEASE_TTL_MS', 5000, 200, 600_000),
     payoutInTransitMaxSeconds: integer(env, 'PAYOUT_IN_TRANSIT_MAX', 3 * 24 * 3600, 0, 365 * 24 * 3600),
     consumerMaxAttempts: integer(env, 'CONSUMER_MAX_ATTEMPTS', 5, 1, 1000),

@@ -39,10 +39,74 @@ export interface paths {
          */
         put: operations["UploadsController_check"];
         /**
-         * A signed URL to upload one file to
-         * @description Needs one of the scopes: models:upload, datasets:upload (an unrestricted key has all).
+         * A signed URL to upload one file to, and part URLs for a large one
+         * @description Above the multipart threshold (100 MiB by default) the grant also carries `multipart`: PUT each part to its URL, then POST /v1/uploads/complete.
+         *
+         *     Needs one of the scopes: models:upload, datasets:upload (an unrestricted key has all).
          */
         post: operations["UploadsController_grant"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/uploads/parts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sign a multipart upload’s part URLs again (all, or part_numbers)
+         * @description Needs one of the scopes: models:upload, datasets:upload (an unrestricted key has all).
+         */
+        post: operations["UploadsController_parts"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/uploads/complete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Complete a multipart upload with its parts’ ETags
+         * @description Every part once, in order. A part missing or not matching its ETag: 400 naming it, and nothing is stored.
+         *
+         *     Needs one of the scopes: models:upload, datasets:upload (an unrestricted key has all).
+         */
+        post: operations["UploadsController_complete"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/uploads/abort": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Abort a multipart upload and drop its parts
+         * @description Needs one of the scopes: models:upload, datasets:upload (an unrestricted key has all).
+         */
+        post: operations["UploadsController_abort"];
         delete?: never;
         options?: never;
         head?: never;
@@ -953,19 +1017,44 @@ export interface components {
             max_bytes: number;
             extensions: string[];
         };
-        /** @description A signed storage URL for one upload; the declared size is also the cap. */
+        /** @description A signed storage URL for one upload; the declared size is also the cap. Above the multipart threshold, part URLs too. */
         UploadGrant: {
             /** @description user/<account_id>/<unix_seconds>-<file_name> */
             storage_path: string;
-            /** @description PUT the bytes here, with no Authorization header. */
-            upload_url: string;
-            token: string;
+            /** @description PUT the whole file here, with no Authorization header; null above 5 GiB (use multipart). */
+            upload_url: string | null;
+            token: string | null;
             /** @description seconds */
             expires_in: number;
             file_name: string;
             file_size: number;
             /** @example .onnx */
             file_extension: string;
+            multipart?: components["schemas"]["MultipartUpload"];
+        };
+        /** @description A multipart upload: PUT each part to its URL (in parallel if you like), then POST /v1/uploads/complete with every part’s ETag. */
+        MultipartUpload: {
+            upload_id: string;
+            /** @description bytes in every part but the last */
+            part_size: number;
+            part_count: number;
+            parts: {
+                part_number: number;
+                size: number;
+                /** @description PUT exactly `size` bytes here; keep the ETag header of the answer. */
+                url: string;
+            }[];
+            /** @description seconds the part URLs stay valid; POST /v1/uploads/parts signs them again */
+            expires_in: number;
+        };
+        UploadCompleted: {
+            storage_path: string;
+            size: number;
+        };
+        UploadAborted: {
+            storage_path: string;
+            upload_id: string;
+            aborted: boolean;
         };
         UploadCheck: {
             exists: boolean;
@@ -975,9 +1064,10 @@ export interface components {
             name: string;
             size: number;
             storage_path: string;
-            upload_url: string;
-            token: string;
+            upload_url: string | null;
+            token: string | null;
             expires_in: number;
+            multipart?: components["schemas"]["MultipartUpload"];
         };
         ShardList: {
             items: {
@@ -1340,6 +1430,20 @@ export interface components {
         CheckUploadDto: {
             storage_path: string;
         };
+        ResignPartsDto: {
+            part_numbers?: number[];
+            storage_path: string;
+            upload_id: string;
+        };
+        CompleteUploadDto: {
+            parts: components["schemas"]["CompletedPartDto"][];
+            storage_path: string;
+            upload_id: string;
+        };
+        MultipartDto: {
+            upload_id: string;
+            storage_path: string;
+        };
         PublishModelDto: {
             title: string;
             type: string;
@@ -1445,6 +1549,10 @@ export interface components {
         };
         PublishJobDto: {
             price_cents: number;
+        };
+        CompletedPartDto: {
+            part_number: number;
+            etag: string;
         };
         AnswerDto: {
             id: string;
@@ -1605,7 +1713,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description A signed URL to upload one file to */
+            /** @description A signed URL to upload one file to, and part URLs for a large one */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -1615,6 +1723,114 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            default: components["responses"]["Error"];
+        };
+    };
+    UploadsController_parts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ResignPartsDto"];
+            };
+        };
+        responses: {
+            /** @description Sign a multipart upload’s part URLs again (all, or part_numbers) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MultipartUpload"];
+                };
+            };
+            /** @description validation_failed (names the field); invalid_storage_path: outside the caller’s own user/<account_id>/ prefix; file_not_found: not in storage yet. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            default: components["responses"]["Error"];
+        };
+    };
+    UploadsController_complete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CompleteUploadDto"];
+            };
+        };
+        responses: {
+            /** @description Complete a multipart upload with its parts’ ETags */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UploadCompleted"];
+                };
+            };
+            /** @description validation_failed (names the field); invalid_storage_path: outside the caller’s own user/<account_id>/ prefix; file_not_found: not in storage yet. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            default: components["responses"]["Error"];
+        };
+    };
+    UploadsController_abort: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MultipartDto"];
+            };
+        };
+        responses: {
+            /** @description Abort a multipart upload and drop its parts */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UploadAborted"];
+                };
+            };
+            /** @description validation_failed (names the field); invalid_storage_path: outside the caller’s own user/<account_id>/ prefix; file_not_found: not in storage yet. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             default: components["responses"]["Error"];

@@ -92,7 +92,24 @@ export const OPERATIONS: Record<string, OperationNotes> = {
   },
 
   'GET /v1/uploads': { summary: 'Upload limits: the largest file and the allowed extensions', response: ref('UploadLimits') },
-  'POST /v1/uploads': { summary: 'A signed URL to upload one file to', response: ref('UploadGrant'), example: { file_name: 'policy.onnx', file_size: 1048576 } },
+  'POST /v1/uploads': {
+    summary: 'A signed URL to upload one file to, and part URLs for a large one',
+    description: 'Above the multipart threshold (100 MiB by default) the grant also carries `multipart`: PUT each part to its URL, then POST /v1/uploads/complete.',
+    response: ref('UploadGrant'),
+    example: { file_name: 'policy.onnx', file_size: 1048576 },
+  },
+  'POST /v1/uploads/parts': {
+    summary: 'Sign a multipart upload’s part URLs again (all, or part_numbers)',
+    response: ref('MultipartUpload'),
+    errors: { 400: BAD_FILE },
+  },
+  'POST /v1/uploads/complete': {
+    summary: 'Complete a multipart upload with its parts’ ETags',
+    description: 'Every part once, in order. A part missing or not matching its ETag: 400 naming it, and nothing is stored.',
+    response: ref('UploadCompleted'),
+    errors: { 400: BAD_FILE },
+  },
+  'POST /v1/uploads/abort': { summary: 'Abort a multipart upload and drop its parts', response: ref('UploadAborted'), errors: { 400: BAD_FILE } },
   'PUT /v1/uploads': { summary: 'Whether an upload landed, and its size', response: ref('UploadCheck'), errors: { 400: BAD_FILE } },
 
   'GET /v1/datasets': { summary: 'Search published datasets', query: SEARCH, response: page(ref('Asset')) },

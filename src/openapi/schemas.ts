@@ -21,6 +21,12 @@ export const object = (properties: Record<string, Schema>, extra: Schema = {}): 
   ...extra,
 });
 
+/** Properties a schema may carry besides its required ones. */
+const withOptional = (schema: Schema, properties: Record<string, Schema>): Schema => ({
+  ...schema,
+  properties: { ...(schema.properties as Record<string, Schema>), ...properties },
+});
+
 export const ref = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` });
 
 /** The list envelope of spec part 2; the cursor is the last item's id and is opaque. */
@@ -130,20 +136,41 @@ export const SCHEMAS: Record<string, Schema> = {
     description: "The seller's view of one of their own models or datasets, in any state.",
   },
   UploadLimits: object({ max_bytes: int, extensions: strings }),
-  UploadGrant: object(
-    {
-      storage_path: { type: 'string', description: 'user/<account_id>/<unix_seconds>-<file_name>' },
-      upload_url: { type: 'string', description: 'PUT the bytes here, with no Authorization header.' },
-      token: str,
-      expires_in: { type: 'integer', description: 'seconds' },
-      file_name: str,
-      file_size: int,
-      file_extension: { type: 'string', examples: ['.onnx'] },
-    },
-    { description: 'A signed storage URL for one upload; the declared size is also the cap.' },
+  UploadGrant: withOptional(
+    object(
+      {
+        storage_path: { type: 'string', description: 'user/<account_id>/<unix_seconds>-<file_name>' },
+        upload_url: nullable({ type: 'string', description: 'PUT the whole file here, with no Authorization header; null above 5 GiB (use multipart).' }),
+        token: nullable(str),
+        expires_in: { type: 'integer', description: 'seconds' },
+        file_name: str,
+        file_size: int,
+        file_extension: { type: 'string', examples: ['.onnx'] },
+      },
+      { description: 'A signed storage URL for one upload; the declared size is also the cap. Above the multipart threshold, part URLs too.' },
+    ),
+    { multipart: ref('MultipartUpload') },
   ),
+  MultipartUpload: object(
+    {
+      upload_id: str,
+      part_size: { type: 'integer', description: 'bytes in every part but the last' },
+      part_count: int,
+      parts: {
+        type: 'array',
+        items: object({ part_number: int, size: int, url: { type: 'string', description: 'PUT exactly `size` bytes here; keep the ETag header of the answer.' } }),
+      },
+      expires_in: { type: 'integer', description: 'seconds the part URLs stay valid; POST /v1/uploads/parts signs them again' },
+    },
+    { description: 'A multipart upload: PUT each part to its URL (in parallel if you like), then POST /v1/uploads/complete with every part’s ETag.' },
+  ),
+  UploadCompleted: object({ storage_path: str, size: int }),
+  UploadAborted: object({ storage_path: str, upload_id: str, aborted: bool }),
   UploadCheck: object({ exists: bool, size: int }),
-  ShardGrant: object({ name: str, size: int, storage_path: str, upload_url: str, token: str, expires_in: int }),
+  ShardGrant: withOptional(
+    object({ name: str, size: int, storage_path: str, upload_url: nullable(str), token: nullable(str), expires_in: int }),
+    { multipart: ref('MultipartUpload') },
+  ),
   ShardList: object({ items: { type: 'array', items: object({ name: str, size: int, sha256: nullable(str) }) }, count: int, total_bytes: int }),
   ShardDownload: object({ name: str, size: int, sha256: nullable(str), url: str, expires_in: int }),
   Download: object(

@@ -52,7 +52,54 @@ export interface BlobStore {
    * directory is there and writable), for GET /readyz; rejects with why not.
    */
   probe(timeoutMs: number): Promise<void>;
+
+  /**
+   * Multipart uploads, as S3 does them: start one for path, sign a URL per part (each URL
+   * takes one PUT of exactly its part's size and answers the part's ETag), then complete
+   * with every part's ETag in order: the object appears at path whole, or not at all.
+   */
+  startMultipart(path: string): Promise<string>;
+  /** A URL that takes one PUT of exactly `size` bytes as part `partNumber` (1-based) until expiresIn seconds pass. */
+  signPart(path: string, uploadId: string, part: { partNumber: number; size: number }, options: { expiresIn: number }): Promise<string>;
+  /**
+   * Joins the parts into the object at path. InvalidPartsError when a part is missing, holds
+   * other bytes than its ETag names, or has another size than expected; UploadNotFoundError
+   * when the upload was completed, aborted or swept.
+   */
+  completeMultipart(path: string, uploadId: string, parts: ExpectedPart[]): Promise<StoredObject>;
+  /** Drops the upload and its parts; nothing is left to complete. Unknown uploads: UploadNotFoundError. */
+  abortMultipart(path: string, uploadId: string): Promise<void>;
+  /** Aborts every multipart upload started before `startedBefore`; returns how many. */
+  sweepMultipart(startedBefore: Date): Promise<number>;
 }
+
+export interface ExpectedPart {
+  partNumber: number;
+  etag: string;
+  /** The size the part's URL was signed for. */
+  size: number;
+}
+
+/** A completion whose parts do not match what landed; answered 400 naming the part. */
+export class InvalidPartsError extends Error {
+  constructor(readonly partNumber: number, reason: string) {
+    super(`part ${partNumber} ${reason}`);
+  }
+}
+
+/** The multipart upload is not there: completed, aborted, swept, or never started. */
+export class UploadNotFoundError extends Error {
+  constructor(readonly uploadId: string) {
+    super(`no multipart upload ${uploadId} is in progress`);
+  }
+}
+
+/** S3's bounds: parts of 5 MiB at least (but the last), 10,000 parts, 5 GiB in one PUT. */
+export const MIN_PART_SIZE = 5 * 1024 ** 2;
+export const MAX_PARTS = 10_000;
+export const MAX_SINGLE_PUT_BYTES = 5 * 1024 ** 3;
+/** Abandoned multipart uploads are swept after this long (docs/decisions.md). */
+export const MULTIPART_ABANDONED_AFTER_MS = 7 * 24 * 3600 * 1000;
 
 /**
  * The object store did not answer (connection refused or reset, a timeout, or a 5xx left

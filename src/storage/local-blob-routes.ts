@@ -3,9 +3,9 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { finished, PassThrough } from 'node:stream';
 import { sendError } from '../platform/error-filter';
 import { ApiError, Errors } from '../platform/errors';
-import { contentDisposition, isSafeObjectPath } from './blob-store';
+import { contentDisposition, isSafeObjectPath, MAX_PARTS, UploadNotFoundError } from './blob-store';
 import { stagingPathOf } from './mode-staging';
-import { LocalBlobStore, ObjectTooLargeError } from './local-blob-store';
+import { LocalBlobStore, ObjectTooLargeError, PartTooShortError } from './local-blob-store';
 import { SignedFields } from './url-signature';
 
 interface SignedQuery {
@@ -13,12 +13,14 @@ interface SignedQuery {
   expires?: string;
   max_bytes?: string;
   file_name?: string;
+  upload_id?: string;
+  part_number?: string;
   signature?: string;
 }
 
 const urlRefused = (why: string) => new ApiError(403, 'forbidden', `This storage URL is not valid: ${why}. Request a new one from the API.`);
 
-/** Checks all four signed parts of the URL against the request actually made. */
+/** Checks every signed part of the URL against the request actually made. */
 function authorize(store: LocalBlobStore, request: FastifyRequest, method: 'GET' | 'PUT'): SignedFields {
   const objectPath = (request.params as Record<string, string>)['*'] ?? '';
   const q = request.query as SignedQuery;
@@ -26,10 +28,16 @@ function authorize(store: LocalBlobStore, request: FastifyRequest, method: 'GET'
     throw urlRefused('it was not signed for this request');
   }
   if (method === 'PUT' && !/^\d+$/.test(q.max_bytes ?? '')) throw urlRefused('it was not signed for this request');
+  const isPart = method === 'PUT' && (q.upload_id !== undefined || q.part_number !== undefined);
+  if (isPart && !(/^[0-9a-f]{24}$/.test(q.upload_id ?? '') && /^[1-9]\d*$/.test(q.part_number ?? '') && Number(q.part_number) <= MAX_PARTS)) {
+    throw urlRefused('it was not signed for this request');
+  }
   const fields: SignedFields =
-    method === 'PUT'
-      ? { method, path: objectPath, expires: Number(q.expires), maxBytes: Number(q.max_bytes) }
-      : { method, path: objectPath, expires: Number(q.expires), maxBytes: 0, fileName: q.file_name ?? '' };
+    method === 'GET'
+      ? { method, path: objectPath, expires: Number(q.expires), maxBytes: 0, fileName: q.file_name ?? '' }
+      : isPart
+        ? { method, path: objectPath, expires: Number(q.expires), maxBytes: Number(q.max_bytes), uploadId: q.upload_id, partNumber: Number(q.part_number) }
+        : { method, path: objectPath, expires: Number(q.expires), maxBytes: Number(q.max_bytes) };
   const check = store.check(fields, q.signature);
   if (check === 'expired') throw urlRefused('it has expired');
   if (check === 'invalid') throw urlRefused('the signature does not match');
@@ -38,6 +46,9 @@ function authorize(store: LocalBlobStore, request: FastifyRequest, method: 'GET'
 
 const tooLarge = (maxBytes: number) =>
   new ApiError(413, 'payload_too_large', `The upload is larger than the ${maxBytes} bytes this URL allows.`, { max_bytes: maxBytes });
+
+const uploadGone = () =>
+  new ApiError(404, 'not_found', 'This multipart upload was completed, aborted or has expired; start a new upload.');
 
 /** One "bytes=a-b" range; multi-range requests are served whole (RFC 9110 allows ignoring Range). */
 function parseRange(header: string | undefined, size: number): { start: number; end: number } | 'unsatisfiable' | undefined {
@@ -69,12 +80,23 @@ async function put(store: LocalBlobStore, request: FastifyRequest, reply: Fastif
   // end, and the write would hold its temp file and descriptor open for good.
   finished(request.raw, (error) => error && body.destroy(error));
   try {
-    const stored = await store.write(fields.path, body, fields.maxBytes);
-    return reply.status(200).send({ storage_path: stagingPathOf(stored.path), size: stored.size });
+    if (fields.uploadId === undefined) {
+      const stored = await store.write(fields.path, body, fields.maxBytes);
+      return reply.status(200).send({ storage_path: stagingPathOf(stored.path), size: stored.size });
+    }
+    const part = await store.writePart(fields.path, fields.uploadId, fields.partNumber!, body, fields.maxBytes);
+    // Quoted, as S3 answers it, so clients pass S3's and ours to completion alike.
+    const etag = `"${part.etag}"`;
+    return reply.status(200).header('etag', etag).send({ part_number: fields.partNumber, size: part.size, etag });
   } catch (error) {
     request.raw.unpipe(body);
     reply.header('connection', 'close');
     if (error instanceof ObjectTooLargeError) throw tooLarge(fields.maxBytes);
+    if (error instanceof PartTooShortError) {
+      // S3 signs a part's content-length and refuses any other; this mirrors it.
+      throw Errors.validationFailed(`Part ${error.partNumber} is ${error.bytes} bytes, but its URL was signed for exactly ${error.size}; PUT the whole part again.`);
+    }
+    if (error instanceof UploadNotFoundError) throw uploadGone();
     throw error;
   }
 }

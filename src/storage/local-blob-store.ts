@@ -1,14 +1,24 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, Hash, randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Readable, Transform, TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { assertUploadable, BlobStore, Digest, within, FrozenObject, isSafeObjectPath, publishedPath, SignedUpload, StoredObject } from './blob-store';
+import {
+  assertUploadable, BlobStore, Digest, ExpectedPart, FrozenObject, InvalidPartsError, isSafeObjectPath, publishedPath, SignedUpload, StoredObject,
+  UploadNotFoundError, within,
+} from './blob-store';
 import { sign, SignedFields, SignatureCheck, verify } from './url-signature';
 
 export class ObjectTooLargeError extends Error {
   constructor(readonly maxBytes: number) {
     super(`the upload is larger than its limit of ${maxBytes} bytes`);
+  }
+}
+
+/** A part's body ended before the size its URL was signed for; nothing of it was kept. */
+export class PartTooShortError extends Error {
+  constructor(readonly partNumber: number, readonly bytes: number, readonly size: number) {
+    super(`part ${partNumber} is ${bytes} bytes, not the ${size} its URL was signed for`);
   }
 }
 
@@ -21,18 +31,65 @@ export class ObjectTooLargeError extends Error {
  */
 const UPLOAD_WRITE_HIGH_WATER_MARK = 1024 * 1024;
 
-/** Counts bytes as they pass and fails the pipeline the moment the cap is crossed. */
+/** Completion reads parts in chunks this large: a 6 GiB object is 6k reads rather than 96k at the default 64 KiB. */
+const PART_READ_HIGH_WATER_MARK = 1024 * 1024;
+
+const UPLOAD_ID = /^[0-9a-f]{24}$/;
+/** <partNumber>-<hex MD5>; anything else a client names cannot be a landed part (nor climb out of the upload). */
+const PART_FILE = /^\d+-[0-9a-f]{32}$/;
+
+/**
+ * Counts bytes as they pass and fails the pipeline the moment the cap is crossed; feeds
+ * them to `hash` too when given (a part's MD5 is its ETag), saving the pipeline a stage.
+ */
 class ByteCap extends Transform {
   bytes = 0;
 
-  constructor(private readonly maxBytes: number) {
+  constructor(private readonly maxBytes: number, private readonly hash?: Hash) {
     super();
   }
 
   _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
     this.bytes += chunk.length;
     if (this.bytes > this.maxBytes) return callback(new ObjectTooLargeError(this.maxBytes));
+    this.hash?.update(chunk);
     callback(null, chunk);
+  }
+}
+
+/** Undefined where work fails because the file or directory is not there. */
+async function ifPresent<T>(work: Promise<T>): Promise<T | undefined> {
+  try {
+    return await work;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+}
+
+/** What startMultipart recorded, or undefined when the upload is gone or its record unreadable. */
+async function readUpload(dir: string): Promise<{ path: string; started: number } | undefined> {
+  const text = await ifPresent(fs.promises.readFile(path.join(dir, 'upload.json'), 'utf8'));
+  let record: { path?: unknown; started?: unknown } | undefined;
+  try {
+    record = text === undefined ? undefined : JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  const started = typeof record?.started === 'string' ? Date.parse(record.started) : NaN;
+  return typeof record?.path === 'string' && Number.isFinite(started) ? { path: record.path, started } : undefined;
+}
+
+/** The landed parts one after another, for a single pipeline into the object. */
+async function* concatenated(parts: { part: ExpectedPart; file: string }[]): AsyncGenerator<Buffer> {
+  for (const { part, file } of parts) {
+    try {
+      yield* fs.createReadStream(file, { highWaterMark: PART_READ_HIGH_WATER_MARK });
+    } catch (error) {
+      // Replaced by a PUT of the part again, or removed by an abort, since it was checked.
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new InvalidPartsError(part.partNumber, `has no landed bytes with ETag ${part.etag}`);
+      throw error;
+    }
   }
 }
 
@@ -53,6 +110,8 @@ function resolveSigningSecret(dataDir: string): string {
 export class LocalBlobStore implements BlobStore {
   private readonly root: string;
   private readonly tmpDir: string;
+  /** One directory per multipart upload: its upload.json and its landed parts. Made by the first start, so .incoming stays empty without one. */
+  private readonly multipartDir: string;
   private readonly secret: string;
 
   constructor(dataDir: string, private readonly publicBaseUrl: string) {
@@ -60,6 +119,7 @@ export class LocalBlobStore implements BlobStore {
     // Temp files sit on the same filesystem as their targets so the final rename is atomic.
     this.tmpDir = path.join(this.root, '.incoming');
     fs.mkdirSync(this.tmpDir, { recursive: true });
+    this.multipartDir = path.join(this.tmpDir, 'multipart');
     this.secret = resolveSigningSecret(dataDir);
   }
 
@@ -85,13 +145,8 @@ export class LocalBlobStore implements BlobStore {
   }
 
   async stat(objectPath: string): Promise<StoredObject | undefined> {
-    try {
-      const stats = await fs.promises.stat(this.file(objectPath));
-      return stats.isFile() ? { path: objectPath, size: stats.size } : undefined;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-      throw error;
-    }
+    const stats = await ifPresent(fs.promises.stat(this.file(objectPath)));
+    return stats?.isFile() ? { path: objectPath, size: stats.size } : undefined;
   }
 
   async list(prefix: string): Promise<StoredObject[]> {
@@ -125,17 +180,117 @@ export class LocalBlobStore implements BlobStore {
    */
   async write(objectPath: string, source: Readable, maxBytes: number): Promise<StoredObject> {
     const target = this.file(objectPath);
-    const temp = path.join(this.tmpDir, `${randomBytes(12).toString('hex')}.part`);
     const cap = new ByteCap(maxBytes);
-    try {
-      await pipeline(source, cap, fs.createWriteStream(temp, { flags: 'wx', highWaterMark: UPLOAD_WRITE_HIGH_WATER_MARK }));
+    await this.receive(source, cap, async (temp) => {
       await fs.promises.mkdir(path.dirname(target), { recursive: true });
       await fs.promises.rename(temp, target);
+    });
+    return { path: objectPath, size: cap.bytes };
+  }
+
+  /**
+   * Lands source as part `partNumber` of the upload only when it is exactly `size` bytes,
+   * as <partNumber>-<md5>, replacing an earlier PUT of the same part; answers the MD5 (the ETag).
+   */
+  async writePart(objectPath: string, uploadId: string, partNumber: number, source: Readable, size: number): Promise<{ size: number; etag: string }> {
+    const dir = await this.upload(objectPath, uploadId);
+    const md5 = createHash('md5');
+    const cap = new ByteCap(size, md5);
+    return this.receive(source, cap, async (temp) => {
+      if (cap.bytes < size) throw new PartTooShortError(partNumber, cap.bytes, size);
+      const etag = md5.digest('hex');
+      const name = `${partNumber}-${etag}`;
+      try {
+        // Earlier copies go before this one lands, so two PUTs of one part racing each other
+        // cannot remove each other's file: at least the later one stays.
+        for (const other of await fs.promises.readdir(dir)) {
+          if (other.startsWith(`${partNumber}-`) && other !== name) await fs.promises.rm(path.join(dir, other), { force: true });
+        }
+        await fs.promises.rename(temp, path.join(dir, name));
+      } catch (error) {
+        // Completed, aborted or swept while the part was arriving.
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new UploadNotFoundError(uploadId);
+        throw error;
+      }
+      return { size: cap.bytes, etag };
+    });
+  }
+
+  /**
+   * Streams source through cap into a new temp file beside the store, then hands it to
+   * place to move; the temp file is removed when any of that fails.
+   */
+  private async receive<T>(source: Readable, cap: ByteCap, place: (temp: string) => Promise<T>): Promise<T> {
+    const temp = path.join(this.tmpDir, `${randomBytes(12).toString('hex')}.part`);
+    try {
+      await pipeline(source, cap, fs.createWriteStream(temp, { flags: 'wx', highWaterMark: UPLOAD_WRITE_HIGH_WATER_MARK }));
+      return await place(temp);
     } catch (error) {
       await fs.promises.rm(temp, { force: true });
       throw error;
     }
-    return { path: objectPath, size: cap.bytes };
+  }
+
+  async startMultipart(objectPath: string): Promise<string> {
+    assertUploadable(objectPath);
+    this.file(objectPath);
+    const uploadId = randomBytes(12).toString('hex');
+    const dir = path.join(this.multipartDir, uploadId);
+    await fs.promises.mkdir(dir, { recursive: true });
+    await fs.promises.writeFile(path.join(dir, 'upload.json'), JSON.stringify({ path: objectPath, started: new Date().toISOString() }));
+    return uploadId;
+  }
+
+  async signPart(objectPath: string, uploadId: string, part: { partNumber: number; size: number }, options: { expiresIn: number }): Promise<string> {
+    assertUploadable(objectPath);
+    const fields: SignedFields = {
+      method: 'PUT', path: objectPath, expires: this.expiry(options.expiresIn), maxBytes: part.size, uploadId, partNumber: part.partNumber,
+    };
+    return this.url(fields, sign(this.secret, fields));
+  }
+
+  /**
+   * Every part is checked before a byte is copied; the parts are then streamed into one temp
+   * file (write()), so nothing appears at objectPath unless all of them made it.
+   */
+  async completeMultipart(objectPath: string, uploadId: string, parts: ExpectedPart[]): Promise<StoredObject> {
+    const dir = await this.upload(objectPath, uploadId);
+    const landed: { part: ExpectedPart; file: string }[] = [];
+    for (const part of parts) {
+      const name = `${part.partNumber}-${part.etag.replace(/"/g, '').toLowerCase()}`;
+      const size = PART_FILE.test(name) ? (await ifPresent(fs.promises.stat(path.join(dir, name))))?.size : undefined;
+      if (size === undefined) throw new InvalidPartsError(part.partNumber, `has no landed bytes with ETag ${part.etag}`);
+      if (size !== part.size) throw new InvalidPartsError(part.partNumber, `is ${size} bytes, not the ${part.size} its URL was signed for`);
+      landed.push({ part, file: path.join(dir, name) });
+    }
+    const stored = await this.write(objectPath, Readable.from(concatenated(landed)), parts.reduce((sum, p) => sum + p.size, 0));
+    await fs.promises.rm(dir, { recursive: true, force: true });
+    return stored;
+  }
+
+  async abortMultipart(objectPath: string, uploadId: string): Promise<void> {
+    await fs.promises.rm(await this.upload(objectPath, uploadId), { recursive: true, force: true });
+  }
+
+  /** An upload whose upload.json cannot be read counts as started when its directory last changed. */
+  async sweepMultipart(startedBefore: Date): Promise<number> {
+    let swept = 0;
+    for (const uploadId of (await ifPresent(fs.promises.readdir(this.multipartDir))) ?? []) {
+      const dir = path.join(this.multipartDir, uploadId);
+      // Undefined once the upload was completed or aborted since the listing.
+      const started = (await readUpload(dir))?.started ?? (await ifPresent(fs.promises.stat(dir)))?.mtimeMs;
+      if (started === undefined || started >= startedBefore.getTime()) continue;
+      await fs.promises.rm(dir, { recursive: true, force: true });
+      swept++;
+    }
+    return swept;
+  }
+
+  /** The upload's directory, when the upload is in progress for objectPath. */
+  private async upload(objectPath: string, uploadId: string): Promise<string> {
+    const dir = path.join(this.multipartDir, uploadId);
+    if (!UPLOAD_ID.test(uploadId) || (await readUpload(dir))?.path !== objectPath) throw new UploadNotFoundError(uploadId);
+    return dir;
   }
 
   put(objectPath: string, bytes: Uint8Array): Promise<StoredObject> {
@@ -185,6 +340,7 @@ export class LocalBlobStore implements BlobStore {
       method: fields.method,
       expires: String(fields.expires),
       ...(fields.method === 'PUT' ? { max_bytes: String(fields.maxBytes) } : { file_name: fields.fileName ?? '' }),
+      ...(fields.uploadId !== undefined ? { upload_id: fields.uploadId, part_number: String(fields.partNumber) } : {}),
       signature,
     });
     return `${this.publicBaseUrl}/storage/${encoded}?${query}`;

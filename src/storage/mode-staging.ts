@@ -32,5 +32,10 @@ export function blobsOfMode(store: BlobStore, mode: Mode): BlobStore {
     list: async (prefix) => (await store.list(inner(prefix))).map(outer),
     freeze: (path) => store.freeze(inner(path)),
     probe: (timeoutMs) => store.probe(timeoutMs),
+    startMultipart: (path) => store.startMultipart(inner(path)),
+    signPart: (path, uploadId, part, options) => store.signPart(inner(path), uploadId, part, options),
+    completeMultipart: async (path, uploadId, parts) => outer(await store.completeMultipart(inner(path), uploadId, parts)),
+    abortMultipart: (path, uploadId) => store.abortMultipart(inner(path), uploadId),
+    sweepMultipart: (startedBefore) => store.sweepMultipart(startedBefore),
   };
 }

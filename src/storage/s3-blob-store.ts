@@ -1,14 +1,40 @@
-import { CopyObjectCommand, CopyObjectCommandOutput, DeleteObjectCommand, GetObjectCommand, GetObjectCommandOutput, HeadBucketCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import {
+  AbortMultipartUploadCommand, CompleteMultipartUploadCommand, CopyObjectCommand, CopyObjectCommandOutput, CreateMultipartUploadCommand,
+  DeleteObjectCommand, GetObjectCommand, GetObjectCommandOutput, HeadBucketCommand, HeadObjectCommand, ListMultipartUploadsCommand,
+  ListObjectsV2Command, ListPartsCommand, Part, PutObjectCommand, S3Client, UploadPartCommand, UploadPartCopyCommand,
+} from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { S3Settings } from '../config/settings';
 import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { assertUploadable, BlobStore, contentDisposition, Digest, FrozenObject, ObjectChangedError, publishedPath, SignedUpload, StorageUnavailableError, StoredObject, within } from './blob-store';
+import {
+  assertUploadable, BlobStore, contentDisposition, Digest, ExpectedPart, FrozenObject, InvalidPartsError, MAX_SINGLE_PUT_BYTES, ObjectChangedError,
+  publishedPath, SignedUpload, StorageUnavailableError, StoredObject, UploadNotFoundError, within,
+} from './blob-store';
+import { createHash } from 'node:crypto';
 
 const isNotFound = (error: unknown): boolean => {
   const e = error as { name?: string; $metadata?: { httpStatusCode?: number } };
   return e.name === 'NotFound' || e.name === 'NoSuchKey' || e.$metadata?.httpStatusCode === 404;
 };
+
+const isNoSuchUpload = (error: unknown): boolean => {
+  const e = error as { name?: string; Code?: string; $metadata?: { httpStatusCode?: number } };
+  return e.name === 'NoSuchUpload' || e.Code === 'NoSuchUpload' || e.$metadata?.httpStatusCode === 404;
+};
+
+/**
+ * How the freeze copies: one CopyObject up to singleMaxBytes (S3 takes 5 GiB), above that a
+ * multipart copy in ranges of partSize (UploadPartCopy takes up to 5 GiB a part),
+ * COPY_PARALLEL ranges at a time. Tests lower both to copy small objects in ranges.
+ */
+export interface CopyLimits {
+  singleMaxBytes: number;
+  partSize: number;
+}
+
+const COPY_LIMITS: CopyLimits = { singleMaxBytes: MAX_SINGLE_PUT_BYTES, partSize: 1024 ** 3 };
+const COPY_PARALLEL = 4;
 
 /**
  * The SDK signs with its clock corrected by the offset it last saw in a response's Date,
@@ -85,7 +111,11 @@ const MAX_ATTEMPTS = 3;
  * Ceph's RADOS Gateway (signatures, expiry, conditional copy).
  */
 export class S3BlobStore implements BlobStore {
-  constructor(private readonly client: S3Client, private readonly bucket: string) {}
+  constructor(
+    private readonly client: S3Client,
+    private readonly bucket: string,
+    private readonly copyLimits = COPY_LIMITS,
+  ) {}
 
   static fromSettings(settings: S3Settings): S3BlobStore {
     const client = new S3Client({
@@ -160,22 +190,24 @@ export class S3BlobStore implements BlobStore {
       throw error;
     }
     const digest = new Digest();
+    const inParts = (source.ContentLength ?? 0) > this.copyLimits.singleMaxBytes;
+    const ranges = new RangeDigests(this.copyLimits.partSize);
+    const sink = new Writable({ write: (chunk: Buffer, _encoding, done) => (inParts && ranges.update(chunk), done()) });
     // The server may go away while the body streams.
-    await reaching(() => pipeline(source.Body as Readable, digest, new Writable({ write: (_chunk, _encoding, done) => done() })));
+    await reaching(() => pipeline(source.Body as Readable, digest, sink));
     const frozen = publishedPath(digest.sha256);
     // Keys name their bytes: bytes frozen before are not copied again, and a copy that went
     // wrong (below) can never have replaced an object another listing publishes.
     const already = await this.stat(frozen);
     if (already?.size === digest.size) return { path: frozen, size: digest.size, sha256: digest.sha256 };
+    if (inParts) {
+      await this.copyInParts(path, frozen, source.ETag, digest.size, ranges.multipartEtag());
+      return { path: frozen, size: digest.size, sha256: digest.sha256 };
+    }
     // Keys are safe segments ([A-Za-z0-9._-]), so the copy source needs no encoding.
-    const copy = new CopyObjectCommand({ Bucket: this.bucket, Key: frozen, CopySource: `${this.bucket}/${path}`, CopySourceIfMatch: source.ETag });
-    copy.middlewareStack.add(
-      (next) => async (args) => {
-        const request = args.request as { headers?: Record<string, string> };
-        if (request.headers && source.ETag) request.headers['x-amz-copy-if-match'] = source.ETag;
-        return next(args);
-      },
-      { step: 'build', name: 'copyIfMatchForCeph' },
+    const copy = withCephCopyCondition(
+      new CopyObjectCommand({ Bucket: this.bucket, Key: frozen, CopySource: `${this.bucket}/${path}`, CopySourceIfMatch: source.ETag }),
+      source.ETag,
     );
     let copied;
     try {
@@ -190,6 +222,50 @@ export class S3BlobStore implements BlobStore {
       throw new ObjectChangedError(path);
     }
     return { path: frozen, size: digest.size, sha256: digest.sha256 };
+  }
+
+  /**
+   * The copy of an object above 5 GiB: ranges copied server-side on the same condition as a
+   * single copy, and the result's ETag, which S3 derives from each range's MD5, compared with
+   * the one computed from the bytes hashed; on any other bytes the copy is removed.
+   */
+  private async copyInParts(path: string, frozen: string, sourceEtag: string | undefined, size: number, expectedEtag: string): Promise<void> {
+    const started = await this.send(() => this.client.send(new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: frozen })));
+    const uploadId = started.UploadId!;
+    const { partSize } = this.copyLimits;
+    const ranges = Array.from({ length: Math.ceil(size / partSize) }, (_, i) => ({
+      partNumber: i + 1,
+      range: `bytes=${i * partSize}-${Math.min(size, (i + 1) * partSize) - 1}`,
+    }));
+    const copied: Part[] = [];
+    try {
+      await inParallel(ranges, COPY_PARALLEL, async ({ partNumber, range }) => {
+        const part = withCephCopyCondition(
+          new UploadPartCopyCommand({
+            Bucket: this.bucket, Key: frozen, UploadId: uploadId, PartNumber: partNumber,
+            CopySource: `${this.bucket}/${path}`, CopySourceRange: range, CopySourceIfMatch: sourceEtag,
+          }),
+          sourceEtag,
+        );
+        const result = await this.send(() => this.client.send(part, UNTIL_IDLE));
+        copied.push({ PartNumber: partNumber, ETag: result.CopyPartResult?.ETag });
+      });
+    } catch (error) {
+      await this.abortMultipart(frozen, uploadId).catch(() => undefined);
+      const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+      if (status === 412 || isNotFound(error)) throw new ObjectChangedError(path);
+      throw error;
+    }
+    copied.sort((a, b) => a.PartNumber! - b.PartNumber!);
+    await this.send(() =>
+      this.client.send(new CompleteMultipartUploadCommand({ Bucket: this.bucket, Key: frozen, UploadId: uploadId, MultipartUpload: { Parts: copied } }), UNTIL_IDLE),
+    );
+    // Read from the object, not the completion's answer, which Ceph RGW leaves empty.
+    const copy = await this.send(() => this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: frozen })));
+    if (unquoted(copy.ETag) !== expectedEtag) {
+      await this.removeCopy(frozen, copy.ETag);
+      throw new ObjectChangedError(path);
+    }
   }
 
   /** Deletes a copy that holds other bytes than its key names, unless another freeze replaced it meanwhile. */
@@ -209,6 +285,91 @@ export class S3BlobStore implements BlobStore {
     }
   }
 
+  async startMultipart(path: string): Promise<string> {
+    assertUploadable(path);
+    const started = await this.send(() => this.client.send(new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: path })));
+    return started.UploadId!;
+  }
+
+  /** Signed with the part's content-length, so S3 itself refuses a part of any other size. */
+  signPart(path: string, uploadId: string, part: { partNumber: number; size: number }, options: { expiresIn: number }): Promise<string> {
+    return getSignedUrl(
+      this.client,
+      new UploadPartCommand({ Bucket: this.bucket, Key: path, UploadId: uploadId, PartNumber: part.partNumber, ContentLength: part.size }),
+      { expiresIn: options.expiresIn, signableHeaders: new Set(['content-length']) },
+    );
+  }
+
+  /**
+   * The landed parts are listed and checked first, so a refusal names its part (S3's own
+   * InvalidPart does not); S3 checks the ETags again as it completes.
+   */
+  async completeMultipart(path: string, uploadId: string, parts: ExpectedPart[]): Promise<StoredObject> {
+    const landed = new Map((await this.listParts(path, uploadId)).map((p) => [p.PartNumber, p]));
+    for (const part of parts) {
+      const found = landed.get(part.partNumber);
+      if (unquoted(found?.ETag) !== unquoted(part.etag)) throw new InvalidPartsError(part.partNumber, `has no landed bytes with ETag ${part.etag}`);
+      if (found!.Size !== part.size) throw new InvalidPartsError(part.partNumber, `is ${found!.Size} bytes, not the ${part.size} its URL was signed for`);
+    }
+    const complete = new CompleteMultipartUploadCommand({
+      Bucket: this.bucket, Key: path, UploadId: uploadId,
+      MultipartUpload: { Parts: parts.map((p) => ({ PartNumber: p.partNumber, ETag: p.etag })) },
+    });
+    try {
+      await this.send(() => this.client.send(complete, UNTIL_IDLE));
+    } catch (error) {
+      if (isNoSuchUpload(error)) throw new UploadNotFoundError(uploadId);
+      throw error;
+    }
+    return { path, size: parts.reduce((sum, p) => sum + p.size, 0) };
+  }
+
+  private async listParts(path: string, uploadId: string): Promise<Part[]> {
+    const parts: Part[] = [];
+    let marker: string | undefined;
+    try {
+      do {
+        const page = await this.send(() => this.client.send(new ListPartsCommand({ Bucket: this.bucket, Key: path, UploadId: uploadId, PartNumberMarker: marker })));
+        parts.push(...(page.Parts ?? []));
+        marker = page.IsTruncated ? page.NextPartNumberMarker : undefined;
+      } while (marker);
+    } catch (error) {
+      if (isNoSuchUpload(error)) throw new UploadNotFoundError(uploadId);
+      throw error;
+    }
+    return parts;
+  }
+
+  async abortMultipart(path: string, uploadId: string): Promise<void> {
+    try {
+      await this.send(() => this.client.send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: path, UploadId: uploadId })));
+    } catch (error) {
+      if (isNoSuchUpload(error)) throw new UploadNotFoundError(uploadId);
+      throw error;
+    }
+  }
+
+  /** Where the bucket has no AbortIncompleteMultipartUpload lifecycle rule, this is it. */
+  async sweepMultipart(startedBefore: Date): Promise<number> {
+    let swept = 0;
+    let keyMarker: string | undefined;
+    let uploadIdMarker: string | undefined;
+    do {
+      const page = await this.send(() =>
+        this.client.send(new ListMultipartUploadsCommand({ Bucket: this.bucket, KeyMarker: keyMarker, UploadIdMarker: uploadIdMarker })),
+      );
+      for (const upload of page.Uploads ?? []) {
+        if (!upload.Key || !upload.UploadId || !upload.Initiated || upload.Initiated >= startedBefore) continue;
+        await this.abortMultipart(upload.Key, upload.UploadId).catch((error) => {
+          if (!(error instanceof UploadNotFoundError)) throw error;
+        });
+        swept++;
+      }
+      [keyMarker, uploadIdMarker] = page.IsTruncated ? [page.NextKeyMarker, page.NextUploadIdMarker] : [undefined, undefined];
+    } while (keyMarker);
+    return swept;
+  }
+
   /** One S3 call: RequestTimeTooSkewed sent again once; a fault of the server becomes StorageUnavailableError. */
   private send<T>(call: () => Promise<T>): Promise<T> {
     return reaching(() => skewSafe(call));
@@ -225,6 +386,75 @@ export class S3BlobStore implements BlobStore {
       token = page.IsTruncated ? page.NextContinuationToken : undefined;
     } while (token);
     return found.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  }
+}
+
+/**
+ * Sends the copy condition as x-amz-copy-if-match too: Ceph RGW reads only that one
+ * (tracker 40808) and ignores x-amz-copy-source-if-match.
+ */
+function withCephCopyCondition<C extends CopyObjectCommand | UploadPartCopyCommand>(command: C, etag: string | undefined): C {
+  // The two commands' stacks differ only in their input and output types, unused here.
+  (command.middlewareStack as CopyObjectCommand['middlewareStack']).add(
+    (next) => async (args) => {
+      const request = args.request as { headers?: Record<string, string> };
+      if (request.headers && etag) request.headers['x-amz-copy-if-match'] = etag;
+      return next(args);
+    },
+    { step: 'build', name: 'copyIfMatchForCeph' },
+  );
+  return command;
+}
+
+/** Runs work on every item, at most `parallel` at a time; the first failure rejects once the running ones settle. */
+async function inParallel<T>(items: T[], parallel: number, work: (item: T) => Promise<void>): Promise<void> {
+  const queue = [...items];
+  let failed = false;
+  const worker = async () => {
+    for (let next = queue.shift(); next && !failed; next = queue.shift()) {
+      try {
+        await work(next);
+      } catch (error) {
+        failed = true;
+        throw error;
+      }
+    }
+  };
+  const results = await Promise.allSettled(Array.from({ length: Math.min(parallel, items.length) }, worker));
+  const rejected = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (rejected) throw rejected.reason;
+}
+
+/**
+ * The MD5 of each fixed-size range of a stream, from which the ETag S3 gives a multipart
+ * object follows: the MD5 of the ranges' binary MD5s, then "-" and their count.
+ */
+class RangeDigests {
+  private readonly digests: Buffer[] = [];
+  private hash = createHash('md5');
+  private filled = 0;
+
+  constructor(private readonly rangeSize: number) {}
+
+  update(chunk: Buffer): void {
+    for (let at = 0; at < chunk.length; ) {
+      const take = Math.min(chunk.length - at, this.rangeSize - this.filled);
+      this.hash.update(chunk.subarray(at, at + take));
+      this.filled += take;
+      at += take;
+      if (this.filled === this.rangeSize) this.next();
+    }
+  }
+
+  multipartEtag(): string {
+    if (this.filled > 0) this.next();
+    return `${createHash('md5').update(Buffer.concat(this.digests)).digest('hex')}-${this.digests.length}`;
+  }
+
+  private next(): void {
+    this.digests.push(this.hash.digest());
+    this.hash = createHash('md5');
+    this.filled = 0;
   }
 }
 

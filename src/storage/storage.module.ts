@@ -4,6 +4,7 @@ import { SETTINGS, Settings } from '../config/settings';
 import { BLOB_STORE, BlobStore } from './blob-store';
 import { localBlobRoutes } from './local-blob-routes';
 import { LocalBlobStore } from './local-blob-store';
+import { MultipartSweeper } from './multipart-sweeper';
 
 /** S3 when S3_BUCKET is set, else the local store, which also serves its signed URLs. */
 @Global()
@@ -16,6 +17,7 @@ import { LocalBlobStore } from './local-blob-store';
       useFactory: async (settings: Settings): Promise<BlobStore> =>
         settings.s3 ? (await import('./s3-blob-store')).S3BlobStore.fromSettings(settings.s3) : new LocalBlobStore(settings.dataDir, settings.publicBaseUrl),
     },
+    MultipartSweeper,
   ],
   exports: [BLOB_STORE],
 })

@@ -88,7 +88,7 @@ describe('listings: the seller view', () => {
     expect((await t.request('GET', '/v1/listings', { key: other.key })).body.items).toEqual(before);
   });
 
-  it.each([1e308, 2 ** 53 + 1, 2 ** 63, 1.5, 6 * 1024 ** 3])('refuses a file_size of %p on a draft with 400 naming it, and drafts nothing', async (size) => {
+  it.each([1e308, 2 ** 53 + 1, 2 ** 63, 1.5, 6 * 1024 ** 4])('refuses a file_size of %p on a draft with 400 naming it, and drafts nothing', async (size) => {
     const other = await t.accountWithKey();
     const res = await t.request('POST', '/v1/listings', {
       key: other.key,

@@ -18,6 +18,8 @@ export interface Response {
   headers: Record<string, string | string[] | undefined>;
   body: any;
   text: string;
+  /** The body as bytes (storage answers carry binary files). */
+  bytes: Buffer;
 }
 
 export interface TestApp {
@@ -25,12 +27,12 @@ export interface TestApp {
   db: Database;
   dataDir: string;
   /** An HTTP request through the whole stack (Fastify inject, no socket). */
-  request(method: string, url: string, options?: { key?: string; body?: unknown; headers?: Record<string, string>; payload?: string }): Promise<Response>;
+  request(method: string, url: string, options?: { key?: string; body?: unknown; headers?: Record<string, string>; payload?: string | Buffer }): Promise<Response>;
   /**
    * A request to a signed storage URL the API handed out: the local store's are answered by
    * the app itself (Fastify inject), an S3 server's (X-Amz-Signature) over HTTP.
    */
-  storage(method: 'GET' | 'PUT', url: string, options?: { payload?: string; headers?: Record<string, string> }): Promise<Response>;
+  storage(method: 'GET' | 'PUT', url: string, options?: { payload?: string | Buffer; headers?: Record<string, string> }): Promise<Response>;
   /** The app's S3 settings (TEST_S3=1, or S3 passed in env); undefined on the local store. */
   s3?: S3Settings;
   /** A call of the operator API with the admin token. */
@@ -131,7 +133,7 @@ export async function startTestApp(
     } catch {
       body = undefined;
     }
-    return { status: res.statusCode, headers: res.headers as Response['headers'], body, text: res.body };
+    return { status: res.statusCode, headers: res.headers as Response['headers'], body, text: res.body, bytes: res.rawPayload };
   };
 
   const storage: TestApp['storage'] = async (method, url, o = {}) => {
@@ -141,8 +143,8 @@ export async function startTestApp(
       return request(method, `${u.pathname}${u.search}`, { payload: o.payload, headers });
     }
     const res = await fetch(url, { method, body: o.payload, headers: o.headers });
-    const text = await res.text();
-    return { status: res.status, headers: Object.fromEntries(res.headers), body: undefined, text };
+    const bytes = Buffer.from(await res.arrayBuffer());
+    return { status: res.status, headers: Object.fromEntries(res.headers), body: undefined, text: bytes.toString('utf8'), bytes };
   };
 
   const admin: TestApp['admin'] = (method, url, body) =>

@@ -49,7 +49,7 @@ export class DraftListingHandler implements ICommandHandler<DraftListingCommand>
     // A draft may precede its upload, but never point outside the seller's prefix, nor name a file no upload could be.
     if (details.file) {
       assertFileReference(auth.accountId, details.file);
-      assertWithinMaxBytes(details.file.size, this.settings.uploadMaxBytes, 'file_size');
+      assertWithinMaxBytes(details.file.size, this.settings.uploads.maxBytes, 'file_size');
     }
     const account = await this.accounts.getById(auth.accountId);
     const listingId = chosenId ?? newId('lst');

@@ -1,0 +1,157 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { SETTINGS, Settings } from '../config/settings';
+import { ApiError, Errors } from '../platform/errors';
+import {
+  BlobStore, InvalidPartsError, MAX_PARTS, MAX_SINGLE_PUT_BYTES, MIN_PART_SIZE, UPLOAD_URL_TTL_SECONDS, UploadNotFoundError,
+} from '../storage/blob-store';
+
+/** How a file is split: every part partSize bytes but the last, which holds the rest. */
+export interface PartPlan {
+  fileSize: number;
+  partSize: number;
+  partCount: number;
+}
+
+export interface SignedPartView {
+  part_number: number;
+  size: number;
+  url: string;
+}
+
+export interface MultipartView {
+  upload_id: string;
+  part_size: number;
+  part_count: number;
+  parts: SignedPartView[];
+  expires_in: number;
+}
+
+/** The part of an upload grant that says where the bytes go (POST /v1/uploads and shard grants). */
+export interface GrantView {
+  /** One PUT of the whole file; null above 5 GiB, which only a multipart upload takes. */
+  upload_url: string | null;
+  token: string | null;
+  expires_in: number;
+  multipart?: MultipartView;
+}
+
+const MiB = 1024 ** 2;
+
+/** The preferred part size, or larger (in whole MiB) where that would take more than 10,000 parts. */
+export function planParts(fileSize: number, preferredPartSize: number): PartPlan {
+  const partSize = Math.max(preferredPartSize, Math.ceil(fileSize / MAX_PARTS / MiB) * MiB);
+  return { fileSize, partSize, partCount: Math.max(1, Math.ceil(fileSize / partSize)) };
+}
+
+export function partSizeOf(plan: PartPlan, partNumber: number): number {
+  return partNumber < plan.partCount ? plan.partSize : plan.fileSize - plan.partSize * (plan.partCount - 1);
+}
+
+const UPLOAD_ID_PREFIX = 'mpu_';
+
+/**
+ * The upload_id clients hold: the store's own id with the plan it was granted, so part URLs
+ * can be signed again (after expiry) and a completion checked without a record of the
+ * grant. A client that edits the plan gains nothing a new grant would not give: the plan
+ * is checked against the same limits, and S3 and the local store check every part.
+ */
+export function encodeUploadId(storeUploadId: string, plan: PartPlan): string {
+  return UPLOAD_ID_PREFIX + Buffer.from(JSON.stringify([storeUploadId, plan.fileSize, plan.partSize])).toString('base64url');
+}
+
+function decodeUploadId(uploadId: string, maxBytes: number): { storeUploadId: string; plan: PartPlan } {
+  const invalid = () => Errors.validationFailed('Invalid field "upload_id": not an upload id this API granted.');
+  if (!uploadId.startsWith(UPLOAD_ID_PREFIX)) throw invalid();
+  let decoded: unknown;
+  try {
+    decoded = JSON.parse(Buffer.from(uploadId.slice(UPLOAD_ID_PREFIX.length), 'base64url').toString('utf8'));
+  } catch {
+    throw invalid();
+  }
+  if (!Array.isArray(decoded) || decoded.length !== 3) throw invalid();
+  const [storeUploadId, fileSize, partSize] = decoded as unknown[];
+  const whole = (n: unknown): n is number => Number.isSafeInteger(n) && (n as number) > 0;
+  if (typeof storeUploadId !== 'string' || !storeUploadId || !whole(fileSize) || !whole(partSize)) throw invalid();
+  const plan: PartPlan = { fileSize, partSize, partCount: Math.ceil(fileSize / partSize) };
+  if (fileSize > maxBytes || partSize < MIN_PART_SIZE || partSize > MAX_SINGLE_PUT_BYTES || plan.partCount > MAX_PARTS) throw invalid();
+  return { storeUploadId, plan };
+}
+
+/**
+ * Upload grants, the S3 and Hugging Face Hub way: a file up to UPLOAD_MULTIPART_THRESHOLD
+ * gets one signed PUT URL; a larger one also gets a multipart upload, a signed URL per part,
+ * completed with the parts' ETags. The part URLs can be signed again, and the upload
+ * completed or aborted, by whoever holds storage_path and upload_id and owns the path.
+ */
+@Injectable()
+export class UploadGrants {
+  constructor(@Inject(SETTINGS) private readonly settings: Settings) {}
+
+  async grant(store: BlobStore, storagePath: string, fileSize: number): Promise<GrantView> {
+    const single = fileSize <= MAX_SINGLE_PUT_BYTES
+      ? await store.signUpload(storagePath, { expiresIn: UPLOAD_URL_TTL_SECONDS, maxBytes: fileSize })
+      : undefined;
+    const view: GrantView = { upload_url: single?.url ?? null, token: single?.token ?? null, expires_in: UPLOAD_URL_TTL_SECONDS };
+    if (fileSize <= this.settings.uploads.multipartThresholdBytes) return view;
+    const plan = planParts(fileSize, this.settings.uploads.partSizeBytes);
+    const storeUploadId = await store.startMultipart(storagePath);
+    const numbers = Array.from({ length: plan.partCount }, (_, i) => i + 1);
+    return { ...view, multipart: await this.signParts(store, storagePath, storeUploadId, plan, numbers) };
+  }
+
+  /** Fresh URLs for some or all parts of an upload in progress (resuming after the first ones expired). */
+  async resign(store: BlobStore, storagePath: string, uploadId: string, partNumbers?: number[]): Promise<MultipartView> {
+    const { storeUploadId, plan } = decodeUploadId(uploadId, this.settings.uploads.maxBytes);
+    const numbers = partNumbers ?? Array.from({ length: plan.partCount }, (_, i) => i + 1);
+    numbers.forEach((n, i) => {
+      if (n > plan.partCount) throw Errors.validationFailed(`Invalid field "part_numbers[${i}]": this upload has ${plan.partCount} parts.`);
+    });
+    return this.signParts(store, storagePath, storeUploadId, plan, numbers);
+  }
+
+  /** Parts must be listed once each, in order; the store checks each one's ETag and size. */
+  async complete(store: BlobStore, storagePath: string, uploadId: string, parts: { part_number: number; etag: string }[]) {
+    const { storeUploadId, plan } = decodeUploadId(uploadId, this.settings.uploads.maxBytes);
+    if (parts.length !== plan.partCount) {
+      throw Errors.validationFailed(`Invalid field "parts": this upload has ${plan.partCount} parts and ${parts.length} were given.`);
+    }
+    parts.forEach((p, i) => {
+      if (p.part_number !== i + 1) throw Errors.validationFailed(`Invalid field "parts[${i}].part_number": expected ${i + 1}; list every part once, in order.`);
+    });
+    const expected = parts.map((p) => ({ partNumber: p.part_number, etag: p.etag, size: partSizeOf(plan, p.part_number) }));
+    try {
+      const stored = await store.completeMultipart(storagePath, storeUploadId, expected);
+      return { storage_path: storagePath, size: stored.size };
+    } catch (error) {
+      if (error instanceof InvalidPartsError) {
+        throw Errors.validationFailed(`Invalid field "parts[${error.partNumber - 1}]": ${error.message}. Nothing was stored; PUT the part again and complete.`);
+      }
+      throw this.unknownUpload(error);
+    }
+  }
+
+  async abort(store: BlobStore, storagePath: string, uploadId: string) {
+    const { storeUploadId } = decodeUploadId(uploadId, this.settings.uploads.maxBytes);
+    try {
+      await store.abortMultipart(storagePath, storeUploadId);
+    } catch (error) {
+      throw this.unknownUpload(error);
+    }
+    return { storage_path: storagePath, upload_id: uploadId, aborted: true };
+  }
+
+  private async signParts(store: BlobStore, storagePath: string, storeUploadId: string, plan: PartPlan, numbers: number[]): Promise<MultipartView> {
+    const parts = await Promise.all(
+      numbers.map(async (n) => {
+        const size = partSizeOf(plan, n);
+        return { part_number: n, size, url: await store.signPart(storagePath, storeUploadId, { partNumber: n, size }, { expiresIn: UPLOAD_URL_TTL_SECONDS }) };
+      }),
+    );
+    return { upload_id: encodeUploadId(storeUploadId, plan), part_size: plan.partSize, part_count: plan.partCount, parts, expires_in: UPLOAD_URL_TTL_SECONDS };
+  }
+
+  private unknownUpload(error: unknown): unknown {
+    if (!(error instanceof UploadNotFoundError)) return error;
+    return new ApiError(404, 'not_found', 'No such upload in progress: it was completed, aborted, or abandoned and swept. Start a new upload.');
+  }
+}
