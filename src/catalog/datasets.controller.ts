@@ -10,6 +10,7 @@ import { UpdateListingCommand } from './commands/update-listing';
 import { CreateDatasetDto, listingDetails, metadataChanges, UpdateListingDto } from './dto';
 import { toListingObject, toPublicObject } from './listing';
 import { publicListQuery } from './list-params';
+import { LongRunning } from '../platform/long-running';
 
 /** Datasets (spec part 4): drafts filled with shards, published once a shard landed. */
 @Controller('v1/datasets')
@@ -42,6 +43,7 @@ export class DatasetsController {
   }
 
   @Patch(':idOrSlug')
+  @LongRunning()
   @RequireScope('datasets:upload', 'listings:write')
   async update(@Auth() auth: AuthContext, @Param('idOrSlug') idOrSlug: string, @Body() body: UpdateListingDto) {
     return toListingObject(await this.commands.execute(new UpdateListingCommand(auth, idOrSlug, metadataChanges(body), 'dataset')));
@@ -54,6 +56,7 @@ export class DatasetsController {
   }
 
   @Post(':idOrSlug/publish')
+  @LongRunning()
   @HttpCode(200)
   @RequireScope('datasets:upload', 'listings:write')
   async publish(@Auth() auth: AuthContext, @Param('idOrSlug') idOrSlug: string) {

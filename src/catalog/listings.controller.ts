@@ -10,6 +10,7 @@ import { UnpublishListingCommand } from './commands/unpublish-listing';
 import { UpdateListingCommand } from './commands/update-listing';
 import { DraftListingDto, listingDetails, metadataChanges, UpdateListingDto } from './dto';
 import { DATASET_TYPES, ListingStatus, toListingObject } from './listing';
+import { LongRunning } from '../platform/long-running';
 
 const STATUSES: readonly ListingStatus[] = ['draft', 'published', 'unpublished'];
 
@@ -55,12 +56,14 @@ export class ListingsController {
   }
 
   @Patch(':idOrSlug')
+  @LongRunning()
   @RequireScope('listings:write')
   async update(@Auth() auth: AuthContext, @Param('idOrSlug') idOrSlug: string, @Body() body: UpdateListingDto) {
     return toListingObject(await this.commands.execute(new UpdateListingCommand(auth, idOrSlug, metadataChanges(body))));
   }
 
   @Post(':idOrSlug/publish')
+  @LongRunning()
   @HttpCode(200)
   @RequireScope('listings:write')
   async publish(@Auth() auth: AuthContext, @Param('idOrSlug') idOrSlug: string) {

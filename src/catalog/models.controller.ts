@@ -10,6 +10,7 @@ import { UpdateListingCommand } from './commands/update-listing';
 import { listingDetails, metadataChanges, PublishModelDto, UpdateListingDto } from './dto';
 import { DATASET_TYPES, toListingObject, toPublicObject } from './listing';
 import { publicListQuery } from './list-params';
+import { LongRunning } from '../platform/long-running';
 
 /** Models (spec part 4): public reads of published rows; writes act on the caller's own. */
 @Controller('v1/models')
@@ -36,6 +37,7 @@ export class ModelsController {
 
   /** Validates the uploaded object and publishes at once. */
   @Post()
+  @LongRunning()
   @RequireScope('models:upload')
   async publish(@Auth() auth: AuthContext, @Body() body: PublishModelDto) {
     // A dataset made here would be a model no /v1/datasets route ever shows.
@@ -47,6 +49,7 @@ export class ModelsController {
   }
 
   @Patch(':idOrSlug')
+  @LongRunning()
   @RequireScope('listings:write')
   async update(@Auth() auth: AuthContext, @Param('idOrSlug') idOrSlug: string, @Body() body: UpdateListingDto) {
     return toListingObject(await this.commands.execute(new UpdateListingCommand(auth, idOrSlug, metadataChanges(body), 'model')));

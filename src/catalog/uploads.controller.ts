@@ -15,6 +15,7 @@ import {
   uploadPath,
 } from './upload-policy';
 import { UploadGrants } from './upload-grants';
+import { LongRunning } from '../platform/long-running';
 
 export class CreateUploadDto {
   @IsString()
@@ -108,6 +109,7 @@ export class UploadsController {
 
   /** Joins the parts: the file is at storage_path whole, or (400 naming the part) nothing changed. */
   @Post('complete')
+  @LongRunning()
   @HttpCode(200)
   complete(@Auth() auth: AuthContext, @Body() body: CompleteUploadDto) {
     assertOwnStoragePath(auth.accountId, body.storage_path);

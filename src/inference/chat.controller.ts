@@ -5,6 +5,7 @@ import { Settings, SETTINGS } from '../config/settings';
 import { Auth, AuthContext } from '../platform/auth/auth-context';
 import { toApiError } from '../platform/error-filter';
 import { Errors } from '../platform/errors';
+import { outlastIdleTimeout } from '../platform/long-running';
 import { asApiError, assertMayRunInference, ChatCompletions, CompletionRun } from './chat-completions';
 import { parseChatRequest } from './chat-request';
 import type { EngineChunk } from './engines/engine';
@@ -40,7 +41,8 @@ export class ChatController {
     assertMayRunInference(auth);
     const request = parseChatRequest(body);
     const res = reply.raw;
-    this.outlastIdleTimeout(res);
+    // A generation may think longer than an idle socket may stay open; the engine's own timeout bounds it instead.
+    outlastIdleTimeout(res, this.settings.http.idleTimeoutMs);
     const callerGone = new AbortController();
     res.once('close', () => {
       if (!res.writableFinished) callerGone.abort();
@@ -64,14 +66,6 @@ export class ChatController {
       choices,
       usage,
     });
-  }
-
-  /** A generation may think longer than an idle socket may stay open; the engine's own timeout bounds it instead. */
-  private outlastIdleTimeout(res: ServerResponse): void {
-    const socket = res.socket;
-    if (typeof socket?.setTimeout !== 'function') return; // an injected request has no socket
-    socket.setTimeout(0);
-    res.once('finish', () => socket.setTimeout(this.settings.http.idleTimeoutMs));
   }
 
   /** Each delta is written the moment the engine yields it; the last bytes wait until the call is metered. */
