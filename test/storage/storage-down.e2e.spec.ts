@@ -72,7 +72,7 @@ describe('object storage stopped mid-upload and mid-publish (issue 28)', () => {
   beforeAll(async () => {
     s3 = await startS3Server();
     relay = await new Relay(new URL(s3.env.S3_ENDPOINT)).start();
-    t = await startTestApp({ env: { ...s3.env, S3_ENDPOINT: `http://127.0.0.1:${relay.port}` } });
+    t = await startTestApp({ env: { ...s3.env, S3_ENDPOINT: `http://127.0.0.1:${relay.port}`, UPLOAD_MULTIPART_THRESHOLD: String(5 * 1024 * 1024) } });
     seller = await t.accountWithKey({ name: 'Faulty Storage Robotics' });
   });
   afterAll(async () => {
@@ -183,6 +183,24 @@ describe('object storage stopped mid-upload and mid-publish (issue 28)', () => {
     await relay.start();
     expect((await t.storage('PUT', grant.body.upload_url, { payload: FILE })).status).toBe(200);
     expect((await t.request('PUT', '/v1/uploads', { key: seller.key, body: { storage_path: grant.body.storage_path } })).body).toEqual({ exists: true, size: FILE.length });
+  });
+
+  it('answers a multipart grant and its completion 503 while storage is stopped, and grants again once it is back', async () => {
+    const large = { file_name: 'large.safetensors', file_size: 12 * 1024 * 1024 };
+    const started = await t.request('POST', '/v1/uploads', { key: seller.key, body: large });
+    expect(started.status).toBe(200);
+    await relay.stop();
+    // Starting a multipart upload is a call to storage, unlike signing a single PUT.
+    expectStorageUnavailable(await t.request('POST', '/v1/uploads', { key: seller.key, body: large }));
+    const parts = [{ part_number: 1, etag: '"0"' }];
+    const body = { storage_path: started.body.storage_path, upload_id: started.body.multipart.upload_id, parts };
+    expectStorageUnavailable(await t.request('POST', '/v1/uploads/complete', { key: seller.key, body }));
+    expectStorageUnavailable(await t.request('PUT', '/v1/uploads', { key: seller.key, body: { storage_path: started.body.storage_path } }));
+
+    await relay.start();
+    const again = await t.request('POST', '/v1/uploads', { key: seller.key, body: large });
+    expect(again.status).toBe(200);
+    expect(again.body.multipart.part_count).toBe(1);
   });
 
   it('GET /readyz answers 503 not_ready naming storage while it is stopped, quickly, and 200 once it is back', async () => {
