@@ -14,7 +14,7 @@ import {
   sanitizeFileName,
   uploadPath,
 } from './upload-policy';
-import { UploadGrants } from './upload-grants';
+import { PART_URLS_PER_ANSWER, UploadGrants } from './upload-grants';
 import { LongRunning } from '../platform/long-running';
 
 export class CreateUploadDto {
@@ -44,7 +44,7 @@ export class ResignPartsDto extends MultipartDto {
   @IsOptional()
   @IsArray()
   @ArrayMinSize(1)
-  @ArrayMaxSize(MAX_PARTS)
+  @ArrayMaxSize(PART_URLS_PER_ANSWER)
   @IsInt({ each: true })
   @Min(1, { each: true })
   part_numbers?: number[];
@@ -85,7 +85,10 @@ export class UploadsController {
     return { max_bytes: this.settings.uploads.maxBytes, extensions: ALLOWED_EXTENSIONS };
   }
 
-  /** The URLs accept exactly the declared size, so the declaration is also the cap. Above the multipart threshold, part URLs too. */
+  /**
+   * The URL accepts exactly the declared size, so the declaration is also the cap. Above the
+   * multipart threshold, a multipart upload too, with its first part URLs.
+   */
   @Post()
   @HttpCode(200)
   async grant(@Auth() auth: AuthContext, @Body() body: CreateUploadDto) {
@@ -99,7 +102,7 @@ export class UploadsController {
     return { storage_path: storagePath, ...single, file_name: fileName, file_size: body.file_size, file_extension: extension, ...(multipart && { multipart }) };
   }
 
-  /** Fresh part URLs for a multipart upload in progress: all of them, or the part_numbers asked for. */
+  /** Part URLs of a multipart upload in progress, PART_URLS_PER_ANSWER at most: the part_numbers asked for, or the first ones. */
   @Post('parts')
   @HttpCode(200)
   parts(@Auth() auth: AuthContext, @Body() body: ResignPartsDto) {

@@ -58,6 +58,8 @@ const RETRIES = 3;
 const BACKOFF_MS = 1000;
 /** A part PUT with no byte moving either way for this long is dropped and retried. */
 const IDLE_MS = 120_000;
+/** The most part URLs one POST /v1/uploads/parts answers. */
+const PART_URLS_PER_CALL = 100;
 /** Part URLs are signed again this long before they expire, rather than sent and refused. */
 const EXPIRY_MARGIN_MS = 5 * 60_000;
 
@@ -191,9 +193,11 @@ interface UploadState {
   etags: Record<string, string>;
 }
 
-function stateFileOf(file: string): string {
+/** One state file per file, target (an upload, a dataset's shard), API and key, so runs for other targets leave it alone. */
+function stateFileOf(file: string, target: string, caller: { api: string; key_sha256: string }): string {
   const cache = process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache');
-  return path.join(cache, 'svc', 'uploads', `${createHash('sha256').update(file).digest('hex')}.json`);
+  const name = createHash('sha256').update(JSON.stringify([file, target, caller.api, caller.key_sha256])).digest('hex');
+  return path.join(cache, 'svc', 'uploads', `${name}.json`);
 }
 
 function readState(file: string): UploadState | undefined {
@@ -229,8 +233,8 @@ const missingParts = (state: UploadState) => Array.from({ length: state.part_cou
  * for the same target, API and key that an earlier run left unfinished is resumed instead.
  */
 export async function sendFile(t: Transfer, local: LocalFile, target: string, mint: () => Promise<Grant>): Promise<Grant> {
-  const stateFile = stateFileOf(local.path);
   const caller = callerOf(t.client);
+  const stateFile = stateFileOf(local.path, target, caller);
   const saved = readState(stateFile);
   const mine = saved?.api === caller.api && saved.key_sha256 === caller.key_sha256;
   if (saved && mine && saved.file === local.path && saved.size === local.size && saved.mtime_ms === local.mtimeMs && saved.target === target) {
@@ -270,14 +274,13 @@ export async function sendFile(t: Transfer, local: LocalFile, target: string, mi
 
 /** Sends the parts the state lacks, then completes; the state file goes once the file is whole. */
 async function sendParts(t: Transfer, local: LocalFile, stateFile: string, state: UploadState, granted: MultipartView | undefined, resumed: boolean): Promise<Grant> {
-  const urls = new Map(granted?.parts.map((p) => [p.part_number, p.url]));
   const landedBytes = () => Object.keys(state.etags).reduce((sum, n) => sum + partSize(state, Number(n)), 0);
   if (resumed) t.log(`${label(state.target)}resuming: ${state.part_count - missingParts(state).length} of ${state.part_count} parts already uploaded`);
   t.onBytes(landedBytes());
   try {
     for (let round = 1; !(await complete(t, state, round)); round++) {
       // A part sent again after a refused completion is signed afresh (expiry 0).
-      await new PartSender(t, local, stateFile, state, urls, round === 1 ? granted?.expires_in ?? 0 : 0).send(missingParts(state));
+      await new PartSender(t, local, stateFile, state, round === 1 ? granted : undefined).send(missingParts(state));
     }
   } catch (error) {
     // Starting over: the bar counts those parts again.
@@ -295,6 +298,11 @@ async function sendParts(t: Transfer, local: LocalFile, stateFile: string, state
  */
 async function complete(t: Transfer, state: UploadState, round: number): Promise<boolean> {
   if (missingParts(state).length) return false;
+  // Parts read before and after a rewrite of the file would join into bytes it never held.
+  const now = statFile(state.file);
+  if (now.size !== state.size || now.mtimeMs !== state.mtime_ms) {
+    throw new CliError(`${state.file} changed while it was being uploaded; run the command again to upload it afresh`, 'file_changed');
+  }
   const parts = Array.from({ length: state.part_count }, (_, i) => ({ part_number: i + 1, etag: state.etags[i + 1] }));
   try {
     await t.client.request('POST', '/v1/uploads/complete', { storage_path: state.storage_path, upload_id: state.upload_id, parts });
@@ -318,8 +326,9 @@ async function complete(t: Transfer, state: UploadState, round: number): Promise
 
 /** The parts of one upload, up to the limiter's slots at a time, each retried; ETags go to the state file as they land. */
 class PartSender {
-  /** When the URLs in `urls` expire (0: none known yet, as when resuming). */
-  private expiresAt: number;
+  /** Signed part URLs with when each expires: the grant's first ones, then batches from /v1/uploads/parts. */
+  private readonly urls = new Map<number, { url: string; expiresAt: number }>();
+  /** The batch being signed, so workers that need URLs at once ask once. */
   private signing?: Promise<void>;
   private failure?: Error;
 
@@ -328,10 +337,9 @@ class PartSender {
     private readonly local: LocalFile,
     private readonly stateFile: string,
     private readonly state: UploadState,
-    private readonly urls: Map<number, string>,
-    expiresIn: number,
+    granted: MultipartView | undefined,
   ) {
-    this.expiresAt = urls.size ? Date.now() + expiresIn * 1000 : 0;
+    if (granted) this.keep(granted);
   }
 
   async send(numbers: number[]): Promise<void> {
@@ -381,28 +389,35 @@ class PartSender {
         if (attempt > RETRIES || !(expired || transient)) {
           throw new Error(`part ${n} of ${this.state.part_count} failed${attempt > 1 ? ` after ${attempt} attempts` : ''}: ${(error as Error).message}`);
         }
-        if (expired) await this.sign(this.expiresAt);
+        if (expired) this.urls.delete(n);
         else await sleep(BACKOFF_MS * 2 ** (attempt - 1) * (0.75 + Math.random() / 2));
         if (this.failure) throw error;
       }
     }
   }
 
-  /** The part's URL, signed again first when it is about to expire (or none is known: a resumed upload). */
+  /** The part's URL, signed (again) first when none is kept or it is about to expire. */
   private async urlOf(n: number): Promise<string> {
-    if (!this.urls.has(n) || Date.now() > this.expiresAt - EXPIRY_MARGIN_MS) await this.sign(this.expiresAt);
-    return this.urls.get(n)!;
+    for (;;) {
+      const kept = this.urls.get(n);
+      if (kept && Date.now() < kept.expiresAt - EXPIRY_MARGIN_MS) return kept.url;
+      await this.sign(n);
+    }
   }
 
-  /** Fresh URLs for every part still missing, once for all the workers asking (none if signed again since they saw `seen`). */
-  private async sign(seen: number): Promise<void> {
-    if (this.expiresAt !== seen) return;
-    this.signing ??= (async () => {
-      const body = { storage_path: this.state.storage_path, upload_id: this.state.upload_id, part_numbers: missingParts(this.state) };
+  private keep(view: MultipartView): void {
+    const expiresAt = Date.now() + view.expires_in * 1000;
+    for (const p of view.parts) this.urls.set(p.part_number, { url: p.url, expiresAt });
+  }
+
+  /** URLs for part n and the missing parts after it, as many as one answer carries, once for all the workers asking. */
+  private async sign(n: number): Promise<void> {
+    if (this.signing) return this.signing;
+    const batch = missingParts(this.state).filter((m) => m >= n).slice(0, PART_URLS_PER_CALL);
+    this.signing = (async () => {
+      const body = { storage_path: this.state.storage_path, upload_id: this.state.upload_id, part_numbers: batch.length ? batch : [n] };
       try {
-        const fresh = await this.t.client.request<MultipartView>('POST', '/v1/uploads/parts', body);
-        for (const p of fresh.parts) this.urls.set(p.part_number, p.url);
-        this.expiresAt = Date.now() + fresh.expires_in * 1000;
+        this.keep(await this.t.client.request<MultipartView>('POST', '/v1/uploads/parts', body));
       } catch (error) {
         // An upload the API no longer knows (or a state file it does not recognise) cannot be resumed.
         if (['not_found', 'validation_failed', 'invalid_storage_path'].includes((error as CliError).code)) throw new UploadGone();
@@ -411,6 +426,6 @@ class PartSender {
         this.signing = undefined;
       }
     })();
-    await this.signing;
+    return this.signing;
   }
 }

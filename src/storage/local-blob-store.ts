@@ -259,17 +259,46 @@ export class LocalBlobStore implements BlobStore {
     for (const part of parts) {
       const name = `${part.partNumber}-${part.etag.replace(/"/g, '').toLowerCase()}`;
       const size = PART_FILE.test(name) ? (await ifPresent(fs.promises.stat(path.join(dir, name))))?.size : undefined;
-      if (size === undefined) throw new InvalidPartsError(part.partNumber, `has no landed bytes with ETag ${part.etag}`);
+      if (size === undefined) {
+        // Aborted, swept or completed meanwhile: the parts went with the upload.
+        if (!(await readUpload(dir))) throw new UploadNotFoundError(uploadId);
+        throw new InvalidPartsError(part.partNumber, `has no landed bytes with ETag ${part.etag}`);
+      }
       if (size !== part.size) throw new InvalidPartsError(part.partNumber, `is ${size} bytes, not the ${part.size} its URL was signed for`);
-      landed.push({ part, file: path.join(dir, name) });
+      landed.push({ part, file: name });
     }
-    const stored = await this.write(objectPath, Readable.from(concatenated(landed)), parts.reduce((sum, p) => sum + p.size, 0));
-    await fs.promises.rm(dir, { recursive: true, force: true });
+    // Claimed by a rename, so a second completion or an abort meanwhile finds no upload (404)
+    // rather than parts going missing under it; given back if the join fails.
+    const claimed = `${dir}.completing`;
+    try {
+      await fs.promises.rename(dir, claimed);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new UploadNotFoundError(uploadId);
+      throw error;
+    }
+    let stored: StoredObject;
+    try {
+      const files = landed.map(({ part, file }) => ({ part, file: path.join(claimed, file) }));
+      stored = await this.write(objectPath, Readable.from(concatenated(files)), parts.reduce((sum, p) => sum + p.size, 0));
+    } catch (error) {
+      await fs.promises.rename(claimed, dir).catch(() => undefined);
+      throw error;
+    }
+    await fs.promises.rm(claimed, { recursive: true, force: true });
     return stored;
   }
 
   async abortMultipart(objectPath: string, uploadId: string): Promise<void> {
-    await fs.promises.rm(await this.upload(objectPath, uploadId), { recursive: true, force: true });
+    const dir = await this.upload(objectPath, uploadId);
+    // Claimed by a rename, as a completion claims it: of an abort and a completion racing, one wins whole.
+    const claimed = `${dir}.aborting`;
+    try {
+      await fs.promises.rename(dir, claimed);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new UploadNotFoundError(uploadId);
+      throw error;
+    }
+    await fs.promises.rm(claimed, { recursive: true, force: true });
   }
 
   /** An upload whose upload.json cannot be read counts as started when its directory last changed. */

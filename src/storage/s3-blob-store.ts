@@ -178,8 +178,8 @@ export class S3BlobStore implements BlobStore {
    * its ETag is still the one hashed, so the copy holds the bytes hashed or fails. The
    * condition goes as x-amz-copy-source-if-match (AWS, MinIO, R2) and as x-amz-copy-if-match
    * too (Ceph RGW reads only that one, tracker 40808); a server that honours neither is
-   * caught afterwards by the copy's ETag. A single CopyObject takes objects up to 5 GiB, the
-   * upload cap.
+   * caught afterwards by the copy's ETag. Objects above one CopyObject's 5 GiB are copied in
+   * ranges (copyInParts).
    */
   async freeze(path: string): Promise<FrozenObject | undefined> {
     let source;
@@ -257,12 +257,22 @@ export class S3BlobStore implements BlobStore {
       throw error;
     }
     copied.sort((a, b) => a.PartNumber! - b.PartNumber!);
-    await this.send(() =>
-      this.client.send(new CompleteMultipartUploadCommand({ Bucket: this.bucket, Key: frozen, UploadId: uploadId, MultipartUpload: { Parts: copied } }), UNTIL_IDLE),
-    );
-    // Read from the object, not the completion's answer, which Ceph RGW leaves empty.
-    const copy = await this.send(() => this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: frozen })));
-    if (unquoted(copy.ETag) !== expectedEtag) {
+    let copy;
+    try {
+      await this.send(() =>
+        this.client.send(new CompleteMultipartUploadCommand({ Bucket: this.bucket, Key: frozen, UploadId: uploadId, MultipartUpload: { Parts: copied } }), UNTIL_IDLE),
+      );
+      // Read from the object, not the completion's answer, which Ceph RGW leaves empty.
+      copy = await this.send(() => this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: frozen })));
+    } catch (error) {
+      // Not completed: dropped. Completed but not read: a copy that cannot be checked is not kept.
+      await this.abortMultipart(frozen, uploadId).catch(() => undefined);
+      await this.send(() => this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: frozen }))).catch(() => undefined);
+      throw error;
+    }
+    // SSE-KMS and SSE-C ETags are not MD5s: there only the copy condition holds, as for one copy.
+    const digestEtag = !copy.SSECustomerAlgorithm && !String(copy.ServerSideEncryption ?? '').startsWith('aws:kms');
+    if (digestEtag && unquoted(copy.ETag) !== expectedEtag) {
       await this.removeCopy(frozen, copy.ETag);
       throw new ObjectChangedError(path);
     }
@@ -293,6 +303,7 @@ export class S3BlobStore implements BlobStore {
 
   /** Signed with the part's content-length, so S3 itself refuses a part of any other size. */
   signPart(path: string, uploadId: string, part: { partNumber: number; size: number }, options: { expiresIn: number }): Promise<string> {
+    assertUploadable(path);
     return getSignedUrl(
       this.client,
       new UploadPartCommand({ Bucket: this.bucket, Key: path, UploadId: uploadId, PartNumber: part.partNumber, ContentLength: part.size }),
@@ -305,12 +316,7 @@ export class S3BlobStore implements BlobStore {
    * InvalidPart does not); S3 checks the ETags again as it completes.
    */
   async completeMultipart(path: string, uploadId: string, parts: ExpectedPart[]): Promise<StoredObject> {
-    const landed = new Map((await this.listParts(path, uploadId)).map((p) => [p.PartNumber, p]));
-    for (const part of parts) {
-      const found = landed.get(part.partNumber);
-      if (unquoted(found?.ETag) !== unquoted(part.etag)) throw new InvalidPartsError(part.partNumber, `has no landed bytes with ETag ${part.etag}`);
-      if (found!.Size !== part.size) throw new InvalidPartsError(part.partNumber, `is ${found!.Size} bytes, not the ${part.size} its URL was signed for`);
-    }
+    await this.checkParts(path, uploadId, parts);
     const complete = new CompleteMultipartUploadCommand({
       Bucket: this.bucket, Key: path, UploadId: uploadId,
       MultipartUpload: { Parts: parts.map((p) => ({ PartNumber: p.partNumber, ETag: p.etag })) },
@@ -319,9 +325,21 @@ export class S3BlobStore implements BlobStore {
       await this.send(() => this.client.send(complete, UNTIL_IDLE));
     } catch (error) {
       if (isNoSuchUpload(error)) throw new UploadNotFoundError(uploadId);
+      // A part PUT again since the check: checked again, to name it.
+      if ((error as { name?: string }).name === 'InvalidPart') await this.checkParts(path, uploadId, parts);
       throw error;
     }
     return { path, size: parts.reduce((sum, p) => sum + p.size, 0) };
+  }
+
+  /** InvalidPartsError naming the first part whose landed ETag or size is not the expected one. */
+  private async checkParts(path: string, uploadId: string, parts: ExpectedPart[]): Promise<void> {
+    const landed = new Map((await this.listParts(path, uploadId)).map((p) => [p.PartNumber, p]));
+    for (const part of parts) {
+      const found = landed.get(part.partNumber);
+      if (unquoted(found?.ETag) !== unquoted(part.etag)) throw new InvalidPartsError(part.partNumber, `has no landed bytes with ETag ${part.etag}`);
+      if (found!.Size !== part.size) throw new InvalidPartsError(part.partNumber, `is ${found!.Size} bytes, not the ${part.size} its URL was signed for`);
+    }
   }
 
   private async listParts(path: string, uploadId: string): Promise<Part[]> {

@@ -125,7 +125,13 @@ describe('svc uploads in parts', () => {
       child.on('close', (code) => resolve({ code, stdout, stderr }));
     });
 
-  const stateFileOf = (file: string) => path.join(cache, 'svc', 'uploads', `${sha256(Buffer.from(path.resolve(file)))}.json`);
+  /** The resume state of a file (the CLI names it by a hash of file, target, API and key), or a path where none is. */
+  const stateFileOf = (file: string) => {
+    const folder = path.join(cache, 'svc', 'uploads');
+    const names = fs.existsSync(folder) ? fs.readdirSync(folder).filter((n) => n.endsWith('.json')) : [];
+    const found = names.find((n) => JSON.parse(fs.readFileSync(path.join(folder, n), 'utf8')).file === path.resolve(file));
+    return path.join(folder, found ?? 'none.json');
+  };
   const readState = (file: string) => {
     try {
       return JSON.parse(fs.readFileSync(stateFileOf(file), 'utf8'));

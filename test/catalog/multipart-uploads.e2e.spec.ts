@@ -195,8 +195,22 @@ describe('multipart uploads', () => {
     const g = await grant(size);
     expect(g.upload_url).toBeNull();
     expect(g.token).toBeNull();
-    expect(g.multipart.part_count).toBe(Math.ceil(size / PART));
-    expect(g.multipart.parts.reduce((sum: number, p: { size: number }) => sum + p.size, 0)).toBe(size);
+    const count = Math.ceil(size / PART);
+    expect(g.multipart.part_count).toBe(count);
+    // A grant carries the first 100 part URLs; the rest come from /v1/uploads/parts, 100 at most an answer.
+    expect(g.multipart.parts.map((p: { part_number: number }) => p.part_number)).toEqual(Array.from({ length: 100 }, (_, i) => i + 1));
+    const parts = (body: Record<string, unknown>) =>
+      t.request('POST', '/v1/uploads/parts', { key: me.key, body: { storage_path: g.storage_path, upload_id: g.multipart.upload_id, ...body } });
+    const last = await parts({ part_numbers: [count] });
+    expect(last.status).toBe(200);
+    expect(last.body.parts).toEqual([{ part_number: count, size: size - PART * (count - 1), url: expect.any(String) }]);
+    expect((await parts({})).body.parts).toHaveLength(100);
+    const tooMany = await parts({ part_numbers: Array.from({ length: 101 }, (_, i) => i + 1) });
+    expect([tooMany.status, tooMany.body.error.code]).toEqual([400, 'validation_failed']);
+    expect(tooMany.body.error.message).toContain('"part_numbers"');
+    const beyond = await parts({ part_numbers: [count + 1] });
+    expect(beyond.status).toBe(400);
+    expect(beyond.body.error.message).toContain('"part_numbers[0]"');
     const aborted = await t.request('POST', '/v1/uploads/abort', { key: me.key, body: { storage_path: g.storage_path, upload_id: g.multipart.upload_id } });
     expect(aborted.status).toBe(200);
   });

@@ -87,6 +87,31 @@ describe('local multipart uploads', () => {
     expect(stored(p).equals(Buffer.concat(parts))).toBe(true);
   });
 
+  it('completes once when two completions race, the other finding no upload; an abort racing a completion: one of them wins, whole', async () => {
+    const twenty = () => partsOf(...Array.from({ length: 20 }, () => 64 * 1024));
+    const p = objectPath();
+    const uploadId = await store.startMultipart(p);
+    const parts = twenty();
+    const expected = await putAll(p, uploadId, parts);
+    const [first, second] = await Promise.allSettled([store.completeMultipart(p, uploadId, expected), store.completeMultipart(p, uploadId, expected)]);
+    const outcomes = [first, second].map((r) => r.status);
+    expect(outcomes.sort()).toEqual(['fulfilled', 'rejected']);
+    expect(([first, second].find((r) => r.status === 'rejected') as PromiseRejectedResult).reason).toBeInstanceOf(UploadNotFoundError);
+    expect(stored(p).equals(Buffer.concat(parts))).toBe(true);
+
+    const q = objectPath();
+    const raced = await store.startMultipart(q);
+    const others = twenty();
+    const expectedOthers = await putAll(q, raced, others);
+    const [completion, abort] = await Promise.allSettled([store.completeMultipart(q, raced, expectedOthers), store.abortMultipart(q, raced)]);
+    const loser = [completion, abort].filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+    expect(loser).toHaveLength(1);
+    expect(loser[0].reason).toBeInstanceOf(UploadNotFoundError);
+    if (completion.status === 'fulfilled') expect(stored(q).equals(Buffer.concat(others))).toBe(true);
+    else expect(fs.existsSync(path.join(t.dataDir, 'blobs', q))).toBe(false);
+    expect(fs.readdirSync(path.join(t.dataDir, 'blobs', '.incoming', 'multipart'))).toEqual([]);
+  });
+
   it('replaces a part PUT again with other bytes', async () => {
     const p = objectPath();
     const uploadId = await store.startMultipart(p);
