@@ -13,22 +13,11 @@ import * as path from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { CliError } from './admin-client';
+import type { components } from '../generated/api-types';
 import type { ApiClient } from './api-client';
 
-interface PartUrl {
-  part_number: number;
-  size: number;
-  url: string;
-}
-
 /** The `multipart` of a grant (POST /v1/uploads, shard grants) and of POST /v1/uploads/parts. */
-export interface MultipartView {
-  upload_id: string;
-  part_size: number;
-  part_count: number;
-  parts: PartUrl[];
-  expires_in: number;
-}
+export type MultipartView = components['schemas']['MultipartUpload'];
 
 /** What an upload grant says about where the bytes go; the rest of it is the caller's. */
 export interface Grant {

@@ -93,6 +93,21 @@ async function* concatenated(parts: { part: ExpectedPart; file: string }[]): Asy
   }
 }
 
+/**
+ * Takes an upload's directory for one completion or abort by renaming it: whoever renames
+ * first has it, and the others find no upload.
+ */
+async function claim(dir: string, purpose: 'completing' | 'aborting', uploadId: string): Promise<string> {
+  const claimed = `${dir}.${purpose}`;
+  try {
+    await fs.promises.rename(dir, claimed);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new UploadNotFoundError(uploadId);
+    throw error;
+  }
+  return claimed;
+}
+
 /** DATA_DIR/blob_signing_key, created on first start, so every instance on one DATA_DIR agrees. */
 function resolveSigningSecret(dataDir: string): string {
   const file = path.join(dataDir, 'blob_signing_key');
@@ -267,15 +282,9 @@ export class LocalBlobStore implements BlobStore {
       if (size !== part.size) throw new InvalidPartsError(part.partNumber, `is ${size} bytes, not the ${part.size} its URL was signed for`);
       landed.push({ part, file: name });
     }
-    // Claimed by a rename, so a second completion or an abort meanwhile finds no upload (404)
-    // rather than parts going missing under it; given back if the join fails.
-    const claimed = `${dir}.completing`;
-    try {
-      await fs.promises.rename(dir, claimed);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new UploadNotFoundError(uploadId);
-      throw error;
-    }
+    // A second completion or an abort meanwhile finds no upload (404) rather than parts going
+    // missing under it; given back if the join fails.
+    const claimed = await claim(dir, 'completing', uploadId);
     let stored: StoredObject;
     try {
       const files = landed.map(({ part, file }) => ({ part, file: path.join(claimed, file) }));
@@ -289,15 +298,8 @@ export class LocalBlobStore implements BlobStore {
   }
 
   async abortMultipart(objectPath: string, uploadId: string): Promise<void> {
-    const dir = await this.upload(objectPath, uploadId);
-    // Claimed by a rename, as a completion claims it: of an abort and a completion racing, one wins whole.
-    const claimed = `${dir}.aborting`;
-    try {
-      await fs.promises.rename(dir, claimed);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new UploadNotFoundError(uploadId);
-      throw error;
-    }
+    // Of an abort and a completion racing, one wins whole.
+    const claimed = await claim(await this.upload(objectPath, uploadId), 'aborting', uploadId);
     await fs.promises.rm(claimed, { recursive: true, force: true });
   }
 

@@ -2,25 +2,17 @@ import { ChildProcess, spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
-import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { runCli } from '../../src/cli/main';
 import { startTestApp, TestApp } from '../support/app';
+import { freePort } from '../support/cli';
 import { onExternalS3 } from '../storage/s3-server';
 import { modelBody } from './catalog-client';
 
 const MiB = 1024 * 1024;
 const PART = 5 * MiB;
 const SVC = path.resolve('bin/svc.js');
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 

@@ -1,17 +1,9 @@
 import * as fs from 'node:fs';
-import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { runCli } from '../../src/cli/main';
 import { startTestApp, TestApp } from '../support/app';
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
+import { freePort } from '../support/cli';
 
 /** svc upload / svc models publish against a listening service, as a creator's script would run them. */
 describe('svc upload and svc models publish', () => {

@@ -4,10 +4,10 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { Readable } from 'node:stream';
 import { loadSettings } from '../../src/config/settings';
-import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { BlobStore, ObjectChangedError } from '../../src/storage/blob-store';
 import { LocalBlobStore } from '../../src/storage/local-blob-store';
-import { S3BlobStore } from '../../src/storage/s3-blob-store';
+import { CopyLimits, S3BlobStore } from '../../src/storage/s3-blob-store';
 import { sha256 } from '../catalog/catalog-client';
 import { EXTERNAL_S3_SKIP_REASON, onExternalS3, s3ClientFor, startS3Server, S3TestServer } from './s3-server';
 
@@ -64,47 +64,57 @@ describe.each(['local', 's3'] as const)('freeze on the %s store', (adapter) => {
 });
 
 /**
+ * An S3 adapter on the test server whose client, when told to, overwrites an object just as
+ * it sends `command` (after the freeze's GET hashed the object): the race the freeze guards.
+ */
+async function racingStore(command: 'CopyObjectCommand' | 'UploadPartCopyCommand', copyLimits?: CopyLimits) {
+  const s3 = await startS3Server();
+  const settings = loadSettings({ DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'svc-freeze-')), ...s3.env }).s3!;
+  const writer = s3ClientFor(settings);
+  const client = s3ClientFor(settings);
+  const race: { overwrite?: { key: string; content: string | Buffer } } = {};
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      if (context.commandName === command && race.overwrite) {
+        const { key, content } = race.overwrite;
+        race.overwrite = undefined;
+        await writer.send(new PutObjectCommand({ Bucket: settings.bucket, Key: key, Body: content }));
+      }
+      return next(args);
+    },
+    { step: 'initialize', name: 'overwriteBeforeCopy' },
+  );
+  const store: BlobStore = new S3BlobStore(client, settings.bucket, copyLimits);
+  const close = async () => {
+    client.destroy();
+    writer.destroy();
+    await s3.close();
+  };
+  return { store, race, close };
+}
+
+/**
  * The freeze's guard on S3: an object overwritten between the GET that hashed it and the
  * server-side copy is not published. The gateway of the S3 pass refuses the conditional copy
  * (412, from x-amz-copy-if-match); s3rver ignores both condition headers, and the copy's
  * ETag gives the change away. Either way: ObjectChangedError and no published copy.
  */
 describe('freeze on S3 when the object changes between hash and copy', () => {
-  let s3: S3TestServer;
-  let client: S3Client;
+  let racing: Awaited<ReturnType<typeof racingStore>>;
   let store: BlobStore;
-  let overwriteBeforeCopy: { key: string; content: string } | undefined;
 
   beforeAll(async () => {
-    s3 = await startS3Server();
-    const settings = loadSettings({ DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'svc-freeze-')), ...s3.env }).s3!;
-    const writer = s3ClientFor(settings);
-    client = s3ClientFor(settings);
-    // Runs as the adapter sends its CopyObject, after its GET hashed the object.
-    client.middlewareStack.add(
-      (next, context) => async (args) => {
-        if (context.commandName === 'CopyObjectCommand' && overwriteBeforeCopy) {
-          const { key, content } = overwriteBeforeCopy;
-          overwriteBeforeCopy = undefined;
-          await writer.send(new PutObjectCommand({ Bucket: settings.bucket, Key: key, Body: content }));
-        }
-        return next(args);
-      },
-      { step: 'initialize', name: 'overwriteBeforeCopy' },
-    );
-    store = new S3BlobStore(client, settings.bucket);
+    racing = await racingStore('CopyObjectCommand');
+    store = racing.store;
   });
-  afterAll(async () => {
-    client.destroy();
-    await s3.close();
-  });
+  afterAll(() => racing.close());
 
   it('throws ObjectChangedError and leaves nothing at published/<sha256> of either version', async () => {
     const key = 'user/acct_r/1-race.onnx';
     await store.put(key, Buffer.from('racing-bytes-v1!'));
-    overwriteBeforeCopy = { key, content: 'racing-bytes-v2!' };
+    racing.race.overwrite = { key, content: 'racing-bytes-v2!' };
     await expect(store.freeze(key)).rejects.toBeInstanceOf(ObjectChangedError);
-    expect(overwriteBeforeCopy).toBeUndefined();
+    expect(racing.race.overwrite).toBeUndefined();
     expect(await store.stat(`published/${sha256('racing-bytes-v1!')}`)).toBeUndefined();
     expect(await store.stat(`published/${sha256('racing-bytes-v2!')}`)).toBeUndefined();
 
@@ -121,33 +131,14 @@ describe('freeze on S3 when the object changes between hash and copy', () => {
  */
 (onExternalS3 ? describe : describe.skip)(`freeze in ranges on S3${onExternalS3 ? '' : ` (${EXTERNAL_S3_SKIP_REASON})`}`, () => {
   const MiB = 1024 * 1024;
-  let s3: S3TestServer;
-  let client: S3Client;
+  let racing: Awaited<ReturnType<typeof racingStore>>;
   let store: BlobStore;
-  let overwriteBeforePartCopy: { key: string; content: Buffer } | undefined;
 
   beforeAll(async () => {
-    s3 = await startS3Server();
-    const settings = loadSettings({ DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'svc-freeze-')), ...s3.env }).s3!;
-    const writer = s3ClientFor(settings);
-    client = s3ClientFor(settings);
-    client.middlewareStack.add(
-      (next, context) => async (args) => {
-        if (context.commandName === 'UploadPartCopyCommand' && overwriteBeforePartCopy) {
-          const { key, content } = overwriteBeforePartCopy;
-          overwriteBeforePartCopy = undefined;
-          await writer.send(new PutObjectCommand({ Bucket: settings.bucket, Key: key, Body: content }));
-        }
-        return next(args);
-      },
-      { step: 'initialize', name: 'overwriteBeforePartCopy' },
-    );
-    store = new S3BlobStore(client, settings.bucket, { singleMaxBytes: 5 * MiB, partSize: 5 * MiB });
+    racing = await racingStore('UploadPartCopyCommand', { singleMaxBytes: 5 * MiB, partSize: 5 * MiB });
+    store = racing.store;
   });
-  afterAll(async () => {
-    client.destroy();
-    await s3.close();
-  });
+  afterAll(() => racing.close());
 
   const sha = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 
@@ -165,9 +156,9 @@ describe('freeze on S3 when the object changes between hash and copy', () => {
     const first = randomBytes(11 * MiB);
     const second = randomBytes(11 * MiB);
     await store.put(key, first);
-    overwriteBeforePartCopy = { key, content: second };
+    racing.race.overwrite = { key, content: second };
     await expect(store.freeze(key)).rejects.toBeInstanceOf(ObjectChangedError);
-    expect(overwriteBeforePartCopy).toBeUndefined();
+    expect(racing.race.overwrite).toBeUndefined();
     expect(await store.stat(`published/${sha(first)}`)).toBeUndefined();
     expect(await store.stat(`published/${sha(second)}`)).toBeUndefined();
   });

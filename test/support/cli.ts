@@ -1,3 +1,4 @@
+import * as net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { runCli } from '../../src/cli/main';
 import { ADMIN_TOKEN, TestApp } from './app';
@@ -25,4 +26,13 @@ export async function serveForCli(t: TestApp): Promise<() => void> {
       else process.env[name] = value;
     }
   };
+}
+
+/** A loopback port nothing listens on (for a service the test starts itself). */
+export async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
 }
