@@ -61,8 +61,10 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Sign a multipart upload’s part URLs again (all, or part_numbers)
-         * @description Needs one of the scopes: models:upload, datasets:upload (an unrestricted key has all).
+         * Part URLs of a multipart upload, 100 at most: part_numbers, or the first 100
+         * @description A grant carries the first 100 part URLs; this signs the rest, and fresh ones after they expire.
+         *
+         *     Needs one of the scopes: models:upload, datasets:upload (an unrestricted key has all).
          */
         post: operations["UploadsController_parts"];
         delete?: never;
@@ -1032,7 +1034,7 @@ export interface components {
             file_extension: string;
             multipart?: components["schemas"]["MultipartUpload"];
         };
-        /** @description A multipart upload: PUT each part to its URL (in parallel if you like), then POST /v1/uploads/complete with every part’s ETag. */
+        /** @description A multipart upload: PUT each part to its URL (in parallel if you like), then POST /v1/uploads/complete with every part’s ETag. `parts` holds 100 URLs at most; POST /v1/uploads/parts gives the others. */
         MultipartUpload: {
             upload_id: string;
             /** @description bytes in every part but the last */
@@ -1044,7 +1046,7 @@ export interface components {
                 /** @description PUT exactly `size` bytes here; keep the ETag header of the answer. */
                 url: string;
             }[];
-            /** @description seconds the part URLs stay valid; POST /v1/uploads/parts signs them again */
+            /** @description seconds the part URLs stay valid; POST /v1/uploads/parts signs more, or again */
             expires_in: number;
         };
         UploadCompleted: {
@@ -1741,7 +1743,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Sign a multipart upload’s part URLs again (all, or part_numbers) */
+            /** @description Part URLs of a multipart upload, 100 at most: part_numbers, or the first 100 */
             200: {
                 headers: {
                     [name: string]: unknown;

@@ -99,7 +99,8 @@ export const OPERATIONS: Record<string, OperationNotes> = {
     example: { file_name: 'policy.onnx', file_size: 1048576 },
   },
   'POST /v1/uploads/parts': {
-    summary: 'Sign a multipart upload’s part URLs again (all, or part_numbers)',
+    summary: 'Part URLs of a multipart upload, 100 at most: part_numbers, or the first 100',
+    description: 'A grant carries the first 100 part URLs; this signs the rest, and fresh ones after they expire.',
     response: ref('MultipartUpload'),
     errors: { 400: BAD_FILE },
   },
