@@ -8,12 +8,13 @@ import { JOURNAL_READ_MODEL } from '../src/ledger/journal-queries';
  * journal_postings: every posting of every money event (src/ledger/journal.ts), in log order,
  * each with its account's balance after it (debits minus credits), so a balance as of any
  * moment is one index lookup; journal_accounts: each account's totals now, for the trial
- * balance and the current balance.
+ * balance and the current balance; journal_days: each account's totals per UTC day, for
+ * charts over days (revenue against fees) that would otherwise sum every posting of the range.
  */
 export const journalProjection: Projection = {
   name: JOURNAL_READ_MODEL,
-  version: 1,
-  tables: ['journal_postings', 'journal_accounts'],
+  version: 2,
+  tables: ['journal_postings', 'journal_accounts', 'journal_days'],
   schema: `
     CREATE TABLE IF NOT EXISTS journal_postings (
       posting_id          text PRIMARY KEY,
@@ -41,6 +42,15 @@ export const journalProjection: Projection = {
       debits_cents  bigint NOT NULL,
       credits_cents bigint NOT NULL,
       PRIMARY KEY (mode, account, currency)
+    );
+    CREATE TABLE IF NOT EXISTS journal_days (
+      mode          text NOT NULL,
+      day           date NOT NULL,
+      account       text NOT NULL,
+      currency      text NOT NULL,
+      debits_cents  bigint NOT NULL,
+      credits_cents bigint NOT NULL,
+      PRIMARY KEY (mode, account, day, currency)
     );`,
   handles: JOURNAL_EVENT_TYPES,
   whenFailing: 'stop', // money: a skipped posting is worse than waiting
@@ -52,7 +62,11 @@ export const journalProjection: Projection = {
   },
 };
 
-/** The postings of a batch of events in one insert, each with its account's running balance. */
+/**
+ * The postings of a batch of events in one insert, each with its account's running balance;
+ * the account's totals now and per day grow by what was inserted, so a posting already there
+ * (a batch applied again) is counted once.
+ */
 async function applyPostings(tx: Queryable, events: RecordedEvent[]): Promise<void> {
   const postings: Posting[] = [];
   for (const event of events) postings.push(...postingsOf(event, await openedFor(tx, event, postings)));
@@ -82,7 +96,14 @@ async function applyPostings(tx: Queryable, events: RecordedEvent[]): Promise<vo
        SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::text[], $7::text[], $8::text[],
                             $9::bigint[], $10::bigint[], $11::bigint[], $12::text[], $13::text[])
        ON CONFLICT (posting_id) DO NOTHING
-       RETURNING mode, account, currency, debit_cents, credit_cents
+       RETURNING mode, account, currency, debit_cents, credit_cents, (recorded_at AT TIME ZONE 'UTC')::date AS day
+     ),
+     days AS (
+       INSERT INTO journal_days AS d (mode, day, account, currency, debits_cents, credits_cents)
+       SELECT mode, day, account, currency, sum(debit_cents), sum(credit_cents) FROM inserted GROUP BY mode, day, account, currency
+       ON CONFLICT (mode, account, day, currency) DO UPDATE SET
+         debits_cents = d.debits_cents + EXCLUDED.debits_cents,
+         credits_cents = d.credits_cents + EXCLUDED.credits_cents
      )
      INSERT INTO journal_accounts AS a (mode, account, currency, debits_cents, credits_cents)
      SELECT mode, account, currency, sum(debit_cents), sum(credit_cents) FROM inserted GROUP BY mode, account, currency

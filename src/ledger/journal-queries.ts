@@ -226,16 +226,18 @@ export class JournalQueries {
   }
 
   /**
-   * The debits and credits of each of `accounts` per UTC day of [from, to), for the days that
-   * have any: one grouped read of the (mode, account, recorded_at) index.
+   * The debits and credits of each of `accounts` per UTC day of [from, to) (UTC midnights),
+   * for the days that have any: the journal keeps them per day (journal_days), so a chart of
+   * 30 days reads at most 30 rows an account however busy the days were.
    */
   async dailyTotals(mode: Mode, accounts: string[], range: { from: Date; to: Date }): Promise<DailyTotal[]> {
     const s = inMode(mode);
+    const day = (at: Date) => at.toISOString().slice(0, 10);
     const { rows } = await this.db.query<{ day: string; account: string; currency: string; debits_cents: string; credits_cents: string }>(
-      `SELECT to_char(recorded_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, account, currency, sum(debit_cents) AS debits_cents, sum(credit_cents) AS credits_cents
-         FROM journal_postings
-        WHERE ${s.where()} AND account = ANY(${s.param(accounts)}::text[]) AND recorded_at >= ${s.param(range.from.toISOString())} AND recorded_at < ${s.param(range.to.toISOString())}
-        GROUP BY 1, account, currency ORDER BY 1, account, currency`,
+      `SELECT to_char(day, 'YYYY-MM-DD') AS day, account, currency, debits_cents, credits_cents
+         FROM journal_days
+        WHERE ${s.where()} AND account = ANY(${s.param(accounts)}::text[]) AND day >= ${s.param(day(range.from))}::date AND day < ${s.param(day(range.to))}::date
+        ORDER BY day, account, currency`,
       s.params,
     );
     return rows.map((r) => ({ day: r.day, account: r.account, currency: r.currency, debits_cents: Number(r.debits_cents), credits_cents: Number(r.credits_cents) }));

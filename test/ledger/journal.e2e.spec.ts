@@ -3,6 +3,7 @@ import { buy, openCheckout, payOnPage, PAST_EXPIRY_MS, PAYS, withClockAhead } fr
 import { Accounts, journalOf, Posting } from '../../src/ledger/journal';
 import { ProjectionRunner } from '../../src/projection-runner/projection-runner';
 import { LedgerStreams } from '../../src/ledger/ledger-streams';
+import { JournalQueries } from '../../src/ledger/journal-queries';
 import { startTestApp, TestApp } from '../support/app';
 import { stallProjections } from '../support/stalled-projections';
 import { serveForCli, svc } from '../support/cli';
@@ -110,10 +111,23 @@ describe('the journal: GET /v1/balance, svc ledger trial-balance and journal', (
       });
     }
 
-    const accountsBefore = (await t.db.query('SELECT * FROM journal_accounts ORDER BY mode, account, currency')).rows;
+    // Each account's totals per UTC day (the console's revenue chart) are the sums of its postings of that day.
+    const perDay = new Map<string, { debits_cents: number; credits_cents: number }>();
+    for (const p of derived.filter((d) => d.mode === 'test')) {
+      const key = `${p.recorded_at.slice(0, 10)}|${p.account}|${p.currency}`;
+      const day = perDay.get(key) ?? { debits_cents: 0, credits_cents: 0 };
+      perDay.set(key, { debits_cents: day.debits_cents + p.debit_cents, credits_cents: day.credits_cents + p.credit_cents });
+    }
+    const today = Date.parse(`${new Date().toISOString().slice(0, 10)}T00:00:00Z`);
+    const accounts = [...new Set(derived.map((d) => d.account))];
+    const days = await t.app.get(JournalQueries).dailyTotals('test', accounts, { from: new Date(today - 2 * 86_400_000), to: new Date(today + 86_400_000) });
+    expect(new Map(days.map(({ day, account, currency, ...sums }) => [`${day}|${account}|${currency}`, sums]))).toEqual(perDay);
+
+    const tables = async () => Promise.all(['journal_accounts ORDER BY mode, account, currency', 'journal_days ORDER BY mode, account, day, currency'].map(async (q) => (await t.db.query(`SELECT * FROM ${q}`)).rows));
+    const totalsBefore = await tables();
     await t.app.get(ProjectionRunner).rebuild(['journal']);
     expect(await storedJournal(t)).toEqual(stored);
-    expect((await t.db.query('SELECT * FROM journal_accounts ORDER BY mode, account, currency')).rows).toEqual(accountsBefore);
+    expect(await tables()).toEqual(totalsBefore);
   });
 
   it('svc ledger trial-balance prints the accounts and exits 0 when balanced, 1 naming the event that broke it', async () => {
