@@ -177,6 +177,31 @@ describe('the ledger pages of the console (issue 26)', () => {
     expect((await api('/admin/ledger/reconcile?mode=test')).ok).toBe(true);
   });
 
+  it('reconciles the last two UTC days unless asked, and the whole history a link away', async () => {
+    const c = new ConsoleClient(t, '10.0.7.5');
+    await c.signInAsOperator();
+    const yesterday = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
+    // A charge the processor recorded three days ago that we never booked: outside the default period.
+    await t.db.query(
+      `INSERT INTO sandbox_processor_records (id, mode, kind, amount_cents, currency, session_id, created_at) VALUES ('sbx_pay_console_old', 'test', 'charge', 777, 'usd', 'cs_console_old', now() - interval '3 days')`,
+    );
+    try {
+      const unasked = await c.get('/console/ledger/reconcile');
+      expect(unasked.text).toContain(`id="from" name="from" type="date" value="${yesterday}"`);
+      expect(unasked.text).toContain(`id="to" name="to" type="date" value="${today}"`);
+      expect(unasked.text).toContain('data-reconciled="true"');
+      expect(unasked.text).toContain('data-count="matched">8<');
+
+      const whole = await c.get('/console/ledger/reconcile?period=all');
+      expect(whole.text).toContain('from the start to now');
+      expect(whole.text).toContain('data-reconciled="false"');
+      expect(whole.text).toMatch(/data-differences="missing_in_ledger"[\s\S]*sbx_pay_console_old[\s\S]*\$7\.77/);
+      expect(whole.text).toContain('data-count="matched">8<');
+    } finally {
+      await t.db.query(`DELETE FROM sandbox_processor_records WHERE id = 'sbx_pay_console_old'`);
+    }
+  });
+
   it('refuses a creator, shows bad dates and cursors as clear errors on the page, and keeps the modes apart', async () => {
     const creator = new ConsoleClient(t, '10.0.7.2');
     await creator.signIn('creator', seller.key);

@@ -79,6 +79,8 @@ function subnav(current: string): Html {
   )}</nav>`;
 }
 
+const utcDay = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
+
 const errorNotice = (error: unknown): Html => html`<p class="notice error" role="alert">${(error as Error).message}</p>`;
 
 /** Keeps the filters that were given, for the next page's and the download's links. */
@@ -163,8 +165,8 @@ ${tb.accounts.length ? '' : html`<p class="muted">No postings in ${tb.mode} mode
 
   /** Platform revenue (fees on sales and key activations, net of what refunds gave back) against what the processor charged us, per UTC day. */
   private async revenueAgainstFees(mode: Mode): Promise<Html> {
-    const today = Date.parse(`${new Date().toISOString().slice(0, 10)}T00:00:00Z`);
-    const days = Array.from({ length: REVENUE_DAYS }, (_, i) => new Date(today - (REVENUE_DAYS - 1 - i) * DAY_MS).toISOString().slice(0, 10));
+    const today = Date.parse(`${utcDay(Date.now())}T00:00:00Z`);
+    const days = Array.from({ length: REVENUE_DAYS }, (_, i) => utcDay(today - (REVENUE_DAYS - 1 - i) * DAY_MS));
     const totals = await this.journal.dailyTotals(mode, [...REVENUE_ACCOUNTS, Accounts.processorFees], { from: new Date(today - (REVENUE_DAYS - 1) * DAY_MS), to: new Date(today + DAY_MS) });
     const currencies = [...new Set(totals.map((t) => t.currency))];
     if (!currencies.length) currencies.push(DEFAULT_CURRENCY);
@@ -267,14 +269,20 @@ ${page.items.length ? '' : html`<p class="muted">No posting matches.</p>`}
   }
 
   private async reconcilePage(request: PageRequest): Promise<Html> {
-    const { viewer, query } = request;
+    const { viewer } = request;
+    const whole = request.query.period === 'all';
+    const given = request.query.from || request.query.to;
+    // Unasked, the last two UTC days: yesterday whole and today so far. The whole history costs
+    // what GET /admin/ledger/reconcile without a range costs (every clearing posting and processor
+    // record), seconds on a busy ledger, so it is a link away rather than every visit's price.
+    const query = whole || given ? request.query : { ...request.query, from: utcDay(Date.now() - DAY_MS), to: utcDay(Date.now()) };
     const form = html`<form class="filters" method="get" action="/console/ledger/reconcile">
-<div><label for="from">From (UTC day)</label><input id="from" name="from" type="date" value="${query.from ?? ''}"></div>
-<div><label for="to">To (UTC day)</label><input id="to" name="to" type="date" value="${query.to ?? ''}"></div>
-<button type="submit">Reconcile</button></form>`;
+<div><label for="from">From (UTC day)</label><input id="from" name="from" type="date" value="${whole ? '' : (query.from ?? '')}"></div>
+<div><label for="to">To (UTC day)</label><input id="to" name="to" type="date" value="${whole ? '' : (query.to ?? '')}"></div>
+<button type="submit">Reconcile</button> ${whole ? html`<strong>The whole history</strong>` : html`<a href="/console/ledger/reconcile?period=all">The whole history</a>`}</form>`;
     let report: DetailedReconciliation;
     try {
-      report = await this.reconciliation.reconcileInDetail(viewer.mode, dayRange(query));
+      report = await this.reconciliation.reconcileInDetail(viewer.mode, whole ? {} : dayRange(query));
     } catch (error) {
       if (!(error instanceof ConsoleInputError)) throw error;
       return html`${subnav('/console/ledger/reconcile')}${form}${errorNotice(error)}`;
