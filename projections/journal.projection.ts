@@ -1,6 +1,6 @@
 import type { Queryable } from '../src/database/database';
 import type { RecordedEvent } from '../src/event-store/event-store';
-import { closes, JOURNAL_EVENT_TYPES, Opened, Posting, postingsOf } from '../src/ledger/journal';
+import { balanceEffects, closes, JOURNAL_EVENT_TYPES, Opened, Posting, postingsOf } from '../src/ledger/journal';
 import type { Projection } from '../src/projection-runner/projection';
 import { JOURNAL_READ_MODEL } from '../src/ledger/journal-queries';
 
@@ -14,7 +14,7 @@ import { JOURNAL_READ_MODEL } from '../src/ledger/journal-queries';
 export const journalProjection: Projection = {
   name: JOURNAL_READ_MODEL,
   version: 2,
-  tables: ['journal_postings', 'journal_accounts', 'journal_days'],
+  tables: ['journal_postings', 'journal_accounts', 'journal_days', 'balance_days'],
   schema: `
     CREATE TABLE IF NOT EXISTS journal_postings (
       posting_id          text PRIMARY KEY,
@@ -51,6 +51,18 @@ export const journalProjection: Projection = {
       debits_cents  bigint NOT NULL,
       credits_cents bigint NOT NULL,
       PRIMARY KEY (mode, account, day, currency)
+    );
+    CREATE TABLE IF NOT EXISTS balance_days (
+      mode           text NOT NULL,
+      account_id     text NOT NULL,
+      day            date NOT NULL,
+      currency       text NOT NULL,
+      sales_cents    bigint NOT NULL,
+      fees_cents     bigint NOT NULL,
+      refunds_cents  bigint NOT NULL,
+      payouts_cents  bigint NOT NULL,
+      disputes_cents bigint NOT NULL,
+      PRIMARY KEY (mode, account_id, day, currency)
     );`,
   handles: JOURNAL_EVENT_TYPES,
   whenFailing: 'stop', // money: a skipped posting is worse than waiting
@@ -64,8 +76,8 @@ export const journalProjection: Projection = {
 
 /**
  * The postings of a batch of events in one insert, each with its account's running balance;
- * the account's totals now and per day grow by what was inserted, so a posting already there
- * (a batch applied again) is counted once.
+ * the account's totals now and per day, and the creators' balance activity per day, grow by
+ * what was inserted, so a posting already there (a batch applied again) is counted once.
  */
 async function applyPostings(tx: Queryable, events: RecordedEvent[]): Promise<void> {
   const postings: Posting[] = [];
@@ -89,6 +101,10 @@ async function applyPostings(tx: Queryable, events: RecordedEvent[]): Promise<vo
   });
 
   const column = <K extends keyof Posting>(key: K) => postings.map((p) => p[key]);
+  const byEvent = new Map<string, Posting[]>();
+  for (const p of postings) byEvent.set(p.event_id, [...(byEvent.get(p.event_id) ?? []), p]);
+  const effects = [...byEvent.values()].flatMap(balanceEffects).filter(({ activity: a }) => a.sales_cents || a.fees_cents || a.refunds_cents || a.payouts_cents || a.disputes_cents);
+  const effect = (key: keyof (typeof effects)[number]['activity']) => effects.map((e) => e.activity[key]);
   await tx.query(
     `WITH inserted AS (
        INSERT INTO journal_postings (posting_id, event_id, event_type, position, recorded_at, mode, currency, account,
@@ -96,7 +112,7 @@ async function applyPostings(tx: Queryable, events: RecordedEvent[]): Promise<vo
        SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::text[], $7::text[], $8::text[],
                             $9::bigint[], $10::bigint[], $11::bigint[], $12::text[], $13::text[])
        ON CONFLICT (posting_id) DO NOTHING
-       RETURNING mode, account, currency, debit_cents, credit_cents, (recorded_at AT TIME ZONE 'UTC')::date AS day
+       RETURNING posting_id, mode, account, currency, debit_cents, credit_cents, (recorded_at AT TIME ZONE 'UTC')::date AS day
      ),
      days AS (
        INSERT INTO journal_days AS d (mode, day, account, currency, debits_cents, credits_cents)
@@ -104,6 +120,20 @@ async function applyPostings(tx: Queryable, events: RecordedEvent[]): Promise<vo
        ON CONFLICT (mode, account, day, currency) DO UPDATE SET
          debits_cents = d.debits_cents + EXCLUDED.debits_cents,
          credits_cents = d.credits_cents + EXCLUDED.credits_cents
+     ),
+     balance AS (
+       INSERT INTO balance_days AS b (mode, account_id, day, currency, sales_cents, fees_cents, refunds_cents, payouts_cents, disputes_cents)
+       SELECT i.mode, e.account_id, i.day, i.currency, sum(e.sales), sum(e.fees), sum(e.refunds), sum(e.payouts), sum(e.disputes)
+         FROM unnest($14::text[], $15::text[], $16::bigint[], $17::bigint[], $18::bigint[], $19::bigint[], $20::bigint[])
+                AS e(posting_id, account_id, sales, fees, refunds, payouts, disputes)
+         JOIN inserted i USING (posting_id)
+        GROUP BY i.mode, e.account_id, i.day, i.currency
+       ON CONFLICT (mode, account_id, day, currency) DO UPDATE SET
+         sales_cents = b.sales_cents + EXCLUDED.sales_cents,
+         fees_cents = b.fees_cents + EXCLUDED.fees_cents,
+         refunds_cents = b.refunds_cents + EXCLUDED.refunds_cents,
+         payouts_cents = b.payouts_cents + EXCLUDED.payouts_cents,
+         disputes_cents = b.disputes_cents + EXCLUDED.disputes_cents
      )
      INSERT INTO journal_accounts AS a (mode, account, currency, debits_cents, credits_cents)
      SELECT mode, account, currency, sum(debit_cents), sum(credit_cents) FROM inserted GROUP BY mode, account, currency
@@ -124,6 +154,13 @@ async function applyPostings(tx: Queryable, events: RecordedEvent[]): Promise<vo
       balances,
       column('reference'),
       column('processor_ref'),
+      effects.map((e) => e.posting.posting_id),
+      effects.map((e) => e.accountId),
+      effect('sales_cents'),
+      effect('fees_cents'),
+      effect('refunds_cents'),
+      effect('payouts_cents'),
+      effect('disputes_cents'),
     ],
   );
 }

@@ -3,7 +3,7 @@ import { DATABASE, Database } from '../database/database';
 import type { Mode } from '../platform/mode';
 import { inMode, Owner } from '../platform/owner-scope';
 import { invalidCursor, Page, toPage } from '../platform/pagination';
-import { Accounts, isDebitNormal, Posting } from './journal';
+import { Accounts, BalanceActivity, isDebitNormal, Posting } from './journal';
 import { DEFAULT_CURRENCY } from './ledger.decider';
 
 /** A clearing posting of the journal, as reconciliation reads it. */
@@ -46,7 +46,7 @@ export interface BalancePeriod {
   end: string;
   opening_balance_cents: number;
   /** By reporting category: sales at their amount, the platform's fees on them (negative, returned on a refund), refunds at their amount, payouts sent, disputes. */
-  activity: { sales_cents: number; fees_cents: number; refunds_cents: number; payouts_cents: number; disputes_cents: number };
+  activity: BalanceActivity;
   closing_balance_cents: number;
 }
 
@@ -270,8 +270,9 @@ export class JournalQueries {
   /**
    * The creator's balance (payable and in transit: what the balance transactions add up to)
    * interval by interval: the opening of the first read as of its start, then each interval's
-   * activity from the journal's postings of the creator's own events; closing = opening +
-   * activity, and one interval's closing is the next one's opening.
+   * activity from the days the journal keeps (balance_days: the postings of the creator's own
+   * events, by category); closing = opening + activity, and one interval's closing is the next
+   * one's opening.
    */
   async history(owner: Owner, periods: { start: Date; end: Date }[]): Promise<{ currency: string; items: BalancePeriod[] }> {
     if (!periods.length) return { currency: DEFAULT_CURRENCY, items: [] };
@@ -286,41 +287,18 @@ export class JournalQueries {
                               WHERE ${o.where()} AND account = a.account AND recorded_at < ${o.param(first.toISOString())} ORDER BY recorded_at DESC, position DESC LIMIT 1) p`,
       o.params,
     );
-    // Every posting of the creator's events in the range: their own accounts and the platform's fee on them.
+    // What the creator's balance did each day of the range, kept by the journal (balance_days).
     const s = inMode(owner.mode);
-    const { rows } = await this.db.query<{ recorded_at: Date; event_type: string; account: string; currency: string; debit_cents: string; credit_cents: string }>(
-      `SELECT recorded_at, event_type, account, currency, debit_cents, credit_cents FROM journal_postings
-        WHERE ${s.where()} AND event_id IN (SELECT event_id FROM journal_postings
-                                          WHERE ${s.where()} AND account = ANY(${s.param(accounts)}::text[]) AND recorded_at >= ${s.param(first.toISOString())} AND recorded_at < ${s.param(last.toISOString())})`,
+    const { rows } = await this.db.query<{ day: string; currency: string } & Record<keyof BalanceActivity, string>>(
+      `SELECT to_char(day, 'YYYY-MM-DD') AS day, currency, sales_cents, fees_cents, refunds_cents, payouts_cents, disputes_cents FROM balance_days
+        WHERE ${s.where()} AND account_id = ${s.param(owner.accountId)} AND day >= ${s.param(first.toISOString().slice(0, 10))}::date AND day < ${s.param(last.toISOString().slice(0, 10))}::date
+        ORDER BY day`,
       s.params,
     );
-    const activities = periods.map(() => ({ sales_cents: 0, fees_cents: 0, refunds_cents: 0, payouts_cents: 0, disputes_cents: 0 }));
+    const activities: BalanceActivity[] = periods.map(() => ({ sales_cents: 0, fees_cents: 0, refunds_cents: 0, payouts_cents: 0, disputes_cents: 0 }));
     for (const row of rows) {
-      const activity = activities[periodIndex(periods, new Date(row.recorded_at))];
-      const credit = Number(row.credit_cents) - Number(row.debit_cents);
-      const mine = accounts.includes(row.account);
-      switch (row.event_type) {
-        case 'SaleRecorded':
-          // The buyer paid the sale's amount; the platform kept its fee.
-          if (mine) activity.sales_cents += credit;
-          else if (row.account === Accounts.feeRevenue) (activity.sales_cents += credit), (activity.fees_cents -= credit);
-          break;
-        case 'RefundRecorded':
-          if (mine) activity.refunds_cents += credit;
-          else if (row.account === Accounts.feeRevenue) (activity.refunds_cents += credit), (activity.fees_cents -= credit);
-          break;
-        case 'DisputeOpened':
-        case 'DisputeClosed':
-          // Withheld, then released when won (a lost dispute leaves the balance as it was withheld).
-          if (mine) activity.disputes_cents += credit;
-          break;
-        case 'PayoutPaid':
-        case 'PayoutInitiated':
-        case 'PayoutFailed':
-          // Between payable and in transit nothing leaves the balance; a paid payout does.
-          if (mine) activity.payouts_cents += credit;
-          break;
-      }
+      const activity = activities[periodIndex(periods, new Date(`${row.day}T00:00:00Z`))];
+      for (const key of Object.keys(activity) as (keyof BalanceActivity)[]) activity[key] += Number(row[key]);
     }
     let balance = 0 - Number(opening[0].balance);
     const items = periods.map(({ start, end }, i) => {

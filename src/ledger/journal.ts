@@ -257,3 +257,60 @@ export function journalOf(events: Iterable<JournalEvent>): Posting[] {
   }
   return postings;
 }
+
+/** What a creator's balance did, by reporting category (GET /v1/balance/history's `activity`). */
+export interface BalanceActivity {
+  sales_cents: number;
+  fees_cents: number;
+  refunds_cents: number;
+  payouts_cents: number;
+  disputes_cents: number;
+}
+
+const CREATOR_BALANCE = /^creator:(.+):(payable|in_transit)$/;
+
+/** The creator whose balance (payable and in transit) an account holds, if any. */
+export function balanceOwnerOf(account: string): string | undefined {
+  return CREATOR_BALANCE.exec(account)?.[1];
+}
+
+/**
+ * Each posting of one event's postings attributed to the creator whose balance the event
+ * moved, with what it does to each reporting category: the creator's own lines, and the
+ * platform's fee on the creator's sale or refund (the buyer paid the sale's amount; the
+ * platform kept its fee). A posting of an event that touches no creator's balance has none.
+ */
+export function balanceEffects(eventPostings: Posting[]): { posting: Posting; accountId: string; activity: BalanceActivity }[] {
+  const owners = [...new Set(eventPostings.map((p) => balanceOwnerOf(p.account)).filter((id): id is string => id !== undefined))];
+  return owners.flatMap((accountId) =>
+    eventPostings.map((posting) => ({ posting, accountId, activity: effectOn(posting, balanceOwnerOf(posting.account) === accountId) })),
+  );
+}
+
+function effectOn(p: Posting, mine: boolean): BalanceActivity {
+  const activity: BalanceActivity = { sales_cents: 0, fees_cents: 0, refunds_cents: 0, payouts_cents: 0, disputes_cents: 0 };
+  const credit = p.credit_cents - p.debit_cents;
+  const platformFee = !mine && p.account === Accounts.feeRevenue;
+  switch (p.event_type) {
+    case 'SaleRecorded':
+      if (mine) activity.sales_cents += credit;
+      else if (platformFee) (activity.sales_cents += credit), (activity.fees_cents -= credit);
+      break;
+    case 'RefundRecorded':
+      if (mine) activity.refunds_cents += credit;
+      else if (platformFee) (activity.refunds_cents += credit), (activity.fees_cents -= credit);
+      break;
+    case 'DisputeOpened':
+    case 'DisputeClosed':
+      // Withheld, then released when won (a lost dispute leaves the balance as it was withheld).
+      if (mine) activity.disputes_cents += credit;
+      break;
+    case 'PayoutPaid':
+    case 'PayoutInitiated':
+    case 'PayoutFailed':
+      // Between payable and in transit nothing leaves the balance; a paid payout does.
+      if (mine) activity.payouts_cents += credit;
+      break;
+  }
+  return activity;
+}

@@ -123,7 +123,7 @@ describe('the journal: GET /v1/balance, svc ledger trial-balance and journal', (
     const days = await t.app.get(JournalQueries).dailyTotals('test', accounts, { from: new Date(today - 2 * 86_400_000), to: new Date(today + 86_400_000) });
     expect(new Map(days.map(({ day, account, currency, ...sums }) => [`${day}|${account}|${currency}`, sums]))).toEqual(perDay);
 
-    const tables = async () => Promise.all(['journal_accounts ORDER BY mode, account, currency', 'journal_days ORDER BY mode, account, day, currency'].map(async (q) => (await t.db.query(`SELECT * FROM ${q}`)).rows));
+    const tables = async () => Promise.all(['journal_accounts ORDER BY mode, account, currency', 'journal_days ORDER BY mode, account, day, currency', 'balance_days ORDER BY mode, account_id, day, currency'].map(async (q) => (await t.db.query(`SELECT * FROM ${q}`)).rows));
     const totalsBefore = await tables();
     await t.app.get(ProjectionRunner).rebuild(['journal']);
     expect(await storedJournal(t)).toEqual(stored);

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { Accounts, JournalEvent, journalOf, Posting, postingsOf } from '../../src/ledger/journal';
+import { Accounts, balanceEffects, JournalEvent, journalOf, Posting, postingsOf } from '../../src/ledger/journal';
 import { decide, evolve, initialState, LedgerCommand, LedgerState } from '../../src/ledger/ledger.decider';
 import type { Mode } from '../../src/platform/mode';
 
@@ -249,6 +249,18 @@ describe('the journal: postings of money events', () => {
             expect(0 - owed(journal.filter((p) => p.mode === m), Accounts.disputes)).toBe(amount);
           }
         }
+        // The balance history's categories (balanceEffects, kept per day as balance_days) add up to
+        // each creator's balance, so closing = opening + activity holds for any run of events.
+        const activity = new Map<string, number>();
+        for (const { event } of log) {
+          for (const e of balanceEffects(opened.filter((p) => p.event_id === event.id))) {
+            const key = `${e.posting.mode}:${e.accountId}`;
+            const a = e.activity;
+            activity.set(key, (activity.get(key) ?? 0) + a.sales_cents + a.fees_cents + a.refunds_cents + a.payouts_cents + a.disputes_cents);
+          }
+        }
+        const last = log[log.length - 1].balances;
+        for (const [key, balance] of last) expect([key, activity.get(key) ?? 0]).toEqual([key, balance]);
         // Later events never change earlier postings: the journal of a prefix is a prefix of the journal.
         const prefix = journalOf(log.slice(0, Math.floor(log.length / 2)).map((l) => l.event));
         expect(opened.slice(0, prefix.length)).toEqual(prefix);
