@@ -100,8 +100,15 @@ ${body}
 `;
 }
 
-/** A chart the page script draws (uPlot), with its numbers in a table for screen readers and no-script readers. */
-export function chart(spec: { title: string; x: number[]; series: { label: string; values: (number | null)[] }[]; money?: boolean; bars?: boolean; fill?: boolean }, caption: string): Html {
+/**
+ * A chart the page script draws (uPlot), with its numbers in a table for screen readers and
+ * no-script readers. A null value is a gap; `points` marks every value (else only on charts
+ * of fewer than 40), so a value between two gaps shows.
+ */
+export function chart(
+  spec: { title: string; x: number[]; series: { label: string; values: (number | null)[] }[]; money?: boolean; bars?: boolean; fill?: boolean; points?: boolean },
+  caption: string,
+): Html {
   const { title, ...drawn } = spec;
   return html`<figure class="panel">
 <figcaption><strong>${title}</strong> <span class="muted">${caption}</span></figcaption>

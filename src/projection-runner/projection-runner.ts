@@ -4,12 +4,13 @@ import { DATABASE, Database } from '../database/database';
 import { EVENT_STORE, EventStore, Position } from '../event-store/event-store';
 import { ensureCheckpoint } from './checkpoint';
 import { Consumer, ConsumerSpec } from './consumer';
+import { LagMinute, lagPerMinute, LagSample, LagSampler } from './lag-samples';
 import { Leases } from './leases';
 import { listParked, ParkedEvent, retryParked } from './parked-events';
 import { ProgressWaits } from './progress-waits';
 import { PROJECTIONS, Projection } from './projection';
 import { Build, ReadModelBuilds } from './read-model-builds';
-import { ProjectionStatus, readStatus, SubscriberStatus } from './status';
+import { Lag, lagAfter, ProjectionStatus, readStatus, SubscriberStatus } from './status';
 
 export interface RunnerOptions {
   /** A crashed leader's consumers move to another instance this long after its last renewal. */
@@ -54,6 +55,9 @@ export class ProjectionRunner {
   private readonly running = new Map<string, Consumer>();
   private readonly subscribers = new Map<string, ConsumerSpec>();
   private readonly waits: ProgressWaits;
+  private readonly lagSampler: LagSampler;
+  /** Each projection's live build, as the last supervisor round read them (the sampler's read models). */
+  private liveBuilds = new Map<string, string>();
   private started = false;
   private timer?: NodeJS.Timeout;
   private round: Promise<void> = Promise.resolve();
@@ -73,6 +77,7 @@ export class ProjectionRunner {
       stalled: (name) => this.running.get(name)?.stalled === true,
       versionOf: (projection) => this.versionOf(projection),
     });
+    this.lagSampler = new LagSampler(db, () => this.localLags());
   }
 
   names(): string[] {
@@ -101,11 +106,13 @@ export class ProjectionRunner {
     const every = Math.max(50, Math.min(1000, Math.floor(this.options.leaseTtlMs / 4)));
     this.timer = setInterval(() => void this.kick(), every);
     this.timer.unref();
+    this.lagSampler.start();
   }
 
   async stop(): Promise<void> {
     this.started = false;
     clearInterval(this.timer);
+    await this.lagSampler.stop();
     await this.round;
     const names = [...this.running.keys()];
     await Promise.all([...this.running.values()].map((c) => c.stop()));
@@ -176,6 +183,7 @@ export class ProjectionRunner {
     const specs = new Map(this.subscribers);
     const background = new Set<string>();
     const builds = await this.builds.list();
+    this.liveBuilds = new Map(builds.filter((b) => b.state === 'live').map((b) => [b.projection, b.id]));
     for (const build of builds) {
       const projection = this.projections.find((p) => p.name === build.projection);
       if (!projection || projection.version !== build.version || build.state === 'retired') continue;
@@ -217,6 +225,7 @@ export class ProjectionRunner {
         // Either way it is no longer building: live now, or retired, or promoted elsewhere.
         promoted = true;
         if (outcome === 'live') {
+          this.liveBuilds.set(projection.name, build.id);
           this.logger.log(`${build.id} caught up and now serves ${projection.name}`);
           this.waits.advanced();
           void this.kick();
@@ -234,8 +243,42 @@ export class ProjectionRunner {
     return this.waits.waitFor(position, options.projections ?? this.names(), options.timeoutMs);
   }
 
-  status(): Promise<{ items: ProjectionStatus[]; subscribers: SubscriberStatus[] }> {
-    return readStatus({ db: this.db, store: this.store, projections: this.projections, builds: this.builds, localPosition: (name) => this.running.get(name)?.position });
+  async status(): Promise<{ items: ProjectionStatus[]; subscribers: SubscriberStatus[] }> {
+    const status = await readStatus({ db: this.db, store: this.store, projections: this.projections, builds: this.builds, localPosition: (name) => this.running.get(name)?.position });
+    // Every lag this instance computes counts for its minute's sample (see LagSampler).
+    this.lagSampler.observe(status.items.map((p) => ({ read_model: p.name, lag_seconds: p.lag_seconds })));
+    return status;
+  }
+
+  /**
+   * Writes this minute's lag sample now (the sampler does every minute while the runner
+   * runs): how many rows it wrote, 0 when this instance runs no consumer.
+   */
+  sampleLag(now = Date.now()): Promise<number> {
+    return this.lagSampler.sample(now);
+  }
+
+  /** Read-model lag per minute since an instant (the overview's chart): the largest of any read model. */
+  lagPerMinute(since: Date): Promise<LagMinute[]> {
+    return lagPerMinute(this.db, since);
+  }
+
+  /**
+   * The lag of each read model whose live build runs here, from where its consumer has read
+   * to (one read of the log per distinct position: one when all are at its end); undefined
+   * when this instance runs no consumer at all.
+   */
+  private async localLags(): Promise<LagSample[] | undefined> {
+    if (!this.started || !this.running.size) return undefined;
+    const lags = new Map<Position, Promise<Lag>>();
+    const samples: LagSample[] = [];
+    for (const [projection, buildId] of this.liveBuilds) {
+      const position = this.running.get(buildId)?.position;
+      if (position === undefined) continue;
+      if (!lags.has(position)) lags.set(position, lagAfter(this.store, position));
+      samples.push({ read_model: projection, lag_seconds: (await lags.get(position)!).lag_seconds });
+    }
+    return samples;
   }
 
   private projection(name: string): Projection {

@@ -44,7 +44,8 @@ export interface SubscriberStatus extends ConsumerHealth, Lag {
   updated_at: string;
 }
 
-async function lagAfter(store: EventStore, position: Position): Promise<Lag> {
+/** The lag of a consumer at `position`: one read of the event after it. */
+export async function lagAfter(store: EventStore, position: Position): Promise<Lag> {
   const [oldest] = await store.readAll({ after: position, limit: 1 });
   if (!oldest) return { behind: false, lag_seconds: 0 };
   // Timestamped by the event store's clock: a skewed one must not make the lag negative.

@@ -121,16 +121,17 @@ export class DeliveryLog {
     return counts;
   }
 
-  /** One mode's delivery attempts that finished since an instant, per minute: answered 2xx, or not (the overview's success rate). */
+  /**
+   * One mode's delivery attempts that finished since the start of a minute, per minute:
+   * answered 2xx, or not (the overview's success rate). Read from the counts the delivery
+   * worker keeps as it records outcomes (webhook_attempts_per_minute, migration 0205), not
+   * counted from the attempts.
+   */
   async attemptsPerMinute(mode: Mode, since: Date): Promise<{ minute: Date; succeeded: number; failed: number }[]> {
     const s = inMode(mode);
     const { rows } = await this.db.query<{ minute: Date | string; succeeded: string; failed: string }>(
-      `SELECT date_trunc('minute', a.finished_at) AS minute,
-              count(*) FILTER (WHERE a.response_status BETWEEN 200 AND 299) AS succeeded,
-              count(*) FILTER (WHERE a.response_status IS NULL OR a.response_status NOT BETWEEN 200 AND 299) AS failed
-         FROM webhook_delivery_attempts a JOIN webhook_deliveries d ON d.id = a.delivery_id
-        WHERE a.finished_at >= ${s.param(since.toISOString())} AND ${s.where('d')}
-        GROUP BY 1 ORDER BY 1`,
+      `SELECT minute, succeeded, failed FROM webhook_attempts_per_minute
+        WHERE ${s.where()} AND minute >= ${s.param(since.toISOString())} ORDER BY minute`,
       s.params,
     );
     return rows.map((r) => ({ minute: new Date(r.minute), succeeded: Number(r.succeeded), failed: Number(r.failed) }));

@@ -33,6 +33,7 @@ interface Claimed {
 interface Outcome {
   id: string;
   attempt: number;
+  mode: Mode;
   status: 'succeeded' | 'failed' | 'pending';
   responseStatus: number | null;
   error: string | null;
@@ -46,8 +47,8 @@ interface Outcome {
  * delivery while its lease runs. A worker that dies mid-attempt leaves its lease to
  * expire; the delivery is then claimed again: at-least-once. Stopping behaves the same
  * way on purpose (in-flight requests are aborted, not recorded), so the crash path is the
- * one every restart exercises. Results are recorded in batches (one statement per batch of outcomes); a slot is
- * free again once its result is written.
+ * one every restart exercises. Results are recorded in batches (one statement per batch of outcomes, which also
+ * adds them to the minute's counts); a slot is free again once its result is written.
  */
 @Injectable()
 export class DeliveryWorker {
@@ -230,20 +231,42 @@ export class DeliveryWorker {
     const status = succeeded ? 'succeeded' : last ? 'failed' : 'pending';
     this.metrics.webhookAttempts.inc({ outcome: status === 'pending' ? 'retrying' : status });
     const delaySeconds = succeeded || last ? null : schedule[delivery.attempts];
-    return this.outcomes.add({ id: delivery.id, attempt: delivery.attempts, status, responseStatus: outcome.status ?? null, error, delaySeconds, body: outcome.body ?? null });
+    return this.outcomes.add({ id: delivery.id, attempt: delivery.attempts, mode: delivery.mode, status, responseStatus: outcome.status ?? null, error, delaySeconds, body: outcome.body ?? null });
   }
 
+  /**
+   * One statement, so each attempt row, its delivery and the minute's counts change together.
+   * The delivery is guarded on the attempt number: a worker whose lease ran out must not
+   * overwrite a newer attempt. An attempt finishes once (finished_at IS NULL), so the counts
+   * (webhook_attempts_per_minute, the console's overview) grow by the attempts finished here
+   * and an outcome written again (its batch retried item by item) is not counted twice.
+   *
+   * Why the counts do not serialize the deliveries: many finish in the same minute, but they
+   * are not recorded one per statement. The Batcher writes one statement at a time per
+   * worker, with every outcome that arrived meanwhile (up to RECORD_BATCH), and the statement
+   * adds them up first: one upsert per mode and minute (two at a minute's turn). So the
+   * minute's row is locked once per batch, until that statement commits, and the writers
+   * waiting on it are the other instances' workers (one statement each at most), not the
+   * deliveries in flight. Rows are upserted in (mode, minute) order, so two batches that
+   * both touch test and live take the locks in one order and cannot deadlock.
+   */
   private async writeOutcomes(batch: Outcome[]): Promise<void> {
-    // One statement, so each attempt row and its delivery change together. Guarded on the
-    // attempt number: a worker whose lease ran out must not overwrite a newer attempt.
     await this.db.query(
       `WITH r AS (
-         SELECT * FROM unnest($1::text[], $2::integer[], $3::text[], $4::integer[], $5::text[], $6::integer[], $7::text[])
-           AS r (id, attempt, status, response_status, error, delay_seconds, body)
+         SELECT * FROM unnest($1::text[], $2::integer[], $3::text[], $4::integer[], $5::text[], $6::integer[], $7::text[], $8::text[])
+           AS r (id, attempt, status, response_status, error, delay_seconds, body, mode)
        ), attempt AS (
          UPDATE webhook_delivery_attempts a
             SET response_status = r.response_status, error = r.error, response_body = r.body, finished_at = now()
-           FROM r WHERE a.delivery_id = r.id AND a.attempt = r.attempt
+           FROM r WHERE a.delivery_id = r.id AND a.attempt = r.attempt AND a.finished_at IS NULL
+         RETURNING r.mode, a.response_status, a.finished_at
+       ), counted AS (
+         INSERT INTO webhook_attempts_per_minute AS m (mode, minute, succeeded, failed)
+         SELECT mode, date_trunc('minute', finished_at),
+                count(*) FILTER (WHERE response_status BETWEEN 200 AND 299),
+                count(*) FILTER (WHERE response_status IS NULL OR response_status NOT BETWEEN 200 AND 299)
+           FROM attempt GROUP BY 1, 2 ORDER BY 1, 2
+         ON CONFLICT (mode, minute) DO UPDATE SET succeeded = m.succeeded + EXCLUDED.succeeded, failed = m.failed + EXCLUDED.failed
        )
        UPDATE webhook_deliveries d
           SET status = r.status, response_status = r.response_status, error = r.error, leased_until = NULL, updated_at = now(),
@@ -258,6 +281,7 @@ export class DeliveryWorker {
         batch.map((o) => o.error),
         batch.map((o) => o.delaySeconds),
         batch.map((o) => o.body),
+        batch.map((o) => o.mode),
       ],
     );
   }

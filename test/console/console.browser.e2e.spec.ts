@@ -1,6 +1,7 @@
 import * as path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { EVENT_STORE, EventStore } from '../../src/event-store/event-store';
+import { ProjectionRunner } from '../../src/projection-runner/projection-runner';
 import { buy } from '../commerce/commerce-client';
 import { publishModel } from '../catalog/catalog-client';
 import { ask, openaiFor } from '../inference/inference-client';
@@ -56,25 +57,48 @@ describe('the console in headless Chromium (issue 26)', () => {
 
     // Both sales delivered to the seller's endpoint before the overview is drawn.
     await eventually(() => receiver.received.length >= 2, 20_000, 'two deliveries');
+    // A lag sample of this minute, as the workers' sampler writes every minute.
+    const runner = t.app.get(ProjectionRunner);
+    expect(await runner.sampleLag()).toBeGreaterThan(0);
     await b.visit(page, errors, '/console/overview', 'overview');
-    const [activity, deliveries, inference] = await charts(page);
+    const [lag, activity, deliveries, inference] = await charts(page);
+    // The last hour by minute, the largest lag of any read model; the minutes before this app started were not sampled.
+    expect(lag).toEqual({ points: 60, painted: true });
+    const lagSeries = (await chartData(page, 0)).series;
+    expect(lagSeries.map((series) => series.label)).toEqual(['Largest lag (s)']);
+    const sampled = lagSeries[0].values.filter((v): v is number => v !== null);
+    expect(sampled.length).toBeGreaterThanOrEqual(1);
+    expect(sampled.every((v) => v >= 0)).toBe(true);
     expect(deliveries).toEqual({ points: 60, painted: true });
-    const answered = (await chartData(page, 1)).series.find((series) => series.label === 'Answered 2xx')!;
+    const answered = (await chartData(page, 2)).series.find((series) => series.label === 'Answered 2xx')!;
     expect(answered.values.reduce((sum, n) => sum! + (n ?? 0), 0)).toBe(2);
     expect(await page.$eval('[data-card="webhook-success"]', (el) => el.textContent)).toBe('100%');
     // The last hour by minute, with this test's two sales in it.
     expect(activity).toEqual({ points: 60, painted: true });
-    const sales = (await chartData(page, 0)).series.find((series) => series.label === 'Sales')!;
-    expect(sales.values.reduce((sum, n) => sum! + (n ?? 0), 0)).toBe(2);
+    const totals = async () => Object.fromEntries((await chartData(page, 1)).series.map((series) => [series.label, series.values.reduce((total: number, n) => total + (n ?? 0), 0)]));
+    const drawn = await totals();
+    const sum = (label: string) => drawn[label];
+    // Every series is what was appended: the public events of test mode (all of this file's), counted from the events themselves.
+    const appended = async (types: string[]) =>
+      (await t.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM public_events WHERE mode = 'test' AND type = ANY($1::text[])`, [types])).rows[0].n;
+    expect(sum('Sales')).toBe(2);
+    expect(sum('Sales')).toBe(await appended(['listing.purchased']));
+    expect(sum('Publishes')).toBe(await appended(['listing.published', 'factory.job.published']));
+    expect(sum('Publishes')).toBe(2);
+    expect(sum('Downloads')).toBe(await appended(['asset.downloaded']));
+    // Rebuilt (every event replayed into a new build), the counts are the same, not doubled.
+    expect((await runner.rebuild(['public_events'], { timeoutMs: 60_000 }))[0]).toMatchObject({ name: 'public_events', rebuilding: null });
+    await b.visit(page, errors, '/console/overview', 'overview');
+    expect(await totals()).toEqual(drawn);
     // 14 days, and this test's three calls drawn today.
     expect(inference).toEqual({ points: 14, painted: true });
-    expect((await chartData(page, 2)).series[0].values.at(-1)).toBe(3);
+    expect((await chartData(page, 3)).series[0].values.at(-1)).toBe(3);
 
     await b.visit(page, errors, '/console/read-models', 'read-models');
     await b.visit(page, errors, `/console/accounts?q=${seller.accountId}`, 'accounts');
     expect(await page.$$eval('[data-key]', (rows) => rows.length)).toBe(1);
     expect(b.dialogs).toEqual([]);
-  });
+  }, 90_000);
 
   it('signs a creator in with an API key; the balance charts draw their sales and nothing they titled runs', async () => {
     const { page, errors } = await b.open();

@@ -1,5 +1,6 @@
 import { PostgresEventStore } from '../../src/event-store/postgres/postgres-event-store';
 import type { FailurePolicy } from '../../src/projection-runner/consumer';
+import { LagSample, LagSampler } from '../../src/projection-runner/lag-samples';
 import { Projection } from '../../src/projection-runner/projection';
 import { ProjectionRunner, RunnerOptions } from '../../src/projection-runner/projection-runner';
 import { createTestDatabase, TestDatabase } from '../support/database';
@@ -100,6 +101,61 @@ describe('ProjectionRunner', () => {
     expect(items[0]).toMatchObject({ behind: true, leader: null });
     expect(items[0].lag_seconds).toBeGreaterThanOrEqual(0.4);
     expect(items[0].lag_seconds).toBeLessThanOrEqual((Date.now() - before) / 1000);
+  });
+
+  it('samples the lag of the read models it runs each minute, nothing while it runs none; the largest of a minute stays, a day is kept', async () => {
+    const samples = async () => (await database.db.query('SELECT minute, read_model, lag_seconds FROM read_model_lag ORDER BY minute, read_model')).rows;
+    const r = runner();
+    await r.prepare();
+    await store.append('a-1', [{ type: 'Counted', data: {} }], 'no_stream');
+    // Not started (WORKERS=false): nothing runs here, so nothing is written, seen lags or not.
+    await r.status();
+    expect(await r.sampleLag()).toBe(0);
+    expect(await samples()).toEqual([]);
+
+    await r.start();
+    const last = await store.append('a-1', [{ type: 'Counted', data: {} }], 0);
+    expect(await r.waitFor(last.position, { timeoutMs: 10000 })).toBe(true);
+    const now = Date.now();
+    const minute = new Date(Math.floor(now / 60_000) * 60_000);
+    // Another instance saw more this minute; a sample from two days ago is past keeping.
+    await database.db.query(
+      `INSERT INTO read_model_lag (minute, read_model, lag_seconds) VALUES ($1, 'stream_counts', 12.5), (now() - interval '2 days', 'old', 1)
+       ON CONFLICT (minute, read_model) DO UPDATE SET lag_seconds = EXCLUDED.lag_seconds`, // the minute's tick may have written already
+      [minute.toISOString()],
+    );
+    expect(await r.sampleLag(now)).toBe(1);
+    expect(await samples()).toEqual([{ minute, read_model: 'stream_counts', lag_seconds: 12.5 }]);
+    expect(await r.lagPerMinute(new Date(now - 3600_000))).toEqual([{ minute, lag_seconds: 12.5 }]);
+
+    // Stopped, it writes nothing again (and its timer is gone: jest would not exit otherwise).
+    await r.stop();
+    await database.db.exec('DELETE FROM read_model_lag');
+    expect(await r.sampleLag()).toBe(0);
+    expect(await samples()).toEqual([]);
+  });
+
+  it('keeps the largest lag seen in a minute, measured or observed by a status, per read model', async () => {
+    const at = Date.now() - 5 * 60_000;
+    const minute = new Date(Math.floor(at / 60_000) * 60_000);
+    let measured: LagSample[] | undefined = [{ read_model: 'a', lag_seconds: 1 }];
+    const sampler = new LagSampler(database.db, async () => measured);
+    sampler.observe([{ read_model: 'a', lag_seconds: 50 }], at); // not sampling yet: not kept
+    sampler.start();
+    sampler.observe([{ read_model: 'a', lag_seconds: 7 }, { read_model: 'b', lag_seconds: 2 }], at);
+    sampler.observe([{ read_model: 'a', lag_seconds: 3 }], at);
+    expect(await sampler.sample(at)).toBe(2);
+    measured = [{ read_model: 'a', lag_seconds: 4 }, { read_model: 'b', lag_seconds: 9 }];
+    expect(await sampler.sample(at)).toBe(2);
+    // Nothing running: nothing written, and what was observed meanwhile is dropped.
+    measured = undefined;
+    sampler.observe([{ read_model: 'a', lag_seconds: 100 }], at);
+    expect(await sampler.sample(at)).toBe(0);
+    await sampler.stop();
+    expect((await database.db.query('SELECT minute, read_model, lag_seconds FROM read_model_lag ORDER BY read_model')).rows).toEqual([
+      { minute, read_model: 'a', lag_seconds: 7 },
+      { minute, read_model: 'b', lag_seconds: 9 },
+    ]);
   });
 
   it('parks an event it keeps failing on, goes on with the rest, and applies it again on retry', async () => {

@@ -1,4 +1,8 @@
+import { randomUUID } from 'node:crypto';
 import { publicEventsProjection } from '../../projections/public-events.projection';
+import { PgliteDatabase } from '../../src/database/pglite-database';
+import { RecordedEvent, toPosition } from '../../src/event-store/event-store';
+import { EventQueries } from '../../src/webhooks/event-queries';
 import { projectionSpec } from '../support/decider-spec';
 
 describe('public_events projection', () => {
@@ -46,5 +50,86 @@ describe('public_events projection', () => {
         { streamId: 'listing-test-lst_1', type: 'ListingDrafted', data: { listing_id: 'lst_1', account_id: 'acct_1', mode: 'test' } },
       ])
       .then('SELECT * FROM public_events', []);
+  });
+
+  it('counts the events per mode, minute (of their time) and type as it keeps them', async () => {
+    const minute = new Date('2026-03-01T12:00:00Z');
+    const later = new Date('2026-03-01T12:01:59.999Z');
+    const published = (mode: string, createdAt: Date) => ({ streamId: 'listing-test-lst_1', type: 'ListingPublished', data: { listing_id: 'lst_1', account_id: 'acct_seller', mode, listing }, createdAt });
+    await projectionSpec(publicEventsProjection)
+      .given([
+        published('test', at),
+        published('test', minute),
+        published('live', at),
+        { streamId: 'ledger-test-acct_seller', type: 'PayoutFailed', data: { account_id: 'acct_seller', mode: 'test', payout }, createdAt: at },
+        published('test', later),
+        // No public event: not counted.
+        { streamId: 'listing-test-lst_1', type: 'ListingDrafted', data: { listing_id: 'lst_1', account_id: 'acct_1', mode: 'test' }, createdAt: at },
+      ])
+      .then(`SELECT mode, minute, type, events FROM public_events_per_minute ORDER BY mode, minute, type`, [
+        { mode: 'live', minute, type: 'listing.published', events: '1' },
+        { mode: 'test', minute, type: 'listing.published', events: '2' },
+        { mode: 'test', minute, type: 'payout.failed', events: '1' },
+        { mode: 'test', minute: new Date('2026-03-01T12:01:00Z'), type: 'listing.published', events: '1' },
+      ]);
+  });
+
+  it('counts an event applied again (a replay, a parked event retried) once: only rows it inserted count', async () => {
+    const db = await PgliteDatabase.open();
+    try {
+      await db.exec(publicEventsProjection.schema);
+      const event = (i: number): RecordedEvent => ({
+        id: randomUUID(),
+        streamId: 'listing-test-lst_1',
+        revision: i,
+        type: 'ListingPublished',
+        data: { listing_id: 'lst_1', account_id: 'acct_seller', mode: 'test', listing },
+        metadata: {},
+        position: toPosition(i + 1, i + 1),
+        createdAt: at,
+      });
+      const [first, second, third] = [event(0), event(1), event(2)];
+      await db.transaction((tx) => publicEventsProjection.applyBatch!(tx, [first, second]));
+      // The same events again, one by one and in a batch with a new one.
+      await db.transaction((tx) => publicEventsProjection.apply(tx, first));
+      await db.transaction((tx) => publicEventsProjection.applyBatch!(tx, [first, second, third]));
+      const { rows } = await db.query('SELECT mode, minute, type, events FROM public_events_per_minute');
+      expect(rows).toEqual([{ mode: 'test', minute: new Date('2026-03-01T12:00:00Z'), type: 'listing.published', events: '3' }]);
+      expect((await db.query('SELECT count(*)::int AS n FROM public_events')).rows).toEqual([{ n: 3 }]);
+    } finally {
+      await db.close();
+    }
+  });
+
+  it('perMinute answers from the counts what counting the events answers, and counts the events while version 1 (no counts) serves', async () => {
+    const db = await PgliteDatabase.open();
+    try {
+      await db.exec(publicEventsProjection.schema);
+      const events = [at, at, new Date('2026-03-01T12:03:10Z'), new Date('2026-03-01T11:58:59Z')].map(
+        (createdAt, i): RecordedEvent => ({
+          id: randomUUID(),
+          streamId: 'listing-test-lst_1',
+          revision: i,
+          type: i === 1 ? 'ListingUnpublished' : 'ListingPublished',
+          data: { listing_id: 'lst_1', account_id: 'acct_seller', mode: i === 2 ? 'live' : 'test', listing },
+          metadata: {},
+          position: toPosition(i + 1, i + 1),
+          createdAt,
+        }),
+      );
+      await db.transaction((tx) => publicEventsProjection.applyBatch!(tx, events));
+      const queries = new EventQueries(db);
+      const since = new Date('2026-03-01T11:59:00Z');
+      const fromCounts = await queries.perMinute('test', since);
+      expect(fromCounts).toEqual([
+        { minute: new Date('2026-03-01T12:00:00Z'), type: 'listing.published', events: 1 },
+        { minute: new Date('2026-03-01T12:00:00Z'), type: 'listing.unpublished', events: 1 },
+      ]);
+      await db.exec('DROP TABLE public_events_per_minute');
+      expect(await queries.perMinute('test', since)).toEqual(fromCounts);
+      expect(await queries.perMinute('live', since)).toEqual([{ minute: new Date('2026-03-01T12:03:00Z'), type: 'listing.published', events: 1 }]);
+    } finally {
+      await db.close();
+    }
   });
 });

@@ -20,7 +20,7 @@ export const CONSOLE_SCRIPT = `'use strict';
       axes: [{}, { size: 70, values: spec.money ? function (u, ticks) { return ticks.map(function (t) { return '$' + (t / 100).toFixed(2); }); } : undefined }],
       series: [{}].concat(spec.series.map(function (s, i) {
         return { label: s.label, stroke: COLORS[i % COLORS.length], width: 2, fill: spec.fill ? COLORS[i % COLORS.length] + '22' : undefined,
-                 paths: spec.bars ? uPlot.paths.bars({ size: [0.6, 40] }) : undefined, points: { show: spec.x.length < 40 } };
+                 paths: spec.bars ? uPlot.paths.bars({ size: [0.6, 40] }) : undefined, points: { show: spec.points || spec.x.length < 40 } };
       })),
     };
     el.textContent = '';

@@ -28,9 +28,11 @@ function lastDays(days: number, now = new Date()): string[] {
 
 /**
  * The operators' first page: is the service serving (read models serving and not behind,
- * parked events, subscribers), and what it is doing in the mode: business events per minute
- * (sales, downloads, publishes: the public events of every account), webhook delivery attempts
- * by outcome, and inference calls per day.
+ * parked events, subscribers, read-model lag per minute over the last hour), and what it is
+ * doing in the mode: business events per minute (sales, downloads, publishes: the public
+ * events of every account), webhook delivery attempts by outcome, and inference calls per day.
+ * Every query reads counts kept as the rows were written (the per-minute tables), so a burst
+ * in the hour costs no more to show than a quiet one.
  */
 @Injectable()
 export class OverviewSection implements ConsoleSection {
@@ -55,13 +57,15 @@ export class OverviewSection implements ConsoleSection {
     const now = Date.now();
     const firstMinute = Math.floor(now / 60_000) - (ACTIVITY_MINUTES - 1);
     const since = new Date(firstMinute * 60_000);
-    const [{ items, subscribers }, usage, activity, checks, attempts] = await Promise.all([
+    const [{ items, subscribers }, usage, activity, checks, attempts, lags] = await Promise.all([
       this.projections.status(),
       this.usage.callsPerDay(mode, lastDays(USAGE_DAYS)[0]),
       this.events.perMinute(mode, since),
       Promise.all([this.readiness.database(), this.readiness.eventStore(), this.readiness.storage(), this.readiness.projectionsServing()]),
       this.deliveries.attemptsPerMinute(mode, since),
+      this.projections.lagPerMinute(since),
     ]);
+    const lagAt = new Map(lags.map((l) => [Math.floor(l.minute.getTime() / 60_000), l.lag_seconds]));
     const attemptsAt = new Map(attempts.map((a) => [Math.floor(a.minute.getTime() / 60_000), a]));
     const succeeded = attempts.reduce((sum, a) => sum + a.succeeded, 0);
     const tried = succeeded + attempts.reduce((sum, a) => sum + a.failed, 0);
@@ -91,6 +95,11 @@ export class OverviewSection implements ConsoleSection {
 <div class="card"><div class="label">Webhook attempts answered 2xx, last hour</div><div class="value" data-card="webhook-success">${tried ? `${Math.round((succeeded / tried) * 100)}%` : '—'}</div><div class="muted">${count(succeeded)} of ${count(tried)}</div></div>
 <div class="card"><div class="label">Subscribers</div><div class="value">${subscribers.filter((s) => !s.stalled_since).length} / ${subscribers.length} running</div></div>
 </div>
+${chart(
+  // A minute no worker sampled (none was running) is a gap, not a zero.
+  { title: 'Read model lag', x: minutes.map((m) => m * 60), series: [{ label: 'Largest lag (s)', values: minutes.map((m) => lagAt.get(m) ?? null) }], fill: true, points: true },
+  `per minute, the last ${ACTIVITY_MINUTES}: the largest any read model had (the age of the oldest event it had not read), sampled by the workers`,
+)}
 ${chart({ title: 'Business events', x: minutes.map((m) => m * 60), series: activitySeries }, `per minute, the last ${ACTIVITY_MINUTES}, every account in ${mode} mode`)}
 ${chart(
   {
