@@ -27,3 +27,12 @@ export interface Database extends Queryable {
 }
 
 export const DATABASE = Symbol('Database');
+
+/**
+ * Whether a query failed because a table of a read model is not served yet: a new version of
+ * its projection that adds the table is catching up beside the old one (the first start after
+ * an upgrade). Its readers answer from the old version's tables meanwhile.
+ */
+export function isTableNotServedYet(error: unknown): boolean {
+  return (error as { code?: string } | null)?.code === '42P01'; // undefined_table
+}

@@ -1,9 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { DATABASE, Database } from '../database/database';
+import { DATABASE, Database, isTableNotServedYet } from '../database/database';
 import type { Mode } from '../platform/mode';
 import { inMode, Owner } from '../platform/owner-scope';
 import { invalidCursor, Page, toPage } from '../platform/pagination';
-import { Accounts, BalanceActivity, isDebitNormal, Posting } from './journal';
+import { Accounts, BalanceActivity, balanceEffects, isDebitNormal, Posting } from './journal';
 import { DEFAULT_CURRENCY } from './ledger.decider';
 
 /** A clearing posting of the journal, as reconciliation reads it. */
@@ -24,6 +24,9 @@ export interface DailyTotal {
   debits_cents: number;
   credits_cents: number;
 }
+
+/** One row of balance_days: a creator's balance activity on one UTC day (yyyy-mm-dd). */
+type BalanceDay = { day: string; currency: string } & Record<keyof BalanceActivity, number | string>;
 
 /** The name of this context's read model (its projection in projections/, its checkpoint). */
 export const JOURNAL_READ_MODEL = 'journal';
@@ -233,13 +236,27 @@ export class JournalQueries {
   async dailyTotals(mode: Mode, accounts: string[], range: { from: Date; to: Date }): Promise<DailyTotal[]> {
     const s = inMode(mode);
     const day = (at: Date) => at.toISOString().slice(0, 10);
-    const { rows } = await this.db.query<{ day: string; account: string; currency: string; debits_cents: string; credits_cents: string }>(
-      `SELECT to_char(day, 'YYYY-MM-DD') AS day, account, currency, debits_cents, credits_cents
-         FROM journal_days
-        WHERE ${s.where()} AND account = ANY(${s.param(accounts)}::text[]) AND day >= ${s.param(day(range.from))}::date AND day < ${s.param(day(range.to))}::date
-        ORDER BY day, account, currency`,
-      s.params,
-    );
+    type Row = { day: string; account: string; currency: string; debits_cents: string; credits_cents: string };
+    const { rows } = await this.db
+      .query<Row>(
+        `SELECT to_char(day, 'YYYY-MM-DD') AS day, account, currency, debits_cents, credits_cents
+           FROM journal_days
+          WHERE ${s.where()} AND account = ANY(${s.param(accounts)}::text[]) AND day >= ${s.param(day(range.from))}::date AND day < ${s.param(day(range.to))}::date
+          ORDER BY day, account, currency`,
+        s.params,
+      )
+      .catch((error) => {
+        // Journal version 1 still serves: sum its postings.
+        if (!isTableNotServedYet(error)) throw error;
+        const v1 = inMode(mode);
+        return this.db.query<Row>(
+          `SELECT to_char(recorded_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, account, currency, sum(debit_cents) AS debits_cents, sum(credit_cents) AS credits_cents
+             FROM journal_postings
+            WHERE ${v1.where()} AND account = ANY(${v1.param(accounts)}::text[]) AND recorded_at >= ${v1.param(range.from.toISOString())} AND recorded_at < ${v1.param(range.to.toISOString())}
+            GROUP BY 1, account, currency ORDER BY 1, account, currency`,
+          v1.params,
+        );
+      });
     return rows.map((r) => ({ day: r.day, account: r.account, currency: r.currency, debits_cents: Number(r.debits_cents), credits_cents: Number(r.credits_cents) }));
   }
 
@@ -289,12 +306,18 @@ export class JournalQueries {
     );
     // What the creator's balance did each day of the range, kept by the journal (balance_days).
     const s = inMode(owner.mode);
-    const { rows } = await this.db.query<{ day: string; currency: string } & Record<keyof BalanceActivity, string>>(
-      `SELECT to_char(day, 'YYYY-MM-DD') AS day, currency, sales_cents, fees_cents, refunds_cents, payouts_cents, disputes_cents FROM balance_days
-        WHERE ${s.where()} AND account_id = ${s.param(owner.accountId)} AND day >= ${s.param(first.toISOString().slice(0, 10))}::date AND day < ${s.param(last.toISOString().slice(0, 10))}::date
-        ORDER BY day`,
-      s.params,
-    );
+    const rows = await this.db
+      .query<BalanceDay>(
+        `SELECT to_char(day, 'YYYY-MM-DD') AS day, currency, sales_cents, fees_cents, refunds_cents, payouts_cents, disputes_cents FROM balance_days
+          WHERE ${s.where()} AND account_id = ${s.param(owner.accountId)} AND day >= ${s.param(first.toISOString().slice(0, 10))}::date AND day < ${s.param(last.toISOString().slice(0, 10))}::date
+          ORDER BY day`,
+        s.params,
+      )
+      .then((r) => r.rows)
+      .catch((error) => {
+        if (!isTableNotServedYet(error)) throw error;
+        return this.balanceDaysFromPostings(owner, accounts, first, last);
+      });
     const activities: BalanceActivity[] = periods.map(() => ({ sales_cents: 0, fees_cents: 0, refunds_cents: 0, payouts_cents: 0, disputes_cents: 0 }));
     for (const row of rows) {
       const activity = activities[periodIndex(periods, new Date(`${row.day}T00:00:00Z`))];
@@ -308,5 +331,31 @@ export class JournalQueries {
       return { start: start.toISOString(), end: end.toISOString(), opening_balance_cents: openingBalance, activity, closing_balance_cents: balance };
     });
     return { currency: opening[0].currency ?? rows[0]?.currency ?? DEFAULT_CURRENCY, items };
+  }
+
+  /**
+   * balance_days, computed from the postings, while journal version 1 (which has no such
+   * table) still serves: every posting of the creator's events in [first, last), by day.
+   */
+  private async balanceDaysFromPostings(owner: Owner, accounts: string[], first: Date, last: Date): Promise<BalanceDay[]> {
+    const s = inMode(owner.mode);
+    const { rows } = await this.db.query(
+      `SELECT * FROM journal_postings
+        WHERE ${s.where()} AND event_id IN (SELECT event_id FROM journal_postings
+                                          WHERE ${s.where()} AND account = ANY(${s.param(accounts)}::text[]) AND recorded_at >= ${s.param(first.toISOString())} AND recorded_at < ${s.param(last.toISOString())})
+        ORDER BY position, posting_id`,
+      s.params,
+    );
+    const byEvent = new Map<string, Posting[]>();
+    for (const p of rows.map(toPosting)) byEvent.set(p.event_id, [...(byEvent.get(p.event_id) ?? []), p]);
+    const days = new Map<string, { day: string; currency: string } & BalanceActivity>();
+    for (const { posting, accountId, activity } of [...byEvent.values()].flatMap(balanceEffects)) {
+      if (accountId !== owner.accountId) continue;
+      const day = posting.recorded_at.slice(0, 10);
+      const sums = days.get(day) ?? { day, currency: posting.currency, sales_cents: 0, fees_cents: 0, refunds_cents: 0, payouts_cents: 0, disputes_cents: 0 };
+      for (const key of Object.keys(activity) as (keyof BalanceActivity)[]) sums[key] += activity[key];
+      days.set(day, sums);
+    }
+    return [...days.values()];
   }
 }

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { DATABASE, Database } from '../database/database';
+import { DATABASE, Database, isTableNotServedYet } from '../database/database';
 import type { Mode } from '../platform/mode';
 import { inMode, Owner, ownedBy } from '../platform/owner-scope';
 import { invalidCursor, Page, toPage } from '../platform/pagination';
@@ -7,9 +7,6 @@ import type { PublicEventType } from './public-events';
 
 /** The name of this context's read model (its projection in projections/, its checkpoint). */
 export const PUBLIC_EVENTS_READ_MODEL = 'public_events';
-
-/** Postgres: the relation named is not there. */
-const UNDEFINED_TABLE = '42P01';
 
 export interface EventView {
   id: string;
@@ -77,7 +74,7 @@ export class EventQueries {
     const { rows } = await this.db.query<{ minute: Date | string; type: PublicEventType; events: string }>(sql, s.params).catch((error) => {
       // A build of version 1 still serves (this version's is catching up, rolling deploy or
       // first start after the upgrade): it has no counts; count the events as it did.
-      if ((error as { code?: string }).code !== UNDEFINED_TABLE) throw error;
+      if (!isTableNotServedYet(error)) throw error;
       const f = inMode(mode);
       return this.db.query<{ minute: Date | string; type: PublicEventType; events: string }>(
         `SELECT date_trunc('minute', created) AS minute, type, count(*) AS events FROM public_events

@@ -21,7 +21,7 @@ const CSV_PAGE = 5000;
 /** Beyond this a download is the CLI's job (`svc ledger journal`), which streams. */
 const CSV_ROWS = 100_000;
 /** The matched items listed on the page; the count and the totals per kind cover all of them. */
-const MATCHED_SHOWN = 500;
+const MATCHED_SHOWN = 100;
 
 const REVENUE_ACCOUNTS: string[] = [Accounts.feeRevenue, Accounts.activationRevenue];
 const POSTING_COLUMNS = ['posting_id', 'event_id', 'event_type', 'position', 'recorded_at', 'mode', 'account', 'currency', 'debit_cents', 'credit_cents', 'reference', 'processor_ref'] as const;
