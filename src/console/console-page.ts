@@ -23,8 +23,11 @@ export interface ConsoleAction {
   path: string;
   role: ConsoleRole;
   scopes?: string[];
-  /** Answers where to go next; a notice code (NOTICES in console-routes.ts) says what happened. */
-  run(request: PageRequest, form: Record<string, string>): Promise<{ redirect: string; notice?: NoticeCode }>;
+  /**
+   * Answers where to go next; a notice code (NOTICES in notices.ts) says what happened, with
+   * how many for a notice that counts (COUNTED there).
+   */
+  run(request: PageRequest, form: Record<string, string>): Promise<{ redirect: string; notice?: NoticeCode; count?: number }>;
 }
 
 /** A group of pages and actions, provided by a Nest provider of ConsoleModule. */

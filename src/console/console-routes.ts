@@ -269,7 +269,7 @@ export function consoleRoutes(deps: ConsoleDeps) {
         if (!(error instanceof ConsoleInputError || (error instanceof ApiError && error.status === 400))) throw error;
         body = html`<p class="notice error" role="alert">${error.message}</p>`;
       }
-      return sendPage(reply, 200, layout(viewer, found.page.path, found.page.title, html`${noticeFor(pageRequest.query.notice)}${body}`));
+      return sendPage(reply, 200, layout(viewer, found.page.path, found.page.title, html`${noticeFor(pageRequest.query.notice, pageRequest.query.count)}${body}`));
     });
 
     scope.post('/console/*', async (request, reply) => {
@@ -284,12 +284,12 @@ export function consoleRoutes(deps: ConsoleDeps) {
       if (!csrfMatches(session, form._csrf)) throw new ConsoleHttpError(403, 'The form was not this session’s (missing or wrong CSRF token).');
       allowed(viewer, found.action);
       const done = await found.action.run({ viewer, query: {}, param: found.param || undefined }, form);
-      return reply.redirect(withNotice(done.redirect, done.notice), 303);
+      return reply.redirect(withNotice(done.redirect, done.notice, done.count), 303);
     });
   };
 }
 
-function withNotice(target: string, notice: NoticeCode | undefined): string {
+function withNotice(target: string, notice: NoticeCode | undefined, count: number | undefined): string {
   if (!notice) return target;
-  return `${target}${target.includes('?') ? '&' : '?'}notice=${notice}`;
+  return `${target}${target.includes('?') ? '&' : '?'}notice=${notice}${count === undefined ? '' : `&count=${count}`}`;
 }

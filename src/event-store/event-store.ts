@@ -173,6 +173,14 @@ export interface EventStore {
   subscribePersistent(group: string, options: PersistentSubscriptionOptions, handler: PersistentHandler): Subscription;
   /** Events the group parked, oldest first. */
   parkedEvents(group: string): Promise<RecordedEvent[]>;
+  /**
+   * Hands the group's parked events to its consumers again (EventStoreDB's "replay parked
+   * messages"), each as a first delivery (retryCount 0): once this resolves parkedEvents no
+   * longer lists them, and a consumer that refuses one maxRetries more times parks it again.
+   * An event parked while this runs may stay parked. Resolves to how many were replayed: 0
+   * for a group that parked nothing or does not exist.
+   */
+  replayParked(group: string): Promise<number>;
   /** Called after each append this process made succeeds (metrics, kept copies); returns a function that removes it. */
   onAppended(listener: AppendListener): () => void;
   close(): Promise<void>;

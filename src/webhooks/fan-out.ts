@@ -12,6 +12,8 @@ import { WEBHOOK_ENDPOINTS_READ_MODEL } from './endpoint-queries';
 
 /** The persistent subscription group of every instance's fan-out. */
 export const FAN_OUT_GROUP = 'webhook_fan_out';
+/** Deliveries of a failing event after its first before the group parks it. */
+export const FAN_OUT_MAX_RETRIES = 10;
 
 const ENDPOINTS_WAIT_MS = 5000;
 /** Events fanned out by one pair of statements (endpoints matched, deliveries inserted). */
@@ -61,7 +63,7 @@ export class WebhookFanOut {
       {
         types: [...DOMAIN_TYPES_WITH_PUBLIC_EVENTS, WebhookEvents.WebhookEndpointDeleted, WebhookEvents.WebhookEndpointTestRequested],
         // A new group reads the whole log: deliveries that exist already are not created again.
-        maxRetries: 10,
+        maxRetries: FAN_OUT_MAX_RETRIES,
         messageTimeoutMs: 30_000,
         // Twice a batch: the next batch is claimed while one is written.
         bufferSize: BATCH * 2,

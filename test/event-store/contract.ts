@@ -350,6 +350,58 @@ export function eventStoreContract(name: string, open: () => Promise<ContractHar
         expect(parked.map((e) => [e.id, e.type, e.data])).toEqual([[poison, type, { i: 0 }]]);
       });
 
+      it('replays the parked events: handed out again from retry count 0, no longer parked, each handled once more', async () => {
+        const [poison, good] = await appendJobs(2);
+        let failing = true;
+        const deliveries: { id: string; retryCount: number; position: string; data: unknown }[] = [];
+        join(async (e, retryCount) => {
+          deliveries.push({ id: e.id, retryCount, position: e.position, data: e.data });
+          if (e.id === poison && failing) throw new Error('cannot handle this one yet');
+        });
+        const ofPoison = () => deliveries.filter((d) => d.id === poison);
+        await until('the group parked the poison event', async () => (await store.parkedEvents(group)).length > 0);
+        await settle();
+        expect(ofPoison().map((d) => d.retryCount)).toEqual([0, 1, 2]);
+
+        failing = false;
+        expect(await store.replayParked(group)).toBe(1);
+        // Once the replay answered, the parked list no longer has the event.
+        expect(await store.parkedEvents(group)).toEqual([]);
+        await until('the replayed event was handled', () => ofPoison().length === 4);
+        // Acknowledged: nothing comes again, and nothing is parked.
+        await new Promise((r) => setTimeout(r, 1000));
+        expect(ofPoison().map((d) => d.retryCount)).toEqual([0, 1, 2, 0]);
+        // The same event, at its own position in the log.
+        expect(ofPoison()[3]).toEqual({ ...ofPoison()[0], retryCount: 0 });
+        expect(deliveries.filter((d) => d.id === good)).toHaveLength(1);
+        expect(await store.parkedEvents(group)).toEqual([]);
+        expect(await store.replayParked(group)).toBe(0);
+      });
+
+      it('replays to a consumer that joins later, and parks a replayed event again after maxRetries more refusals', async () => {
+        expect(await store.replayParked(`no-such-${group}`)).toBe(0);
+        const [poison] = await appendJobs(1);
+        const refusals: number[] = [];
+        const first = join(async (e, retryCount) => {
+          refusals.push(retryCount);
+          throw new Error(`refused ${e.id}`);
+        });
+        await until('the group parked the event', async () => (await store.parkedEvents(group)).length > 0);
+        await first.stop();
+        expect(await store.replayParked(group)).toBe(1);
+        expect(await store.parkedEvents(group)).toEqual([]);
+        // The group holds it for whoever joins; this consumer still refuses it, so it is parked again, once.
+        join(async (e, retryCount) => {
+          refusals.push(retryCount);
+          throw new Error(`still refused ${e.id}`);
+        });
+        let parked: RecordedEvent[] = [];
+        await until('the group parked the event again', async () => (parked = await store.parkedEvents(group)).length > 0);
+        await settle();
+        expect(refusals).toEqual([0, 1, 2, 0, 1, 2]);
+        expect(parked.map((e) => e.id)).toEqual([poison]);
+      });
+
       it('resumes where the group stands: a consumer that joins later gets only what was not acknowledged', async () => {
         const first = await appendJobs(5);
         const seenFirst: string[] = [];

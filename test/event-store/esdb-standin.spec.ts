@@ -3,8 +3,11 @@ import {
   eventTypeFilter,
   jsonEvent,
   persistentSubscriptionToAllSettingsFromDefaults,
+  PersistentSubscriptionDoesNotExistError,
   PersistentSubscriptionExistsError,
+  PersistentSubscriptionFailedError,
   START,
+  StreamNotFoundError,
   streamNameFilter,
   WrongExpectedVersionError,
   type PersistentSubscriptionToAll,
@@ -123,6 +126,55 @@ describe('EventStoreDB stand-in, through the real client', () => {
       expect(parked.map((e) => [e.link?.type, e.event?.id, e.event?.streamId])).toEqual([['$>', received[0].event!.id, `park-${type}`]]);
       await new Promise((r) => setTimeout(r, 500));
       expect(received).toHaveLength(2);
+    });
+
+    it('replays parked events up to stopAt with retry count 0, as links at the link position, then truncates the parked stream', async () => {
+      await create('replay', { maxRetryCount: 0 });
+      const { sub, received } = consume('replay', 10);
+      await append(`replay-${type}`, 3);
+      await until('all three arrived', () => received.length === 3);
+      for (const e of received) await sub.nack('park', 'not now', e);
+      const stream = '$persistentsubscription-$all::replay-parked';
+      const readParked = async () => {
+        const links = [];
+        try {
+          for await (const e of client.readStream(stream, { resolveLinkTos: true })) links.push(e);
+        } catch (error) {
+          if (!(error instanceof StreamNotFoundError)) throw error;
+        }
+        return links;
+      };
+      await until('all three were parked', async () => (await readParked()).length === 3);
+      expect((await client.getPersistentSubscriptionToAllInfo('replay')).stats.parkedMessageCount).toBe(3n);
+
+      // Two of the three: stopAt is the parked stream's event number to stop before.
+      await client.replayParkedMessagesToAll('replay', { stopAt: 2 });
+      await until('two came again', () => received.length === 5);
+      const replayed = received.slice(3);
+      expect(replayed.map((e) => [e.event!.id, e.retryCount, e.link?.streamId, e.link?.type])).toEqual(
+        received.slice(0, 2).map((e) => [e.event!.id, 0, stream, '$>']),
+      );
+      // As the server sends a resolved link: the event at the link's position.
+      expect(replayed.map((e) => e.event!.position)).toEqual(replayed.map((e) => e.link!.position));
+      await until('the parked stream was truncated before 2', async () => (await readParked()).length === 1);
+      expect((await readParked())[0].event!.id).toBe(received[2].event!.id);
+      const meta = standIn.events.filter((e) => e.stream === `$$${stream}`);
+      expect(meta.map((e) => [e.type, JSON.parse(Buffer.from(e.data).toString()).$tb])).toEqual([['$metadata', 2]]);
+      expect((await client.getPersistentSubscriptionToAllInfo('replay')).stats.parkedMessageCount).toBe(1n);
+
+      // Answered by the link's id: acknowledged, nothing comes again.
+      for (const e of replayed) await sub.ack(e);
+      await new Promise((r) => setTimeout(r, 300));
+      expect(received).toHaveLength(5);
+      expect((await client.getPersistentSubscriptionToAllInfo('replay')).stats.totalInFlightMessages).toBe(0);
+
+      // The rest, with no limit.
+      await client.replayParkedMessagesToAll('replay');
+      await until('the last came again', () => received.length === 6);
+      expect([received[5].event!.id, received[5].retryCount]).toEqual([received[2].event!.id, 0]);
+      await until('the parked stream is empty', async () => (await readParked()).length === 0);
+      await expect(client.replayParkedMessagesToAll('replay', { stopAt: -1 })).rejects.toBeInstanceOf(PersistentSubscriptionFailedError);
+      await expect(client.replayParkedMessagesToAll('no-such-group')).rejects.toBeInstanceOf(PersistentSubscriptionDoesNotExistError);
     });
   });
 });

@@ -5,7 +5,7 @@
  * unmodified (esdb://127.0.0.1:PORT?tls=false). It speaks only what the adapter uses:
  * Append, Read of a stream (resolving links when asked), Read of $all forward (and backwards,
  * from its end or before a position) with a filter, subscriptions to $all (catch-up, then live), persistent
- * subscriptions to $all (Create, Read, GetInfo) and ServerFeatures, which lists just those
+ * subscriptions to $all (Create, Read, GetInfo, ReplayParked) and ServerFeatures, which lists just those
  * methods, as the server does, so the client enables persistent subscriptions to $all and
  * still appends with plain Append (no BatchAppend listed). Every other method answers
  * UNIMPLEMENTED.
@@ -26,10 +26,17 @@
  * skip drops it; a message timeout counts as a retry (same park rule); a consumer that goes
  * away has its unacknowledged events retried (count + 1, no park check, as the server's
  * unsubscribe path does). Parking writes a "$>" link event, data "<revision>@<stream>",
- * to "$persistentsubscription-$all::<group>-parked". Not kept: checkpoints (a group's state
- * lives in memory and survives restart()), the server's exact clock tick (timeouts are
- * checked every 100 ms), other consumer strategies, stream-sourced groups, replay of
- * parked events, the parked stream's ACL metadata.
+ * to "$persistentsubscription-$all::<group>-parked". Replay of parked events
+ * (RetryParkedMessages): answered at once, then the links up to stopAt (exclusive, or all)
+ * are handed out again as retries with retry count 0, each as the event with its link,
+ * both at the link's position (as PersistentSubscriptions.Read sends a resolved link), and
+ * answered by the link's id; then a "$metadata" event on "$$<parked stream>" sets its
+ * "$tb" (truncate before) to where the replay stopped, and stream reads skip the events
+ * before a stream's $tb; a second replay while one runs fails ("already in progress").
+ * Not kept: checkpoints (a group's state lives in memory and survives restart()), the
+ * server's exact clock tick (timeouts are checked every 100 ms), other consumer
+ * strategies, stream-sourced groups, truncation of the parked stream without a replay
+ * (TruncateParked), metadata other than $tb, the parked stream's ACL (written, not checked).
  */
 import { randomUUID } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
@@ -90,11 +97,12 @@ function streamName(identifier: shared.StreamIdentifier | undefined): string {
 }
 
 /** A gRPC error the client maps to its typed errors by the "exception" trailer, as the server sends them. */
-function rpcError(code: grpc.status, exception: string, details: string, group: string): grpc.ServiceError {
+function rpcError(code: grpc.status, exception: string, details: string, group: string, reason?: string): grpc.ServiceError {
   const metadata = new grpc.Metadata();
   metadata.set('exception', exception);
   metadata.set('stream-name', '$all');
   metadata.set('group-name', group);
+  if (reason !== undefined) metadata.set('reason', reason);
   return Object.assign(new Error(details), { code, details, metadata });
 }
 
@@ -135,6 +143,8 @@ const SUPPORTED: [service: string, method: string, features: string[]][] = [
   ['event_store.client.persistent_subscriptions.PersistentSubscriptions', 'Create', ['stream', 'all']],
   ['event_store.client.persistent_subscriptions.PersistentSubscriptions', 'Read', ['stream', 'all']],
   ['event_store.client.persistent_subscriptions.PersistentSubscriptions', 'GetInfo', ['stream', 'all']],
+  // The client asks for ReplayParked with feature "all" before replaying a group on $all.
+  ['event_store.client.persistent_subscriptions.PersistentSubscriptions', 'ReplayParked', ['stream', 'all']],
 ];
 
 export class EsdbStandIn {
@@ -169,6 +179,7 @@ export class EsdbStandIn {
       create: (call: any, callback: any) => this.persistent.create(call, callback),
       read: (call: any) => this.persistent.read(call),
       getInfo: (call: any, callback: any) => this.persistent.getInfo(call, callback),
+      replayParked: (call: any, callback: any) => this.persistent.replayParked(call, callback),
     });
     this.server.addService(featuresGrpc.ServerFeaturesService as any, {
       getSupportedMethods: (_call: any, callback: any) => callback(null, this.supportedMethods()),
@@ -211,6 +222,23 @@ export class EsdbStandIn {
   /** An event by stream and revision (a link's target), if it exists. */
   eventAt(stream: string, revision: number): StoredEvent | undefined {
     return this.streams.get(stream)?.[revision];
+  }
+
+  /** Every event of a stream ever written, the truncated ones included (see truncateBefore). */
+  streamEvents(stream: string): readonly StoredEvent[] {
+    return this.streams.get(stream) ?? [];
+  }
+
+  /**
+   * The stream's "$tb" (truncate before), from the newest event of its metastream "$$<stream>":
+   * reads skip the events before it, as the server's index reader does (0 when none is set).
+   */
+  truncateBefore(stream: string): number {
+    const meta = this.streams.get(`$$${stream}`);
+    const last = meta?.[meta.length - 1];
+    if (!last) return 0;
+    const tb = JSON.parse(Buffer.from(last.data).toString('utf8'))?.$tb;
+    return typeof tb === 'number' ? tb : 0;
   }
 
   /** Appends (the server's checks having passed) and wakes the live and persistent subscriptions. */
@@ -306,7 +334,7 @@ export class EsdbStandIn {
     return new pb.ReadResp().setEvent(read);
   }
 
-  private linkTarget(link: StoredEvent): StoredEvent | undefined {
+  linkTarget(link: StoredEvent): StoredEvent | undefined {
     const match = /^(\d+)@(.+)$/.exec(Buffer.from(link.data).toString('utf8'));
     return match ? this.eventAt(match[2], Number(match[1])) : undefined;
   }
@@ -330,12 +358,14 @@ export class EsdbStandIn {
     if (options.hasStream()) {
       if (options.hasSubscription()) throw new Error('the stand-in subscribes to $all only');
       const stream = options.getStream()!;
-      const events = this.streams.get(streamName(stream.getStreamIdentifier()));
+      const name = streamName(stream.getStreamIdentifier());
+      const events = this.streams.get(name);
       if (!events) {
         call.write(new pb.ReadResp().setStreamNotFound(new pb.ReadResp.StreamNotFound().setStreamIdentifier(stream.getStreamIdentifier())));
         return void call.end();
       }
-      const from = stream.hasRevision() ? Number(stream.getRevision()) : stream.hasEnd() ? events.length : 0;
+      // Events before the stream's $tb are gone to readers; a read from before it starts at it.
+      const from = Math.max(this.truncateBefore(name), stream.hasRevision() ? Number(stream.getRevision()) : stream.hasEnd() ? events.length : 0);
       const resolveLinks = options.getResolveLinks();
       for (const e of events.slice(from, from + Math.min(count, events.length))) call.write(this.eventResponse(e, structuredIds, resolveLinks));
       return void call.end();
@@ -379,7 +409,15 @@ export class EsdbStandIn {
 interface Delivery {
   event: StoredEvent;
   retryCount: number;
+  /**
+   * A replayed parked event's link in the parked stream, which it is handed out with (the
+   * server read it from there, resolving the link): the consumer answers by the link's id.
+   */
+  link?: StoredEvent;
 }
+
+/** What a consumer acknowledges or refuses a delivery by: the link's id for a replayed parked event, as the client sends it. */
+const answerId = (d: Delivery) => (d.link ?? d.event).id;
 
 interface Consumer {
   call: grpc.ServerDuplexStream<ps.ReadReq, ps.ReadResp>;
@@ -401,8 +439,12 @@ interface Group {
   retries: Delivery[];
   consumers: Consumer[];
   nextConsumer: number;
-  parked: number;
+  /** A replay of its parked events has started and not yet truncated the parked stream. */
+  replaying: boolean;
 }
+
+/** Where the server parks a $all group's events (PersistentSubscriptionMessageParker). */
+const parkedStreamOf = (group: string) => `$persistentsubscription-$all::${group}-parked`;
 
 /** How often message timeouts are checked. */
 const CLOCK_MS = 100;
@@ -415,9 +457,10 @@ class PersistentGroups {
 
   constructor(private readonly host: EsdbStandIn) {}
 
-  /** Parked events of a group so far (tests inspect it). */
+  /** Parked events of a group not yet replayed: its parked stream's links from its $tb on, as GetInfo's ParkedMessageCount (tests inspect it). */
   parkedCount(group: string): number {
-    return this.groups.get(group)?.parked ?? 0;
+    const stream = parkedStreamOf(group);
+    return Math.max(0, this.host.streamEvents(stream).length - this.host.truncateBefore(stream));
   }
 
   create(call: grpc.ServerUnaryCall<ps.CreateReq, ps.CreateResp>, callback: grpc.sendUnaryData<ps.CreateResp>): void {
@@ -443,7 +486,7 @@ class PersistentGroups {
     const f = all.hasFilter() ? all.getFilter()! : null;
     const filter = f ? expressionFilter(f.hasStreamIdentifier(), f.hasStreamIdentifier() ? f.getStreamIdentifier()! : f.getEventType()!) : () => true;
     const messageTimeoutMs = settings.hasMessageTimeoutMs() ? settings.getMessageTimeoutMs() : Number(BigInt(settings.getMessageTimeoutTicks() || '0') / 10_000n);
-    this.groups.set(name, { name, filter, startFrom, maxRetryCount: settings.getMaxRetryCount(), messageTimeoutMs, cursor, retries: [], consumers: [], nextConsumer: 0, parked: 0 });
+    this.groups.set(name, { name, filter, startFrom, maxRetryCount: settings.getMaxRetryCount(), messageTimeoutMs, cursor, retries: [], consumers: [], nextConsumer: 0, replaying: false });
     this.startClock();
     callback(null, new ps.CreateResp());
   }
@@ -464,9 +507,51 @@ class PersistentGroups {
       .setRetryBufferCount(group.retries.length)
       .setTotalInFlightMessages(inFlight)
       .setOutstandingMessagesCount(inFlight)
-      .setParkedMessageCount(String(group.parked))
+      .setParkedMessageCount(String(this.parkedCount(name)))
       .setConnectionsList(group.consumers.map((c) => new ps.SubscriptionInfo.ConnectionInfo().setFrom(c.call.getPeer()).setAvailableSlots(c.bufferSize - c.inFlight.size).setInFlightMessages(c.inFlight.size)));
     callback(null, new ps.GetInfoResp().setSubscriptionInfo(info));
+  }
+
+  /**
+   * ReplayParked (PersistentSubscription.RetryParkedMessages): answers once the replay has
+   * started, then, as the server does after reading the parked stream, hands each parked
+   * event up to stopAt (a parked stream event number, exclusive; or the whole stream) to the
+   * group again as a retry with retry count 0, and truncates the parked stream before the
+   * point it replayed to with a "$metadata" event carrying "$tb" on "$$<parked stream>".
+   * A link whose event is gone is skipped (and truncated with the rest).
+   */
+  replayParked(call: grpc.ServerUnaryCall<ps.ReplayParkedReq, ps.ReplayParkedResp>, callback: grpc.sendUnaryData<ps.ReplayParkedResp>): void {
+    const options = call.request.getOptions();
+    if (!options?.hasAll()) return callback({ code: grpc.status.UNIMPLEMENTED, details: 'the stand-in has persistent subscriptions to $all only' });
+    const name = options.getGroupName();
+    const group = this.groups.get(name);
+    const failed = (reason: string) => callback(rpcError(grpc.status.INTERNAL, 'persistent-subscription-failed', `Subscription group ${name} on stream $all failed: '${reason}'`, name, reason));
+    const stopAt = options.hasStopAt() ? Number(options.getStopAt()) : Infinity;
+    if (stopAt < 0) return failed('Cannot stop replaying parked message at a negative version.');
+    if (!group) return callback(rpcError(grpc.status.NOT_FOUND, 'persistent-subscription-does-not-exist', `Subscription group ${name} on stream $all does not exist.`, name));
+    if (group.replaying) return failed('A replay or truncate is already in progress.');
+    group.replaying = true;
+    callback(null, new ps.ReplayParkedResp());
+    const stream = parkedStreamOf(name);
+    // The server reads the parked stream, then hands the events out, then writes the $tb: each a step of its own.
+    setImmediate(() => {
+      const links = this.host.streamEvents(stream);
+      const tb = this.host.truncateBefore(stream);
+      const end = Math.min(stopAt, links.length);
+      for (const link of links.slice(tb, Math.max(tb, end))) {
+        const target = this.host.linkTarget(link);
+        if (target) group.retries.push({ event: target, retryCount: 0, link });
+      }
+      this.pump(group);
+      setImmediate(() => {
+        // The $tb only ever moves forward.
+        if (end > tb) {
+          const metadata = { $tb: end, $acl: { $r: '$admins', $w: '$admins', $d: '$admins', $mr: '$admins', $mw: '$admins' } };
+          this.host.write(`$$${stream}`, [{ id: randomUUID(), type: '$metadata', contentType: 'application/json', data: Buffer.from(JSON.stringify(metadata)), metadata: new Uint8Array() }]);
+        }
+        group.replaying = false;
+      });
+    });
   }
 
   /** One consumer: options first, then acks and nacks; events go out as the group hands them to it. */
@@ -564,7 +649,7 @@ class PersistentGroups {
     // The server's unsubscribe path retries what the consumer held without the park check.
     const lost = [...consumer.inFlight.values()].map((f) => f.delivery).sort((a, b) => (a.event.position < b.event.position ? -1 : 1));
     consumer.inFlight.clear();
-    group.retries.push(...lost.map((d) => ({ event: d.event, retryCount: d.retryCount + 1 })));
+    group.retries.push(...lost.map((d) => ({ ...d, retryCount: d.retryCount + 1 })));
     this.pump(group);
   }
 
@@ -581,14 +666,14 @@ class PersistentGroups {
 
   private retryOrPark(group: Group, delivery: Delivery): void {
     if (delivery.retryCount >= group.maxRetryCount) this.park(group, delivery, `Reached retry count of ${group.maxRetryCount}`);
-    else group.retries.push({ event: delivery.event, retryCount: delivery.retryCount + 1 });
+    else group.retries.push({ ...delivery, retryCount: delivery.retryCount + 1 });
   }
 
   private park(group: Group, delivery: Delivery, reason: string): void {
-    group.parked++;
     const e = delivery.event;
-    const metadata = { added: new Date().toISOString(), reason, subscriptionEventNumber: e.revision };
-    this.host.write(`$persistentsubscription-$all::${group.name}-parked`, [
+    // The link points at the event itself, also when it came through a replay (GetLinkToFor); the number is the original event's (the link's, for a replay).
+    const metadata = { added: new Date().toISOString(), reason, subscriptionEventNumber: (delivery.link ?? e).revision };
+    this.host.write(parkedStreamOf(group.name), [
       { id: randomUUID(), type: '$>', contentType: 'application/octet-stream', data: Buffer.from(`${e.revision}@${e.stream}`), metadata: Buffer.from(JSON.stringify(metadata)) },
     ]);
   }
@@ -600,11 +685,17 @@ class PersistentGroups {
       if (!consumer) return;
       const delivery = group.retries.shift() ?? this.nextNew(group);
       if (!delivery) return;
-      consumer.inFlight.set(delivery.event.id, { delivery, deadline: Date.now() + group.messageTimeoutMs });
-      const read = new ps.ReadResp.ReadEvent()
-        .setEvent(fillRecord(new ps.ReadResp.ReadEvent.RecordedEvent(), delivery.event, consumer.structuredIds))
-        .setCommitPosition(String(delivery.event.position))
-        .setRetryCount(delivery.retryCount);
+      consumer.inFlight.set(answerId(delivery), { delivery, deadline: Date.now() + group.messageTimeoutMs });
+      const record = (e: StoredEvent) => fillRecord(new ps.ReadResp.ReadEvent.RecordedEvent(), e, consumer.structuredIds);
+      const read = new ps.ReadResp.ReadEvent().setRetryCount(delivery.retryCount);
+      if (delivery.link) {
+        // As PersistentSubscriptions.Read sends a resolved link: the event and its link, both
+        // at the position of the link (the resolved event's OriginalPosition), not the event's own.
+        const at = delivery.link.position;
+        read.setLink(record(delivery.link)).setEvent(record({ ...delivery.event, position: at })).setCommitPosition(String(at));
+      } else {
+        read.setEvent(record(delivery.event)).setCommitPosition(String(delivery.event.position));
+      }
       consumer.call.write(new ps.ReadResp().setEvent(read));
     }
   }

@@ -30,6 +30,7 @@ td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 code, pre { font: 12px/1.4 ui-monospace, SFMono-Regular, Menlo, monospace; }
 pre { background: #f3f4f6; padding: .6rem; overflow-x: auto; white-space: pre-wrap; word-break: break-all; }
 form.inline { display: inline; }
+form.action { margin-top: .8rem; }
 form.filters { display: flex; gap: .6rem; flex-wrap: wrap; align-items: end; margin-bottom: .8rem; }
 label { display: block; font-weight: 600; margin-bottom: .2rem; }
 input, select { font: inherit; padding: .3rem .4rem; border: 1px solid #6b7280; border-radius: .25rem; }

@@ -2,12 +2,12 @@ import { Inject, Injectable } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { AccountQueries } from '../../accounts/account-queries';
 import { EVENT_STORE, EventStore } from '../../event-store/event-store';
-import { ApiError } from '../../platform/errors';
+import { ApiError, ConcurrencyConflict } from '../../platform/errors';
 import { Streams } from '../../platform/streams';
 import { RetryWebhookDeliveryCommand } from '../../webhooks/commands/retry-delivery';
 import { DELIVERY_STATUSES, DeliveryLog, DeliveryStatus, OperatorDelivery } from '../../webhooks/delivery-log';
 import { EndpointQueries, WebhookEndpointView } from '../../webhooks/endpoint-queries';
-import { FAN_OUT_GROUP } from '../../webhooks/fan-out';
+import { FAN_OUT_GROUP, FAN_OUT_MAX_RETRIES } from '../../webhooks/fan-out';
 import { ConsoleAction, ConsolePage, ConsoleSection } from '../console-page';
 import { count, instant } from '../format';
 import { Html, html } from '../html';
@@ -37,7 +37,8 @@ function eventLinkOf(d: OperatorDelivery): string {
 /**
  * Webhooks (operators, in the viewer's mode): endpoints of an account or the newest ones,
  * deliveries by status with their counts, one delivery's attempts and a resend (the operator
- * API's retry command), and the fan-out's persistent subscription group with its parked events.
+ * API's retry command), and the fan-out's persistent subscription group with its parked events,
+ * which an operator replays (EventStore.replayParked: handed to the group again, as a first delivery).
  */
 @Injectable()
 export class WebhooksSection implements ConsoleSection {
@@ -66,6 +67,22 @@ export class WebhooksSection implements ConsoleSection {
           if (!(await this.log.findInMode(request.viewer.mode, request.param!))) throw new ApiError(404, 'not_found', `No webhook delivery ${request.param} in ${request.viewer.mode} mode.`);
           await this.commands.execute(new RetryWebhookDeliveryCommand(request.param!));
           return { redirect: `/console/webhooks/deliveries/${encodeURIComponent(request.param!)}`, notice: 'delivery-resent' };
+        },
+      },
+      {
+        // The group's parked events of every mode: the group is the platform's, and so is its parked list.
+        path: '/console/webhooks/replay-parked',
+        role: 'operator',
+        run: async () => {
+          let replayed: number;
+          try {
+            replayed = await this.store.replayParked(FAN_OUT_GROUP);
+          } catch (error) {
+            // EventStoreDB runs one replay of a group at a time.
+            if (error instanceof ConcurrencyConflict) throw new ApiError(409, 'conflict', `A replay of the parked events of ${FAN_OUT_GROUP} is already under way; look again in a moment.`);
+            throw error;
+          }
+          return { redirect: '/console/webhooks', notice: 'parked-replayed', count: replayed };
         },
       },
     ];
@@ -109,7 +126,8 @@ ${
   parked.length
     ? html`<table><thead><tr><th scope="col">Event</th><th scope="col">Type</th><th scope="col">Stream</th><th scope="col">Created</th></tr></thead>
 <tbody>${parked.slice(0, PARKED_SHOWN).map((e) => html`<tr data-parked="${e.id}"><td><a href="${eventHref(e.id, { stream: e.streamId, revision: e.revision })}">${e.id}</a></td><td>${e.type}</td><td>${e.streamId}</td><td>${instant(e.createdAt)}</td></tr>`)}</tbody></table>
-${parked.length > PARKED_SHOWN ? html`<p class="muted">The oldest ${PARKED_SHOWN} of ${count(parked.length)}.</p>` : ''}`
+${parked.length > PARKED_SHOWN ? html`<p class="muted">The oldest ${PARKED_SHOWN} of ${count(parked.length)}.</p>` : ''}
+<form class="action" method="post" action="/console/webhooks/replay-parked" data-confirm="Replay ${parked.length === 1 ? 'the parked event' : `the ${count(parked.length)} parked events`} of ${FAN_OUT_GROUP}, of every mode?">${csrfField(request.viewer)}<button type="submit">Replay parked events</button> <span class="muted">Hands them to the fan-out again, as if new (after the cause of their failure is fixed); one that fails ${FAN_OUT_MAX_RETRIES + 1} times more is parked again.</span></form>`
     : html`<p class="muted">No event is parked.</p>`
 }
 </section>`;

@@ -10,6 +10,8 @@ import {
   END,
   FORWARDS,
   KurrentDBClient,
+  PersistentSubscriptionDoesNotExistError,
+  PersistentSubscriptionFailedError,
   START as CLIENT_START,
   StreamNotFoundError,
   WrongExpectedVersionError,
@@ -32,6 +34,7 @@ import {
   ReadAllOptions,
   ReadStreamOptions,
   RecordedEvent,
+  EventStoreUnavailableError,
   START,
   SubscribeOptions,
   Subscription,
@@ -39,6 +42,7 @@ import {
   parsePosition,
   toPosition,
 } from '../event-store';
+import { ConcurrencyConflict } from '../../platform/errors';
 import { LiveWakeUp } from './live-wake-up';
 import { joinPersistentGroup, parkedStreamOf } from './persistent-group';
 import { asUnavailable, toRecorded } from './recorded';
@@ -59,6 +63,8 @@ export interface EventStoreDbOptions {
 const POLL_FALLBACK_MS = 1000;
 /** Pause before a failed batch (or read) is tried again. */
 const RETRY_MS = 1000;
+/** How often a replay of parked events looks whether the server has truncated the parked stream yet. */
+const REPLAY_POLL_MS = 50;
 
 function toClientStreamState(expected: ExpectedRevision): AppendStreamState {
   return typeof expected === 'number' ? BigInt(expected) : expected;
@@ -248,17 +254,67 @@ export class EventStoreDbEventStore implements EventStore {
    * resolved by the server. A link whose event is gone (deleted, scavenged) is left out.
    */
   async parkedEvents(group: string): Promise<RecordedEvent[]> {
+    return (await this.readParked(group)).events;
+  }
+
+  /**
+   * The server's own replay (ReplayParked), stopped after the last link read here: the
+   * server reads the parked stream up to there, hands each event to the group again as a
+   * retry with retry count 0, then truncates the parked stream before that point (a "$tb"
+   * in its metadata), so events parked meanwhile stay parked. Its answer only says the
+   * replay started; this waits until the truncation shows, so that parkedEvents() no longer
+   * lists what was replayed when it resolves.
+   */
+  async replayParked(group: string): Promise<number> {
+    const { events, stopAt } = await this.readParked(group);
+    if (stopAt === null) return 0;
+    const what = `replay of the parked events of ${group}`;
+    try {
+      // Safe to make again: a replay that did happen truncated the stream up to stopAt, so another replays nothing.
+      await rideOut(what, this.retryMs, () => this.client.replayParkedMessagesToAll(group, { stopAt }));
+    } catch (error) {
+      if (error instanceof PersistentSubscriptionDoesNotExistError) return 0;
+      // "A replay or truncate is already in progress."
+      if (error instanceof PersistentSubscriptionFailedError) throw new ConcurrencyConflict(`${what}: ${error.reason || error.message}`);
+      throw error;
+    }
+    for (const deadline = Date.now() + this.retryMs; !(await this.parkedFrom(group, stopAt)); ) {
+      if (Date.now() > deadline) throw new EventStoreUnavailableError(`${what}: the server started it but did not remove the replayed events from the parked stream within ${this.retryMs} ms`);
+      await new Promise((resolve) => setTimeout(resolve, REPLAY_POLL_MS));
+    }
+    return events.length;
+  }
+
+  /** The parked events, and the parked stream's event number after its last link (null when it holds none): a replay's stopAt. */
+  private async readParked(group: string): Promise<{ events: RecordedEvent[]; stopAt: bigint | null }> {
     try {
       return await rideOut(`read of the parked events of ${group}`, this.retryMs, async () => {
         const events: RecordedEvent[] = [];
+        let stopAt: bigint | null = null;
         for await (const resolved of this.client.readStream(parkedStreamOf(group), { direction: FORWARDS, fromRevision: CLIENT_START, resolveLinkTos: true })) {
+          if (resolved.link) stopAt = resolved.link.revision + 1n;
           const recorded = resolved.event && resolved.link ? toRecorded(resolved) : null;
           if (recorded) events.push(recorded);
         }
-        return events;
+        return { events, stopAt };
       });
     } catch (error) {
-      if (error instanceof StreamNotFoundError) return [];
+      if (error instanceof StreamNotFoundError) return { events: [], stopAt: null };
+      throw error;
+    }
+  }
+
+  /** Whether the group's parked stream now begins at or after `revision` (is truncated before it), or is empty. */
+  private async parkedFrom(group: string, revision: bigint): Promise<boolean> {
+    try {
+      return await rideOut(`read of the parked events of ${group}`, this.retryMs, async () => {
+        for await (const resolved of this.client.readStream(parkedStreamOf(group), { direction: FORWARDS, fromRevision: CLIENT_START, maxCount: 1 })) {
+          return (resolved.event?.revision ?? revision) >= revision;
+        }
+        return true;
+      });
+    } catch (error) {
+      if (error instanceof StreamNotFoundError) return true;
       throw error;
     }
   }

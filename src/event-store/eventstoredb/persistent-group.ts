@@ -7,6 +7,7 @@
  */
 import {
   END,
+  FORWARDS,
   KurrentDBClient,
   PersistentSubscriptionExistsError,
   START as CLIENT_START,
@@ -15,7 +16,7 @@ import {
   type PersistentSubscriptionToAll,
   type PersistentSubscriptionToAllResolvedEvent,
 } from '@kurrent/kurrentdb-client';
-import { PersistentHandler, PersistentSubscriptionOptions, Position, START, Subscription, parsePosition, toPosition } from '../event-store';
+import { PersistentHandler, PersistentSubscriptionOptions, Position, RecordedEvent, START, Subscription, parsePosition, toPosition } from '../event-store';
 import { asUnavailable, toRecorded } from './recorded';
 
 /** Pause before a dropped consumer joins again; doubles per failure up to the max, reset once joined. */
@@ -70,13 +71,29 @@ export function joinPersistentGroup(
   let cancelPause: (() => void) | null = null;
   const ours = (streamId: string) => streamPrefixes.some((prefix) => streamId.startsWith(prefix));
 
+  const parkedStream = parkedStreamOf(group);
+
+  /**
+   * A replayed parked event comes as the server read it from the parked stream: with its
+   * link, and both at the link's position (PersistentSubscriptions.Read sends a resolved
+   * event's OriginalPosition), not the event's own. Its own is read from its stream.
+   */
+  const ownPosition = async (event: RecordedEvent): Promise<RecordedEvent> => {
+    for await (const own of client.readStream(event.streamId, { direction: FORWARDS, fromRevision: BigInt(event.revision), maxCount: 1 })) {
+      const recorded = toRecorded(own);
+      if (recorded && recorded.id === event.id) return { ...event, position: recorded.position };
+    }
+    throw new Error(`replayed parked event ${event.id} is no longer at ${event.revision}@${event.streamId}`);
+  };
+
   const answer = async (sub: PersistentSubscriptionToAll, resolved: PersistentSubscriptionToAllResolvedEvent, skipAt: Position | null) => {
+    const replayed = resolved.link?.streamId === parkedStream;
     const event = toRecorded(resolved);
     // Other applications' events (the server filters on type only) and the event at the
     // group's start (see prepareGroup) are acknowledged without the handler.
-    if (!event || !ours(event.streamId) || event.position === skipAt) return sub.ack(resolved);
+    if (!event || !ours(event.streamId) || (!replayed && event.position === skipAt)) return sub.ack(resolved);
     try {
-      await handler(event, resolved.retryCount);
+      await handler(replayed ? await ownPosition(event) : event, resolved.retryCount);
     } catch (error) {
       // The handler's failure is its own to report (onError is for the subscription's, as on Postgres).
       const reason = error instanceof Error ? error.message : String(error);

@@ -42,6 +42,22 @@ export class PostgresPersistentSubscriptions {
     );
     return rows.map(toRecorded);
   }
+
+  /**
+   * EventStoreDB's replay: the parked events leave the parked list at once and go back to
+   * the queue as if never handed out (deliveries 0: the next delivery's retry count is 0),
+   * where the group's consumers claim them at their next look (an idle one looks every
+   * IDLE_POLL_MS); acknowledged, they are deleted like any other. Their queue positions are
+   * older than anything read since, so they go out first, as the server's retries do.
+   */
+  async replayParked(group: string): Promise<number> {
+    const { rowCount } = await this.db.query(
+      `UPDATE persistent_subscription_events SET parked_at = NULL, park_reason = NULL, deliveries = 0, leased_until = NULL
+        WHERE group_name = $1 AND parked_at IS NOT NULL`,
+      [group],
+    );
+    return rowCount;
+  }
 }
 
 class GroupConsumer {

@@ -397,6 +397,10 @@ export class PostgresEventStore implements EventStore {
     return this.persistent.parkedEvents(group);
   }
 
+  replayParked(group: string): Promise<number> {
+    return this.persistent.replayParked(group);
+  }
+
   async close(): Promise<void> {
     storesOnPglite.get(this.db)?.delete(this);
     this.wake();
