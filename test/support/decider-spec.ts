@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { Queryable } from '../../src/database/database';
-import { PgliteDatabase } from '../../src/database/pglite-database';
+import type { PgliteDatabase } from '../../src/database/pglite-database';
 import { RecordedEvent, toPosition } from '../../src/event-store/event-store';
 import type { Decider, DomainEvent } from '../../src/event-store/stream-commands';
 import type { Projection } from '../../src/projection-runner/projection';
+import { emptyPglite } from './database';
 
 /**
  * Given events, when a command, then events (or a refusal): a decider's rules checked in
@@ -68,7 +69,7 @@ export function projectionSpec(projection: Projection) {
     given(events: readonly GivenEvent[]) {
       return {
         async then(query: string, expected: readonly object[], params: unknown[] = []): Promise<void> {
-          const db = await (specDatabase ??= PgliteDatabase.open());
+          const db = await (specDatabase ??= emptyPglite());
           // A schema of its own: the projection's unqualified SQL resolves there (as in a build).
           const schema = `spec_${++specs}`;
           await db.exec(`CREATE SCHEMA ${schema}; SET search_path TO ${schema}`);

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { publicEventsProjection } from '../../projections/public-events.projection';
-import { PgliteDatabase } from '../../src/database/pglite-database';
 import { RecordedEvent, toPosition } from '../../src/event-store/event-store';
 import { EventQueries } from '../../src/webhooks/event-queries';
+import { emptyPglite } from '../support/database';
 import { projectionSpec } from '../support/decider-spec';
 
 describe('public_events projection', () => {
@@ -75,7 +75,7 @@ describe('public_events projection', () => {
   });
 
   it('counts an event applied again (a replay, a parked event retried) once: only rows it inserted count', async () => {
-    const db = await PgliteDatabase.open();
+    const db = await emptyPglite();
     try {
       await db.exec(publicEventsProjection.schema);
       const event = (i: number): RecordedEvent => ({
@@ -102,7 +102,7 @@ describe('public_events projection', () => {
   });
 
   it('perMinute answers from the counts what counting the events answers, and counts the events while version 1 (no counts) serves', async () => {
-    const db = await PgliteDatabase.open();
+    const db = await emptyPglite();
     try {
       await db.exec(publicEventsProjection.schema);
       const events = [at, at, new Date('2026-03-01T12:03:10Z'), new Date('2026-03-01T11:58:59Z')].map(
