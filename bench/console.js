@@ -57,6 +57,8 @@ const DAY = 86_400_000;
 const serverUrl = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
 const json = process.argv.includes('--json');
 const dist = (p) => path.join(__dirname, '../dist/src', p);
+/** The UTC day `offset` days from today, as yyyy-mm-dd. */
+const utcDay = (offset) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
 const say = (text) => process.stderr.write(`  ${text}\n`);
 
 async function json200(base, route, auth) {
@@ -410,7 +412,9 @@ async function main() {
       { page: '/console/webhooks', as: asOperator },
       { page: '/console/ledger', as: asOperator, api: '/admin/ledger/trial-balance?mode=test', apiAs: bearerAdmin },
       { page: '/console/ledger/journal', as: asOperator, api: '/admin/ledger/journal?mode=test&limit=50', apiAs: bearerAdmin },
-      { page: '/console/ledger/reconcile', as: asOperator, api: '/admin/ledger/reconcile?mode=test', apiAs: bearerAdmin },
+      // The page's default is yesterday and today so far; its largest, at the end of a day, is two
+      // whole days, measured here whatever the hour, against the API over the same two days.
+      { page: `/console/ledger/reconcile?from=${utcDay(-2)}&to=${utcDay(-1)}`, as: asOperator, api: `/admin/ledger/reconcile?mode=test&from=${utcDay(-2)}T00:00:00Z&to=${utcDay(0)}T00:00:00Z`, apiAs: bearerAdmin },
       { page: '/console/home', as: asCreator, api: '/v1/balance/history', apiAs: bearerKey },
       { page: '/console/transactions', as: asCreator, api: '/v1/balance_transactions?limit=50', apiAs: bearerKey },
       { page: '/console/payouts', as: asCreator, api: '/v1/payouts?limit=50', apiAs: bearerKey },

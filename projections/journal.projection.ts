@@ -1,6 +1,6 @@
 import type { Queryable } from '../src/database/database';
 import type { RecordedEvent } from '../src/event-store/event-store';
-import { balanceEffects, closes, JOURNAL_EVENT_TYPES, Opened, Posting, postingsOf } from '../src/ledger/journal';
+import { balanceEffectsOfEach, closes, JOURNAL_EVENT_TYPES, Opened, Posting, postingsOf } from '../src/ledger/journal';
 import type { Projection } from '../src/projection-runner/projection';
 import { JOURNAL_READ_MODEL } from '../src/ledger/journal-queries';
 
@@ -101,9 +101,7 @@ async function applyPostings(tx: Queryable, events: RecordedEvent[]): Promise<vo
   });
 
   const column = <K extends keyof Posting>(key: K) => postings.map((p) => p[key]);
-  const byEvent = new Map<string, Posting[]>();
-  for (const p of postings) byEvent.set(p.event_id, [...(byEvent.get(p.event_id) ?? []), p]);
-  const effects = [...byEvent.values()].flatMap(balanceEffects).filter(({ activity: a }) => a.sales_cents || a.fees_cents || a.refunds_cents || a.payouts_cents || a.disputes_cents);
+  const effects = balanceEffectsOfEach(postings).filter(({ activity: a }) => a.sales_cents || a.fees_cents || a.refunds_cents || a.payouts_cents || a.disputes_cents);
   const effect = (key: keyof (typeof effects)[number]['activity']) => effects.map((e) => e.activity[key]);
   await tx.query(
     `WITH inserted AS (

@@ -3,7 +3,7 @@ import { DATABASE, Database, isTableNotServedYet } from '../database/database';
 import type { Mode } from '../platform/mode';
 import { inMode, Owner } from '../platform/owner-scope';
 import { invalidCursor, Page, toPage } from '../platform/pagination';
-import { Accounts, BalanceActivity, balanceEffects, isDebitNormal, Posting } from './journal';
+import { Accounts, BalanceActivity, balanceEffectsOfEach, isDebitNormal, Posting } from './journal';
 import { DEFAULT_CURRENCY } from './ledger.decider';
 
 /** A clearing posting of the journal, as reconciliation reads it. */
@@ -346,10 +346,8 @@ export class JournalQueries {
         ORDER BY position, posting_id`,
       s.params,
     );
-    const byEvent = new Map<string, Posting[]>();
-    for (const p of rows.map(toPosting)) byEvent.set(p.event_id, [...(byEvent.get(p.event_id) ?? []), p]);
     const days = new Map<string, { day: string; currency: string } & BalanceActivity>();
-    for (const { posting, accountId, activity } of [...byEvent.values()].flatMap(balanceEffects)) {
+    for (const { posting, accountId, activity } of balanceEffectsOfEach(rows.map(toPosting))) {
       if (accountId !== owner.accountId) continue;
       const day = posting.recorded_at.slice(0, 10);
       const sums = days.get(day) ?? { day, currency: posting.currency, sales_cents: 0, fees_cents: 0, refunds_cents: 0, payouts_cents: 0, disputes_cents: 0 };

@@ -287,6 +287,17 @@ export function balanceEffects(eventPostings: Posting[]): { posting: Posting; ac
   );
 }
 
+/** balanceEffects of every event whose postings are among these, event by event. */
+export function balanceEffectsOfEach(postings: Posting[]): ReturnType<typeof balanceEffects> {
+  const byEvent = new Map<string, Posting[]>();
+  for (const p of postings) {
+    const ofEvent = byEvent.get(p.event_id);
+    if (ofEvent) ofEvent.push(p);
+    else byEvent.set(p.event_id, [p]);
+  }
+  return [...byEvent.values()].flatMap(balanceEffects);
+}
+
 function effectOn(p: Posting, mine: boolean): BalanceActivity {
   const activity: BalanceActivity = { sales_cents: 0, fees_cents: 0, refunds_cents: 0, payouts_cents: 0, disputes_cents: 0 };
   const credit = p.credit_cents - p.debit_cents;

@@ -17,6 +17,10 @@ const IDLE_POLL_MS = 500;
 /** Outcomes recorded by one statement at most. */
 const RECORD_BATCH = 128;
 const ERROR_PAUSE_MS = 1000;
+/** The per-minute attempt counts are kept this long (the overview charts the last hour), as read_model_lag is. */
+export const ATTEMPT_COUNTS_KEPT_HOURS = 24;
+/** How often one worker's outcome statement also deletes the expired counts. */
+const PRUNE_EVERY_MS = 60_000;
 
 interface Claimed {
   id: string;
@@ -69,6 +73,7 @@ export class DeliveryWorker {
    * cannot leave the others unrecorded (their leases would run out and they would be sent again).
    */
   private readonly outcomes = new Batcher<Outcome>((batch) => this.writeOutcomes(batch), RECORD_BATCH);
+  private prunedAt = 0;
 
   constructor(
     @Inject(DATABASE) private readonly db: Database,
@@ -249,10 +254,17 @@ export class DeliveryWorker {
    * waiting on it are the other instances' workers (one statement each at most), not the
    * deliveries in flight. Rows are upserted in (mode, minute) order, so two batches that
    * both touch test and live take the locks in one order and cannot deadlock.
+   *
+   * Once a minute per worker the statement also deletes the counts older than
+   * ATTEMPT_COUNTS_KEPT_HOURS (minutes never written to again), so the table stays a day long.
    */
   private async writeOutcomes(batch: Outcome[]): Promise<void> {
+    const prune = Date.now() - this.prunedAt >= PRUNE_EVERY_MS;
+    if (prune) this.prunedAt = Date.now();
     await this.db.query(
-      `WITH r AS (
+      `WITH expired AS (
+         DELETE FROM webhook_attempts_per_minute WHERE $9::boolean AND minute < now() - $10 * interval '1 hour'
+       ), r AS (
          SELECT * FROM unnest($1::text[], $2::integer[], $3::text[], $4::integer[], $5::text[], $6::integer[], $7::text[], $8::text[])
            AS r (id, attempt, status, response_status, error, delay_seconds, body, mode)
        ), attempt AS (
@@ -282,6 +294,8 @@ export class DeliveryWorker {
         batch.map((o) => o.delaySeconds),
         batch.map((o) => o.body),
         batch.map((o) => o.mode),
+        prune,
+        ATTEMPT_COUNTS_KEPT_HOURS,
       ],
     );
   }

@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { migrationsDir } from '../../src/database/migrate';
 import { DeliveryLog } from '../../src/webhooks/delivery-log';
+import { ATTEMPT_COUNTS_KEPT_HOURS } from '../../src/webhooks/delivery-worker';
 import { startTestApp, TestApp } from '../support/app';
 import { eventually } from '../support/eventually';
 import { createEndpoint, deliveries, emit, ENCRYPTION_KEY, payoutPaid } from './helpers';
@@ -37,6 +38,29 @@ describe('webhook delivery attempts per minute', () => {
       )
     ).rows.map((r) => ({ minute: new Date(r.minute), succeeded: Number(r.succeeded), failed: Number(r.failed) }));
   const total = (rows: { succeeded: number; failed: number }[]) => rows.reduce((sum, r) => ({ succeeded: sum.succeeded + r.succeeded, failed: sum.failed + r.failed }), { succeeded: 0, failed: 0 });
+
+  // First in the file: the worker deletes expired counts with the first outcomes it records, then once a minute.
+  it('keeps the counts a day: recording outcomes deletes the minutes older than that, and only those', async () => {
+    const hoursAgo = (h: number) => new Date(Math.floor(Date.now() / 60_000) * 60_000 - h * 3_600_000);
+    await t.db.query(
+      `INSERT INTO webhook_attempts_per_minute (mode, minute, succeeded, failed) VALUES ('test', $1, 3, 1), ('live', $1, 1, 0), ('test', $2, 2, 0)`,
+      [hoursAgo(ATTEMPT_COUNTS_KEPT_HOURS + 1).toISOString(), hoursAgo(ATTEMPT_COUNTS_KEPT_HOURS - 1).toISOString()],
+    );
+    const ok = await startReceiver(() => 204);
+    receivers.push(ok);
+    const seller = await t.accountWithKey({ mode: 'test' });
+    const endpoint = await createEndpoint(t, seller.key, ok.url, ['payout.paid']);
+    await emit(t, 'PayoutPaid', payoutPaid(seller.accountId, 'test'));
+    await eventually(async () => (await deliveries(t, seller.key, endpoint.id))[0]?.status === 'succeeded', 20_000, 'the delivery to succeed');
+
+    const log = t.app.get(DeliveryLog);
+    const older = (mode: 'test' | 'live') => log.attemptsPerMinute(mode, hoursAgo(ATTEMPT_COUNTS_KEPT_HOURS + 2));
+    expect((await older('test')).filter((m) => m.minute < hoursAgo(1))).toEqual([{ minute: hoursAgo(ATTEMPT_COUNTS_KEPT_HOURS - 1), succeeded: 2, failed: 0 }]);
+    expect(await older('live')).toEqual([]);
+    expect(total(await log.attemptsPerMinute('test', hoursAgo(1)))).toEqual({ succeeded: 1, failed: 0 });
+    // Left as found, so the tests below count only their own attempts.
+    await t.db.exec('DELETE FROM webhook_attempts_per_minute; DELETE FROM webhook_delivery_attempts');
+  });
 
   it('counts a 2xx as succeeded and a 500 as failed in their minute and mode; another mode counts apart', async () => {
     const since = new Date(Math.floor(Date.now() / 60_000) * 60_000);
