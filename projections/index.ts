@@ -5,6 +5,7 @@ import { catalogListingsProjection } from './catalog-listings.projection';
 import { balanceTransactionsProjection } from './balance-transactions.projection';
 import { creditsProjection } from './credits.projection';
 import { disputesProjection } from './disputes.projection';
+import { eventsPerMinuteProjection } from './events-per-minute.projection';
 import { factoryJobsProjection } from './factory-jobs.projection';
 import { inferencePricesProjection } from './inference-prices.projection';
 import { inferenceUsageProjection } from './inference-usage.projection';
@@ -34,4 +35,5 @@ export const ALL_PROJECTIONS: readonly Projection[] = [
   inferencePricesProjection,
   inferenceUsageProjection,
   factoryJobsProjection,
+  eventsPerMinuteProjection,
 ];

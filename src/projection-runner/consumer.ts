@@ -20,8 +20,8 @@ export interface ConsumerSpec {
   whenFailing: FailurePolicy;
   /** Runs inside the batch's transaction, which also moves the checkpoint. */
   apply: ApplyBatch;
-  /** The event types apply and before act on; the others are read past, and only move the checkpoint. */
-  types: readonly string[];
+  /** The event types apply and before act on (every type when absent); the others are read past, and only move the checkpoint. */
+  types?: readonly string[];
   /** Runs before the batch's transaction: side effects that are appends of their own (idempotent). */
   before?: (events: RecordedEvent[]) => Promise<void>;
   /** After each batch that moved the checkpoint. */

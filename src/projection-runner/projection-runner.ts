@@ -4,11 +4,12 @@ import { DATABASE, Database } from '../database/database';
 import { EVENT_STORE, EventStore, Position } from '../event-store/event-store';
 import { ensureCheckpoint } from './checkpoint';
 import { Consumer, ConsumerSpec } from './consumer';
+import { AppendMinute, appendsPerMinute } from './append-rate';
 import { LagMinute, lagPerMinute, LagSample, LagSampler } from './lag-samples';
 import { Leases } from './leases';
 import { listParked, ParkedEvent, retryParked } from './parked-events';
 import { ProgressWaits } from './progress-waits';
-import { PROJECTIONS, Projection } from './projection';
+import { EVERY_EVENT, PROJECTIONS, Projection } from './projection';
 import { Build, ReadModelBuilds } from './read-model-builds';
 import { Lag, lagAfter, ProjectionStatus, readStatus, SubscriberStatus } from './status';
 
@@ -89,9 +90,9 @@ export class ProjectionRunner {
     return this.projections.find((p) => p.name === name)?.version;
   }
 
-  /** The projections that handle any of these event types. */
+  /** The projections that handle any of these event types by name (what an append's read-your-writes waits for). */
   handling(types: readonly string[]): string[] {
-    return this.projections.filter((p) => types.some((t) => p.handles.includes(t))).map((p) => p.name);
+    return this.projections.filter((p) => p.handles !== EVERY_EVENT && types.some((t) => p.handles.includes(t))).map((p) => p.name);
   }
 
   /** Gives every projection a build of its version (see ReadModelBuilds.prepare). */
@@ -207,7 +208,7 @@ export class ProjectionRunner {
       batchSize: paced ? PACED_BATCH_SIZE : build.state === 'live' ? BATCH_SIZE : CATCH_UP_BATCH_SIZE,
       pausePercent: () => (paced && !promoted ? this.options.rebuildPausePercent : 0),
       whenFailing: projection.whenFailing,
-      types: projection.handles,
+      types: projection.handles === EVERY_EVENT ? undefined : projection.handles,
       apply: (tx, events) =>
         // The subscription hands over only the types the projection handles.
         this.builds.withSchema(tx, build, async () => {
@@ -261,6 +262,11 @@ export class ProjectionRunner {
   /** Read-model lag per minute since an instant (the overview's chart): the largest of any read model. */
   lagPerMinute(since: Date): Promise<LagMinute[]> {
     return lagPerMinute(this.db, since);
+  }
+
+  /** Events appended to the log per minute since an instant (the events_per_minute read model). */
+  appendsPerMinute(since: Date): Promise<AppendMinute[]> {
+    return appendsPerMinute(this.db, since);
   }
 
   /**

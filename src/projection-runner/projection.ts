@@ -2,6 +2,8 @@ import type { Queryable } from '../database/database';
 import type { RecordedEvent } from '../event-store/event-store';
 import type { FailurePolicy } from './consumer';
 
+export const EVERY_EVENT = 'every event';
+
 /**
  * A read model built from events. The runner applies every event in global order inside
  * one transaction per batch, together with the checkpoint, so apply runs once per event
@@ -19,8 +21,12 @@ export interface Projection {
   readonly tables: readonly string[];
   /** Idempotent DDL creating the tables and indexes. */
   readonly schema: string;
-  /** Event types it reads; every other event only moves its checkpoint. */
-  readonly handles: readonly string[];
+  /**
+   * Event types it reads; every other event only moves its checkpoint. EVERY_EVENT reads the
+   * whole log (the log's own rate): such a read model serves no API read, so appends do not
+   * wait for it.
+   */
+  readonly handles: readonly string[] | typeof EVERY_EVENT;
   /** An event it keeps failing on: 'park' it and go on, or 'stop' (money: never skip one). */
   readonly whenFailing: FailurePolicy;
   apply(tx: Queryable, event: RecordedEvent): Promise<void>;

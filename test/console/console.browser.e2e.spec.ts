@@ -60,8 +60,11 @@ describe('the console in headless Chromium (issue 26)', () => {
     // A lag sample of this minute, as the workers' sampler writes every minute.
     const runner = t.app.get(ProjectionRunner);
     expect(await runner.sampleLag()).toBeGreaterThan(0);
+    // Every event of the log read by every read model, the events_per_minute one included.
+    const head = await t.app.get<EventStore>(EVENT_STORE).headPosition();
+    expect(await runner.waitFor(head, { timeoutMs: 20_000 })).toBe(true);
     await b.visit(page, errors, '/console/overview', 'overview');
-    const [lag, activity, deliveries, inference] = await charts(page);
+    const [lag, appends, activity, deliveries, inference] = await charts(page);
     // The last hour by minute, the largest lag of any read model; the minutes before this app started were not sampled.
     expect(lag).toEqual({ points: 60, painted: true });
     const lagSeries = (await chartData(page, 0)).series;
@@ -69,13 +72,20 @@ describe('the console in headless Chromium (issue 26)', () => {
     const sampled = lagSeries[0].values.filter((v): v is number => v !== null);
     expect(sampled.length).toBeGreaterThanOrEqual(1);
     expect(sampled.every((v) => v >= 0)).toBe(true);
+    // The last hour by minute, every event this file appended (all of the log's, both modes).
+    expect(appends).toEqual({ points: 60, painted: true });
+    const logged = await t.app.get<EventStore>(EVENT_STORE).readAllBackward({ limit: 100_000 });
+    const appendSeries = (await chartData(page, 1)).series;
+    expect(appendSeries.map((series) => series.label)).toEqual(['Events']);
+    expect(appendSeries[0].values.reduce((sum, n) => sum! + (n ?? 0), 0)).toBe(logged.length);
+    expect(logged.length).toBeGreaterThan(10);
     expect(deliveries).toEqual({ points: 60, painted: true });
-    const answered = (await chartData(page, 2)).series.find((series) => series.label === 'Answered 2xx')!;
+    const answered = (await chartData(page, 3)).series.find((series) => series.label === 'Answered 2xx')!;
     expect(answered.values.reduce((sum, n) => sum! + (n ?? 0), 0)).toBe(2);
     expect(await page.$eval('[data-card="webhook-success"]', (el) => el.textContent)).toBe('100%');
     // The last hour by minute, with this test's two sales in it.
     expect(activity).toEqual({ points: 60, painted: true });
-    const totals = async () => Object.fromEntries((await chartData(page, 1)).series.map((series) => [series.label, series.values.reduce((total: number, n) => total + (n ?? 0), 0)]));
+    const totals = async () => Object.fromEntries((await chartData(page, 2)).series.map((series) => [series.label, series.values.reduce((total: number, n) => total + (n ?? 0), 0)]));
     const drawn = await totals();
     const sum = (label: string) => drawn[label];
     // Every series is what was appended: the public events of test mode (all of this file's), counted from the events themselves.
@@ -92,7 +102,7 @@ describe('the console in headless Chromium (issue 26)', () => {
     expect(await totals()).toEqual(drawn);
     // 14 days, and this test's three calls drawn today.
     expect(inference).toEqual({ points: 14, painted: true });
-    expect((await chartData(page, 3)).series[0].values.at(-1)).toBe(3);
+    expect((await chartData(page, 4)).series[0].values.at(-1)).toBe(3);
 
     await b.visit(page, errors, '/console/read-models', 'read-models');
     await b.visit(page, errors, `/console/accounts?q=${seller.accountId}`, 'accounts');

@@ -29,8 +29,9 @@ function lastDays(days: number, now = new Date()): string[] {
 /**
  * The operators' first page: is the service serving (read models serving and not behind,
  * parked events, subscribers, read-model lag per minute over the last hour), and what it is
- * doing in the mode: business events per minute (sales, downloads, publishes: the public
- * events of every account), webhook delivery attempts by outcome, and inference calls per day.
+ * doing: events appended to the log per minute (every stream), and in the mode business
+ * events per minute (sales, downloads, publishes: the public events of every account),
+ * webhook delivery attempts by outcome, and inference calls per day.
  * Every query reads counts kept as the rows were written (the per-minute tables), so a burst
  * in the hour costs no more to show than a quiet one.
  */
@@ -57,14 +58,16 @@ export class OverviewSection implements ConsoleSection {
     const now = Date.now();
     const firstMinute = Math.floor(now / 60_000) - (ACTIVITY_MINUTES - 1);
     const since = new Date(firstMinute * 60_000);
-    const [{ items, subscribers }, usage, activity, checks, attempts, lags] = await Promise.all([
+    const [{ items, subscribers }, usage, activity, checks, attempts, lags, appends] = await Promise.all([
       this.projections.status(),
       this.usage.callsPerDay(mode, lastDays(USAGE_DAYS)[0]),
       this.events.perMinute(mode, since),
       Promise.all([this.readiness.database(), this.readiness.eventStore(), this.readiness.storage(), this.readiness.projectionsServing()]),
       this.deliveries.attemptsPerMinute(mode, since),
       this.projections.lagPerMinute(since),
+      this.projections.appendsPerMinute(since),
     ]);
+    const appendedAt = new Map(appends.map((a) => [Math.floor(a.minute.getTime() / 60_000), a.events]));
     const lagAt = new Map(lags.map((l) => [Math.floor(l.minute.getTime() / 60_000), l.lag_seconds]));
     const attemptsAt = new Map(attempts.map((a) => [Math.floor(a.minute.getTime() / 60_000), a]));
     const succeeded = attempts.reduce((sum, a) => sum + a.succeeded, 0);
@@ -99,6 +102,10 @@ ${chart(
   // A minute no worker sampled (none was running) is a gap, not a zero.
   { title: 'Read model lag', x: minutes.map((m) => m * 60), series: [{ label: 'Largest lag (s)', values: minutes.map((m) => lagAt.get(m) ?? null) }], fill: true, points: true },
   `per minute, the last ${ACTIVITY_MINUTES}: the largest any read model had (the age of the oldest event it had not read), sampled by the workers`,
+)}
+${chart(
+  { title: 'Events appended', x: minutes.map((m) => m * 60), series: [{ label: 'Events', values: minutes.map((m) => appendedAt.get(m) ?? 0) }], fill: true },
+  `per minute, the last ${ACTIVITY_MINUTES}: the whole log, every stream in both modes`,
 )}
 ${chart({ title: 'Business events', x: minutes.map((m) => m * 60), series: activitySeries }, `per minute, the last ${ACTIVITY_MINUTES}, every account in ${mode} mode`)}
 ${chart(
