@@ -39,6 +39,8 @@ export function toEntry(row: any): DeliveryLogEntry {
 
 export const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed'] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
+/** Deliveries in a status are counted up to this many (the console shows "10,000+"). */
+export const STATUS_COUNT_CAP = 10_000;
 
 /** A delivery as an operator sees it: whose it is, where it goes, and the domain event's own id. */
 export interface OperatorDelivery extends DeliveryLogEntry {
@@ -109,16 +111,18 @@ export class DeliveryLog {
     return toPage(rows, limit, toOperatorDelivery);
   }
 
-  /** How many of one mode's deliveries (of one account when given) are in each status. */
-  async countsByStatus(filter: { mode: Mode; accountId?: string }): Promise<Record<DeliveryStatus, number>> {
+  /**
+   * How many of one mode's deliveries (of one account when given) are in each status, each
+   * counted up to `cap`: cap + 1 stands for more than cap. A busy mode's succeeded deliveries
+   * run to millions, and counting them all on every view of the page cost 13 ms at 100,000.
+   */
+  async countsByStatus(filter: { mode: Mode; accountId?: string }, cap = STATUS_COUNT_CAP): Promise<Record<DeliveryStatus, number>> {
     const s = filteredBy(filter);
-    const { rows } = await this.db.query<{ status: DeliveryStatus; n: string }>(
-      `SELECT status, count(*) AS n FROM webhook_deliveries WHERE ${s.where()} GROUP BY status`,
-      s.params,
-    );
-    const counts = { pending: 0, succeeded: 0, failed: 0 };
-    for (const r of rows) counts[r.status] = Number(r.n);
-    return counts;
+    const limit = s.param(cap + 1);
+    const counted = (status: DeliveryStatus) =>
+      `(SELECT count(*) FROM (SELECT 1 FROM webhook_deliveries WHERE ${s.where()} AND status = '${status}' LIMIT ${limit}) capped) AS ${status}`;
+    const { rows } = await this.db.query<Record<DeliveryStatus, string>>(`SELECT ${DELIVERY_STATUSES.map(counted).join(', ')}`, s.params);
+    return { pending: Number(rows[0].pending), succeeded: Number(rows[0].succeeded), failed: Number(rows[0].failed) };
   }
 
   /**

@@ -5,7 +5,7 @@ import { EVENT_STORE, EventStore } from '../../event-store/event-store';
 import { ApiError, ConcurrencyConflict } from '../../platform/errors';
 import { Streams } from '../../platform/streams';
 import { RetryWebhookDeliveryCommand } from '../../webhooks/commands/retry-delivery';
-import { DELIVERY_STATUSES, DeliveryLog, DeliveryStatus, OperatorDelivery } from '../../webhooks/delivery-log';
+import { DELIVERY_STATUSES, DeliveryLog, DeliveryStatus, OperatorDelivery, STATUS_COUNT_CAP } from '../../webhooks/delivery-log';
 import { EndpointQueries, WebhookEndpointView } from '../../webhooks/endpoint-queries';
 import { FAN_OUT_GROUP, FAN_OUT_MAX_RETRIES } from '../../webhooks/fan-out';
 import { ConsoleAction, ConsolePage, ConsoleSection } from '../console-page';
@@ -112,7 +112,7 @@ export class WebhooksSection implements ConsoleSection {
     };
     return html`${search}
 <div class="cards" data-counts>
-${DELIVERY_STATUSES.map((s) => html`<a class="card" href="${link({ status: s })}" data-count="${s}"><div class="label">${s}</div><div class="value">${count(counts[s])}</div></a>`)}
+${DELIVERY_STATUSES.map((s) => html`<a class="card" href="${link({ status: s })}" data-count="${s}"><div class="label">${s}</div><div class="value">${counts[s] > STATUS_COUNT_CAP ? `${count(STATUS_COUNT_CAP)}+` : count(counts[s])}</div></a>`)}
 </div>
 <h2>Endpoints${account ? html` of ${account.name}` : html` <span class="muted">(newest in ${mode} mode)</span>`}</h2>
 ${endpointTable(endpoints)}

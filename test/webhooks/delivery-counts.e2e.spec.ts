@@ -9,11 +9,11 @@ import { createEndpoint, deliveries, emit, ENCRYPTION_KEY, payoutPaid } from './
 import { startReceiver } from './receiver';
 
 /**
- * The overview's webhook chart reads webhook_attempts_per_minute, counted by the delivery
+ * The console's webhook counts. The overview's chart reads webhook_attempts_per_minute, counted by the delivery
  * worker in the statement that records each batch of outcomes (migration 0205 made the table
  * and counted what was there). Its answer must be what counting the attempts gives.
  */
-describe('webhook delivery attempts per minute', () => {
+describe('webhook delivery counts', () => {
   let t: TestApp;
   const receivers: { close(): Promise<void> }[] = [];
   // One attempt a delivery: a 500 fails it for good, so each delivery makes exactly one attempt.
@@ -103,5 +103,16 @@ describe('webhook delivery attempts per minute', () => {
     await t.db.exec(fs.readFileSync(path.join(migrationsDir(), '0205_webhook_attempts_per_minute.sql'), 'utf8'));
     const log = t.app.get(DeliveryLog);
     expect({ test: await log.attemptsPerMinute('test', since), live: await log.attemptsPerMinute('live', since) }).toEqual(before);
+  });
+
+  it('counts deliveries by status in a mode, each up to a cap: one more than the cap stands for more', async () => {
+    const log = t.app.get(DeliveryLog);
+    // The tests above left test mode two succeeded deliveries and one failed, live mode one failed.
+    expect(await log.countsByStatus({ mode: 'test' })).toEqual({ pending: 0, succeeded: 2, failed: 1 });
+    expect(await log.countsByStatus({ mode: 'live' })).toEqual({ pending: 0, succeeded: 0, failed: 1 });
+    expect(await log.countsByStatus({ mode: 'test' }, 1)).toEqual({ pending: 0, succeeded: 2, failed: 1 });
+    expect(await log.countsByStatus({ mode: 'test' }, 2)).toEqual({ pending: 0, succeeded: 2, failed: 1 });
+    expect(await log.countsByStatus({ mode: 'test' }, 0)).toEqual({ pending: 0, succeeded: 1, failed: 1 });
+    expect(await log.countsByStatus({ mode: 'test', accountId: 'acct_nobody' })).toEqual({ pending: 0, succeeded: 0, failed: 0 });
   });
 });
