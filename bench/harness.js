@@ -19,10 +19,13 @@ const freePort = () =>
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
+/** Node's options for the service's process: BENCH_SERVICE_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" profiles it under load. */
+const serviceNodeArgs = () => (process.env.BENCH_SERVICE_NODE_ARGS || '').split(' ').filter(Boolean);
+
 /** Starts `script` on a fresh PORT; resolves once `ready(base)` is true. */
 async function serve(script, env, ready) {
   const port = await freePort();
-  const child = spawn(process.execPath, [script], { env: { ...process.env, ...env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'inherit'] });
+  const child = spawn(process.execPath, [...(script === MAIN ? serviceNodeArgs() : []), script], { env: { ...process.env, ...env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'inherit'] });
   const base = `http://127.0.0.1:${port}`;
   for (let i = 0; ; i++) {
     if (child.exitCode !== null) throw new Error(`${script} exited with ${child.exitCode}`);
@@ -122,13 +125,11 @@ async function waitFor(url, ok) {
 
 /**
  * The service with `env` (its own database settings) on a free port, resolved once it
- * answers; its child process is the caller's to kill. BENCH_SERVICE_NODE_ARGS="--cpu-prof
- * --cpu-prof-dir=/tmp/prof" profiles it under load.
+ * answers; its child process is the caller's to kill (BENCH_SERVICE_NODE_ARGS as above).
  */
 async function startService(env, adminToken = ADMIN) {
   const port = await freePort();
-  const nodeArgs = (process.env.BENCH_SERVICE_NODE_ARGS || '').split(' ').filter(Boolean);
-  const child = spawn(process.execPath, [...nodeArgs, MAIN], {
+  const child = spawn(process.execPath, [...serviceNodeArgs(), MAIN], {
     env: { ...process.env, LOG_LEVEL: 'warn', ...env, PORT: String(port), ADMIN_TOKEN: adminToken, NODE_ENV: 'development' },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
