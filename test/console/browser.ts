@@ -51,13 +51,13 @@ export async function consoleBrowser(t: TestApp): Promise<ConsoleBrowser> {
   };
 
   const signIn = async (page: Page, as: 'operator' | 'creator', secret: string) => {
-    await page.goto(`${base}/console/sign-in`, { waitUntil: 'networkidle0' });
+    await page.goto(`${base}/console/sign-in`, { waitUntil: 'load' });
     await page.type(as === 'operator' ? '#admin_token' : '#api_key', secret);
-    await Promise.all([page.waitForNavigation({ waitUntil: 'networkidle0' }), page.click(`form:has(input[name="as"][value="${as}"]) button[type="submit"]`)]);
+    await Promise.all([page.waitForNavigation({ waitUntil: 'load' }), page.click(`form:has(input[name="as"][value="${as}"]) button[type="submit"]`)]);
   };
 
   const visit = async (page: Page, errors: string[], url: string, screenshot: string) => {
-    const res = await page.goto(`${base}${url}`, { waitUntil: 'networkidle0' });
+    const res = await page.goto(`${base}${url}`, { waitUntil: 'load' });
     expect(res?.status()).toBe(200);
     if (await page.$('[data-chart]')) await charts(page);
     await page.screenshot({ path: path.join(SCREENSHOTS, `${screenshot}.png`) });

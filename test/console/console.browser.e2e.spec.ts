@@ -47,7 +47,7 @@ describe('the console in headless Chromium (issue 26)', () => {
 
   it('signs an operator in with the admin token; every operator page renders, accessible and without errors', async () => {
     const { page, errors } = await b.open();
-    await page.goto(`${b.base}/console`, { waitUntil: 'networkidle0' });
+    await page.goto(`${b.base}/console`, { waitUntil: 'load' });
     expect(page.url()).toBe(`${b.base}/console/sign-in`);
     await page.screenshot({ path: path.join(SCREENSHOTS, 'sign-in.png') });
     expect(await axe(page)).toEqual([]);
@@ -134,7 +134,7 @@ describe('the console in headless Chromium (issue 26)', () => {
     expect(lines).toHaveLength(3);
 
     // A creator's key opens no operator page.
-    const forbidden = await page.goto(`${b.base}/console/read-models`, { waitUntil: 'networkidle0' });
+    const forbidden = await page.goto(`${b.base}/console/read-models`, { waitUntil: 'load' });
     expect(forbidden?.status()).toBe(403);
     expect(await textOf(page)).toContain('This page is for operators');
   });
@@ -148,7 +148,7 @@ describe('the console in headless Chromium (issue 26)', () => {
     }
     const { page, errors } = await b.open();
     await b.signIn(page, 'operator', ADMIN_TOKEN);
-    await page.goto(`${b.base}/console/read-models`, { waitUntil: 'networkidle0' });
+    await page.goto(`${b.base}/console/read-models`, { waitUntil: 'load' });
     const versionBefore = await page.$eval('tr[data-read-model="accounts"] td', (td) => td.textContent);
     await Promise.all([page.waitForNavigation({ waitUntil: 'domcontentloaded' }), page.click('tr[data-read-model="accounts"] button')]);
     expect(await page.$eval('[role="status"]', (el) => el.textContent)).toContain('The rebuild started');
@@ -174,7 +174,7 @@ describe('the console in headless Chromium (issue 26)', () => {
 
     const { page, errors } = await b.open();
     await b.signIn(page, 'operator', ADMIN_TOKEN);
-    await page.goto(`${b.base}/console/read-models`, { waitUntil: 'networkidle0' });
+    await page.goto(`${b.base}/console/read-models`, { waitUntil: 'load' });
     const parked = await page.$eval('[data-parked^="accounts"]', (el) => el.textContent!);
     expect(parked).toContain('AccountCreated');
     expect(parked).toMatch(/email/);
@@ -183,7 +183,7 @@ describe('the console in headless Chromium (issue 26)', () => {
     // The operator repairs the cause, then retries from the page.
     const { rows } = await t.db.query<{ schema: string }>(`SELECT table_schema AS schema FROM information_schema.tables WHERE table_name = 'accounts' AND table_schema LIKE 'rm_accounts_%' ORDER BY table_schema DESC LIMIT 1`);
     await t.db.exec(`ALTER TABLE ${rows[0].schema}.accounts ALTER COLUMN email DROP NOT NULL`);
-    await Promise.all([page.waitForNavigation({ waitUntil: 'networkidle0' }), page.click('[data-parked^="accounts"] button')]);
+    await Promise.all([page.waitForNavigation({ waitUntil: 'load' }), page.click('[data-parked^="accounts"] button')]);
     expect([page.url(), await textOf(page)]).toEqual([expect.stringContaining('notice=parked-retried'), expect.stringContaining('offered to the read model again')]);
     expect(await page.$('[data-parked^="accounts"]')).toBeNull();
     expect((await t.admin('GET', `/admin/accounts/${accountId}`)).status).toBe(200);

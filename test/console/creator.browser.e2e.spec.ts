@@ -133,7 +133,7 @@ describe('the creator’s console pages (issue 26)', () => {
     // The fourth sale, after the payout, is what is owed now.
     expect(await page.$eval('[data-owed]', (el) => el.textContent)).toBe('$34.00');
 
-    await Promise.all([page.waitForNavigation({ waitUntil: 'networkidle0' }), page.click(`tr[data-payout="${made.payoutId}"] a`)]);
+    await Promise.all([page.waitForNavigation({ waitUntil: 'load' }), page.click(`tr[data-payout="${made.payoutId}"] a`)]);
     expect(page.url()).toBe(`${b.base}/console/transactions?payout=${made.payoutId}`);
     expect(await page.$eval('table[data-rows]', (el) => Number(el.getAttribute('data-rows')))).toBe(3);
     expect(await page.$$eval('table[data-rows] tbody tr td:nth-child(2)', (tds) => tds.map((td) => td.textContent))).toEqual(['sale', 'sale', 'sale']);

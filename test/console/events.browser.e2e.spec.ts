@@ -61,13 +61,13 @@ describe('the console: event log (issue 26)', () => {
     expect(await page.$('[data-window-empty]')).not.toBeNull();
 
     // The purchase's event: its sale, its postings and its deliveries, one click away.
-    await page.goto(`${b.base}/console/events?type=PurchaseCompleted`, { waitUntil: 'networkidle0' });
-    await Promise.all([page.waitForNavigation({ waitUntil: 'networkidle0' }), page.click('tr[data-event] td:last-child a')]);
+    await page.goto(`${b.base}/console/events?type=PurchaseCompleted`, { waitUntil: 'load' });
+    await Promise.all([page.waitForNavigation({ waitUntil: 'load' }), page.click('tr[data-event] td:last-child a')]);
     expect(page.url()).toContain('/console/events/');
     await b.visit(page, errors, new URL(page.url()).pathname + new URL(page.url()).search, 'event-purchase');
     expect(await page.$eval('[data-json="data"]', (el) => el.textContent)).toContain('"purchase_id"');
     expect(Number(await page.$eval('[data-postings]', (el) => el.getAttribute('data-postings')))).toBeGreaterThan(0);
-    await Promise.all([page.waitForNavigation({ waitUntil: 'networkidle0' }), page.click('a[data-follow="sale"]')]);
+    await Promise.all([page.waitForNavigation({ waitUntil: 'load' }), page.click('a[data-follow="sale"]')]);
     expect(await page.$eval('dl[data-event] dd', (el) => el.textContent)).toBe('SaleRecorded');
     expect(errors).toEqual([]);
 

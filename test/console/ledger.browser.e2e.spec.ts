@@ -92,7 +92,7 @@ describe('the ledger pages of the console (issue 26)', () => {
     await b.visit(page, errors, `/console/ledger?as_of=${yesterday}`, 'ledger-trial-balance-as-of');
     expect(await page.$$('tr[data-account]')).toEqual([]);
     expect((await api(`/admin/ledger/trial-balance?mode=test&as_of=${yesterday}T23:59:59.999Z`)).accounts).toEqual([]);
-    await page.goto(`${b.base}/console/ledger?as_of=${today}`, { waitUntil: 'networkidle0' });
+    await page.goto(`${b.base}/console/ledger?as_of=${today}`, { waitUntil: 'load' });
     expect(await page.$$eval('tr[data-account]', (trs) => trs.length)).toBe(expected.accounts.length);
     expect(errors).toEqual([]);
   });
@@ -109,14 +109,14 @@ describe('the ledger pages of the console (issue 26)', () => {
 
     // The next page after a posting is the API's, by the same cursor.
     const cursor = postings[9].posting_id;
-    await page.goto(`${b.base}/console/ledger/journal?cursor=${encodeURIComponent(cursor)}`, { waitUntil: 'networkidle0' });
+    await page.goto(`${b.base}/console/ledger/journal?cursor=${encodeURIComponent(cursor)}`, { waitUntil: 'load' });
     expect(await ids()).toEqual((await allPostings(`&cursor=${encodeURIComponent(cursor)}`)).map((p) => p.posting_id));
 
     // One account, picked from the form.
-    await page.goto(`${b.base}/console/ledger/journal`, { waitUntil: 'networkidle0' });
+    await page.goto(`${b.base}/console/ledger/journal`, { waitUntil: 'load' });
     await page.select('#account', 'platform:fee_revenue');
     await page.$eval('#from', (el, day) => el.setAttribute('value', day), today);
-    await Promise.all([page.waitForNavigation({ waitUntil: 'networkidle0' }), page.click('form.filters button[type="submit"]')]);
+    await Promise.all([page.waitForNavigation({ waitUntil: 'load' }), page.click('form.filters button[type="submit"]')]);
     expect(page.url()).toContain('account=platform%3Afee_revenue');
     const feeLines = await allPostings('&account=platform:fee_revenue');
     expect(feeLines).toHaveLength(4);
@@ -150,7 +150,7 @@ describe('the ledger pages of the console (issue 26)', () => {
     expect(kinds).toEqual({ charge: '3', fee: '3', refund: '1', transfer: '1' });
     expect(await page.$('[data-differences]')).toBeNull();
     // Today alone is the same day of business.
-    await page.goto(`${b.base}/console/ledger/reconcile?from=${today}&to=${today}`, { waitUntil: 'networkidle0' });
+    await page.goto(`${b.base}/console/ledger/reconcile?from=${today}&to=${today}`, { waitUntil: 'load' });
     expect(await page.$eval('[data-count="matched"]', (el) => el.textContent)).toBe('8');
     expect(errors).toEqual([]);
   });
@@ -247,7 +247,7 @@ describe('the ledger pages of the console (issue 26)', () => {
   it('shows the page as text, never as markup, whatever the query holds', async () => {
     const { page, errors } = await b.open();
     await b.signIn(page, 'operator', ADMIN_TOKEN);
-    const res = await page.goto(`${b.base}/console/ledger/journal?account=${encodeURIComponent('<img src=x onerror=alert(1)>')}`, { waitUntil: 'networkidle0' });
+    const res = await page.goto(`${b.base}/console/ledger/journal?account=${encodeURIComponent('<img src=x onerror=alert(1)>')}`, { waitUntil: 'load' });
     expect(res?.status()).toBe(200);
     expect(await textOf(page)).toContain('There is no account "<img src=x onerror=alert(1)>"');
     expect(await page.$('main img')).toBeNull();

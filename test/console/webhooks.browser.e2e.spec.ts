@@ -61,7 +61,7 @@ describe('the console: webhooks (issue 26)', () => {
 
     failing = false;
     const before = receiver.received.length;
-    await Promise.all([page.waitForNavigation({ waitUntil: 'networkidle0' }), page.click('form[action$="/resend"] button')]);
+    await Promise.all([page.waitForNavigation({ waitUntil: 'load' }), page.click('form[action$="/resend"] button')]);
     expect(await page.$eval('[role="status"]', (el) => el.textContent)).toContain('another attempt');
     await eventually(() => receiver.received.length > before, 20_000, 'the resent delivery to arrive');
     const arrived = receiver.received[receiver.received.length - 1];
@@ -70,12 +70,12 @@ describe('the console: webhooks (issue 26)', () => {
 
     // The page then shows the second attempt and its 204.
     await eventually(async () => {
-      await page.goto(`${b.base}/console/webhooks/deliveries/${failed.id}`, { waitUntil: 'networkidle0' });
+      await page.goto(`${b.base}/console/webhooks/deliveries/${failed.id}`, { waitUntil: 'load' });
       return (await page.$('tr[data-attempt="2"]')) && (await page.$eval('tr[data-attempt="2"] [data-response]', (el) => el.textContent)) === '204';
     }, 20_000, 'the second attempt on the page');
     expect(await page.$eval('[data-status]', (el) => el.getAttribute('data-status'))).toBe('succeeded');
     // The delivery's event, one click away.
-    await Promise.all([page.waitForNavigation({ waitUntil: 'networkidle0' }), page.click('a[data-follow="event"]')]);
+    await Promise.all([page.waitForNavigation({ waitUntil: 'load' }), page.click('a[data-follow="event"]')]);
     expect(await page.$eval('dl[data-event] dd', (el) => el.textContent)).toBe('PurchaseCompleted');
     expect(errors).toEqual([]);
     expect(b.dialogs.every((d) => d.startsWith('confirm'))).toBe(true);
@@ -177,7 +177,7 @@ describe('the console: webhooks (issue 26)', () => {
       // The cause fixed, the operator replays.
       await t.db.exec('DROP TRIGGER refuse_parked_robotics ON webhook_deliveries; DROP FUNCTION refuse_parked_robotics();');
       const dialogs = b.dialogs.length;
-      await Promise.all([page.waitForNavigation({ waitUntil: 'networkidle0' }), page.click('form[action="/console/webhooks/replay-parked"] button')]);
+      await Promise.all([page.waitForNavigation({ waitUntil: 'load' }), page.click('form[action="/console/webhooks/replay-parked"] button')]);
       expect(b.dialogs.slice(dialogs)).toEqual([`confirm: Replay the parked event of ${FAN_OUT_GROUP}, of every mode?`]);
       expect(new URL(page.url()).pathname).toBe('/console/webhooks');
       expect(await page.$eval('[role="status"]', (el) => el.textContent)).toContain('1 parked event was replayed');
