@@ -1,4 +1,4 @@
-import { spawn, ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -9,7 +9,7 @@ import { START } from '../../src/event-store/event-store';
 import { LedgerAudit } from '../../src/ledger/ledger-audit';
 import { publishModel } from '../catalog/catalog-client';
 import { onPostgresServer } from '../support/database';
-import { ADMIN_TOKEN, startTestApp } from '../support/app';
+import { spawnWorker, startTestApp } from '../support/app';
 import { eventually } from '../support/eventually';
 import { eventsOfType, openCheckout } from './commerce-client';
 
@@ -98,11 +98,8 @@ describe('fulfilment survives a crash between its steps', () => {
     const purchaseIds: string[] = [];
 
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-worker-'));
-    const startWorker = (): ChildProcess =>
-      spawn(process.execPath, [path.resolve('dist/src/main.js')], {
-        env: { ...process.env, DATABASE_URL: t.database.url!, DATA_DIR: dataDir, ADMIN_TOKEN, PORT: '0', WORKERS: 'true' },
-        stdio: 'ignore',
-      });
+    // With its events where the suite's are (the stand-in under TEST_EVENTSTORE=standin).
+    const startWorker = () => spawnWorker(t.database, dataDir);
     let worker: ChildProcess | undefined;
     try {
       for (const b of buyers) {
@@ -116,13 +113,13 @@ describe('fulfilment survives a crash between its steps', () => {
       }
       const ours = async () => (await eventsOfType(t, 'SaleRecorded')).filter((e) => purchaseIds.includes(e.data.purchase_id)).length;
       // Every completion waits in one batch; the worker is killed once it is partway through.
-      worker = startWorker();
+      worker = await startWorker();
       await eventually(async () => (await ours()) >= 5, 60000, 'the worker to start fulfilling');
       worker.kill('SIGKILL');
       await new Promise((resolve) => worker!.once('exit', resolve));
       const atKill = await ours();
 
-      worker = startWorker();
+      worker = await startWorker();
       await eventually(async () => (await ours()) >= purchaseIds.length, 60000, 'every sale after the restart');
       // The kill landed inside the burst, not after it.
       expect(atKill).toBeLessThan(purchaseIds.length);
