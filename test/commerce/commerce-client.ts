@@ -1,15 +1,14 @@
-import type { Config } from '@jest/types';
 import type { TestApp } from '../support/app';
 import { recordedOfType } from '../support/events';
 
-const REAL_TIMERS: Config.FakeableAPI[] = [
+const REAL_TIMERS = [
   'hrtime', 'nextTick', 'performance', 'queueMicrotask', 'requestAnimationFrame', 'cancelAnimationFrame', 'requestIdleCallback',
   'cancelIdleCallback', 'setImmediate', 'clearImmediate', 'setInterval', 'clearInterval', 'setTimeout', 'clearTimeout',
-];
+] as const;
 
 /** Runs `fn` with only Date moved `offsetMs` ahead; timers keep running so the service does. */
 export async function withClockAhead<T>(offsetMs: number, fn: () => Promise<T>): Promise<T> {
-  jest.useFakeTimers({ now: Date.now() + offsetMs, doNotFake: REAL_TIMERS });
+  jest.useFakeTimers({ now: Date.now() + offsetMs, doNotFake: [...REAL_TIMERS] });
   try {
     return await fn();
   } finally {

@@ -121,7 +121,7 @@ describe('the console in headless Chromium (issue 26)', () => {
     // Both sales of today, at their amount.
     expect((await chartData(page, 1)).series[0].values.at(-1)).toBe(5000);
 
-    await b.visit(page, errors, '/console/transactions', 'transactions');
+    await b.visit(page, errors, '/console/transactions', 'transactions-escaped-title');
     expect(await page.$eval('table[data-rows]', (el) => Number(el.getAttribute('data-rows')))).toBe(2);
     // The title is text on the page, and its onerror never ran.
     expect(await textOf(page)).toContain(XSS_TITLE);
