@@ -143,6 +143,15 @@ describe('the creator’s console pages (issue 26)', () => {
     // All of them: the four sales and the payout.
     await b.visit(page, errors, '/console/transactions', 'transactions');
     expect(await page.$eval('table[data-rows]', (el) => Number(el.getAttribute('data-rows')))).toBe(5);
+
+    // On a phone's width the page does not scroll sideways: the wide table scrolls in its own box.
+    await page.setViewport({ width: 390, height: 844 });
+    await b.visit(page, errors, '/console/transactions', 'transactions-narrow');
+    const widths = (await page.evaluate(
+      `(() => { const table = document.querySelector('table[data-rows]'); return { page: document.documentElement.scrollWidth, window: window.innerWidth, table: table.scrollWidth, box: table.clientWidth }; })()`,
+    )) as { page: number; window: number; table: number; box: number };
+    expect(widths.page).toBe(widths.window);
+    expect(widths.table).toBeGreaterThan(widths.box);
   });
 
   it('listings: drafts and published, with validation, price, downloads and sales', async () => {

@@ -49,7 +49,7 @@ export class CreatorListingsSection implements ConsoleSection {
     const sales = await this.purchases.salesOf(auth, page.items.map((l) => l.id));
     const next = page.next_cursor ? `/console/listings?${new URLSearchParams({ ...(status ? { status } : {}), cursor: page.next_cursor })}` : undefined;
     return html`${form}
-<table class="panel" data-rows="${page.items.length}">
+<table class="panel" tabindex="0" data-rows="${page.items.length}">
 <caption class="visually-hidden">Your listings, newest first</caption>
 <thead><tr><th scope="col">Listing</th><th scope="col">Status</th><th scope="col">Validation</th><th scope="col" class="num">Price</th><th scope="col" class="num">Downloads</th><th scope="col" class="num">Sales</th><th scope="col">Published</th></tr></thead>
 <tbody>${page.items.map((l) => {
