@@ -143,6 +143,8 @@ describe('the creator’s console pages (issue 26)', () => {
     // All of them: the four sales and the payout.
     await b.visit(page, errors, '/console/transactions', 'transactions');
     expect(await page.$eval('table[data-rows]', (el) => Number(el.getAttribute('data-rows')))).toBe(5);
+    const tabStop = () => page.$eval('table[data-rows]', (el) => el.getAttribute('tabindex'));
+    expect(await tabStop()).toBeNull(); // it fits: not one more tab stop
 
     // On a phone's width the page does not scroll sideways: the wide table scrolls in its own box.
     await page.setViewport({ width: 390, height: 844 });
@@ -152,6 +154,10 @@ describe('the creator’s console pages (issue 26)', () => {
     )) as { page: number; window: number; table: number; box: number };
     expect(widths.page).toBe(widths.window);
     expect(widths.table).toBeGreaterThan(widths.box);
+    // It scrolls, so the keyboard can reach it to scroll it; wide again, it is no stop.
+    expect(await tabStop()).toBe('0');
+    await page.setViewport({ width: 1280, height: 800 });
+    await page.waitForFunction(`document.querySelector('table[data-rows]').getAttribute('tabindex') === null`, { timeout: 5000 });
   });
 
   it('listings: drafts and published, with validation, price, downloads and sales', async () => {
@@ -174,6 +180,23 @@ describe('the creator’s console pages (issue 26)', () => {
 
     await b.visit(page, errors, '/console/listings?status=draft', 'listings-drafts');
     expect(await page.$$eval('tr[data-listing]', (trs) => trs.map((tr) => tr.getAttribute('data-listing')))).toEqual([made.draftId]);
+  });
+
+  it('listings: a creator with none yet reads how to publish one, not an empty table', async () => {
+    const newcomer = await t.accountWithKey({ scopes: ['listings:read'] });
+    const browser = new ConsoleClient(t, '10.1.0.7');
+    await browser.signIn('creator', newcomer.key);
+    const empty = await browser.get('/console/listings');
+    expect(empty.status).toBe(200);
+    expect(empty.text).toContain('No listing yet: publish a model through the API or <code>svc models publish</code>.');
+    expect(empty.text).not.toContain('<table');
+    expect(empty.text).not.toContain('`');
+    // The seller's drafts filtered to a status they have none of.
+    const browsing = new ConsoleClient(t, '10.1.0.8');
+    await browsing.signIn('creator', await keyFor(seller.accountId, { scopes: ['listings:read'] }));
+    const unpublished = await browsing.get('/console/listings?status=unpublished');
+    expect([unpublished.status, unpublished.text]).toEqual([200, expect.stringContaining('No unpublished listing.')]);
+    expect(unpublished.text).not.toContain('<table');
   });
 
   it('inference usage: calls per day and model drawn from the same rows as GET /v1/usage, today’s equal to the calls made', async () => {

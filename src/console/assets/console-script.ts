@@ -32,6 +32,15 @@ export const CONSOLE_SCRIPT = `'use strict';
     Array.prototype.forEach.call(root.querySelectorAll('[data-chart]'), drawChart);
   }
 
+  // On a narrow window a wide table scrolls in its own box (the style sheet); only then is it
+  // a tab stop, so the keyboard can scroll it. On a wide window it is not one more stop.
+  function focusWideTables() {
+    Array.prototype.forEach.call(document.querySelectorAll('table.panel'), function (table) {
+      if (table.scrollWidth > table.clientWidth) table.setAttribute('tabindex', '0');
+      else table.removeAttribute('tabindex');
+    });
+  }
+
   function refresh(el) {
     var url = el.getAttribute('data-refresh');
     setTimeout(function () {
@@ -44,6 +53,7 @@ export const CONSOLE_SCRIPT = `'use strict';
           if (!fresh) return;
           el.replaceWith(fresh);
           drawCharts(fresh);
+          focusWideTables();
           if (fresh.getAttribute('data-refresh')) refresh(fresh);
         })
         .catch(function () { refresh(el); });
@@ -52,6 +62,8 @@ export const CONSOLE_SCRIPT = `'use strict';
 
   document.addEventListener('DOMContentLoaded', function () {
     drawCharts(document);
+    focusWideTables();
+    window.addEventListener('resize', focusWideTables);
     Array.prototype.forEach.call(document.querySelectorAll('[data-refresh]'), refresh);
     Array.prototype.forEach.call(document.querySelectorAll('form[data-confirm]'), function (form) {
       form.addEventListener('submit', function (event) {

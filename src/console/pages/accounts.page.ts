@@ -72,7 +72,7 @@ export class AccountsSection implements ConsoleSection {
 <button type="submit">Grant credits</button></form>
 </section>
 <h2>Keys</h2>
-<table class="panel" tabindex="0">
+<table class="panel">
 <thead><tr><th scope="col">Key</th><th scope="col">Mode</th><th scope="col">Tier</th><th scope="col">Scopes</th><th scope="col">State</th><th scope="col">Created</th><th scope="col"></th></tr></thead>
 <tbody>${keys.map(
       (k) => html`<tr data-key="${k.id}"><td><code>${k.id}</code> ${k.name}</td><td><span class="badge ${k.mode}">${k.mode}</span></td><td>${k.tier}</td>

@@ -48,8 +48,12 @@ export class CreatorListingsSection implements ConsoleSection {
     const page = await this.catalog.listOwn(auth, { status, cursor: cursor || undefined, limit: PAGE_ROWS });
     const sales = await this.purchases.salesOf(auth, page.items.map((l) => l.id));
     const next = page.next_cursor ? `/console/listings?${new URLSearchParams({ ...(status ? { status } : {}), cursor: page.next_cursor })}` : undefined;
+    if (!page.items.length) {
+      const none = status ? html`No ${status} listing.` : html`No listing yet: publish a model through the API or <code>svc models publish</code>.`;
+      return html`${form}<p class="muted" data-rows="0">${none}</p>`;
+    }
     return html`${form}
-<table class="panel" tabindex="0" data-rows="${page.items.length}">
+<table class="panel" data-rows="${page.items.length}">
 <caption class="visually-hidden">Your listings, newest first</caption>
 <thead><tr><th scope="col">Listing</th><th scope="col">Status</th><th scope="col">Validation</th><th scope="col" class="num">Price</th><th scope="col" class="num">Downloads</th><th scope="col" class="num">Sales</th><th scope="col">Published</th></tr></thead>
 <tbody>${page.items.map((l) => {
@@ -61,7 +65,6 @@ export class CreatorListingsSection implements ConsoleSection {
         sold.reversed ? html`<div class="muted">${count(sold.reversed)} refunded or disputed</div>` : ''
       }</td><td>${l.published_at ? day(l.published_at) : html`<span class="muted">drafted ${day(l.created_at)}</span>`}</td></tr>`;
     })}</tbody></table>
-${page.items.length ? '' : html`<p class="muted">${status ? `No ${status} listing.` : 'No listing yet: publish a model through the API or `svc models publish`.'}</p>`}
 ${next ? html`<p><a href="${next}">Older listings</a></p>` : ''}`;
   }
 }

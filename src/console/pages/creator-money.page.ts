@@ -79,7 +79,7 @@ ${chart(
   },
   'per day, at their amount',
 )}
-<table class="panel" tabindex="0"><caption>Per day</caption>
+<table class="panel"><caption>Per day</caption>
 <thead><tr><th scope="col">Day</th><th scope="col" class="num">Opening</th><th scope="col" class="num">Sales</th><th scope="col" class="num">Fees</th><th scope="col" class="num">Refunds</th><th scope="col" class="num">Payouts</th><th scope="col" class="num">Closing</th></tr></thead>
 <tbody>${[...history.items].reverse().map(
       (p) => html`<tr><td>${p.start.slice(0, 10)}</td><td class="num">${money(p.opening_balance_cents)}</td><td class="num">${money(p.activity.sales_cents)}</td><td class="num">${money(p.activity.fees_cents)}</td><td class="num">${money(p.activity.refunds_cents)}</td><td class="num">${money(p.activity.payouts_cents)}</td><td class="num">${money(p.closing_balance_cents)}</td></tr>`,
@@ -129,7 +129,7 @@ ${query.payout ? html`<p data-payout-filter>Paid out by <code>${query.payout}</c
     const next = page.next_cursor ? `/console/transactions?${new URLSearchParams([...keep, ['cursor', page.next_cursor]])}` : undefined;
     return html`${form}
 <p><a href="${csvLink}" download>Download CSV</a> <span class="muted">(these filters, newest first)</span></p>
-<table class="panel" tabindex="0" data-rows="${page.items.length}">
+<table class="panel" data-rows="${page.items.length}">
 <thead><tr><th scope="col">Created</th><th scope="col">Type</th><th scope="col">Description</th><th scope="col" class="num">Amount</th><th scope="col" class="num">Fee</th><th scope="col" class="num">Net</th><th scope="col" class="num">Balance after</th></tr></thead>
 <tbody>${page.items.map(
       (t) => html`<tr><td>${instant(t.created_at)}</td><td>${t.type}</td><td>${t.description}</td><td class="num">${money(t.amount_cents)}</td><td class="num">${money(t.fee_cents)}</td><td class="num">${money(t.net_cents)}</td><td class="num">${money(t.balance_after_cents)}</td></tr>`,

@@ -45,7 +45,7 @@ export class CreatorPayoutsSection implements ConsoleSection {
 <div class="card"><div class="label">Paid out so far</div><div class="value">${money(account.summary.paid_out_cents, currency)}</div></div>
 <div class="card"><div class="label">Payouts</div><div class="value">${account.payouts_paused ? html`<span class="badge bad">paused</span>` : html`<span class="badge good">running</span>`}</div>${account.payouts_paused ? html`<div class="muted">An operator paused your payouts; the balance waits until they resume.</div>` : ''}</div>
 </div>
-<table class="panel" tabindex="0" data-rows="${page.items.length}">
+<table class="panel" data-rows="${page.items.length}">
 <caption class="visually-hidden">Payouts, newest first</caption>
 <thead><tr><th scope="col">Created</th><th scope="col">Payout</th><th scope="col">Status</th><th scope="col" class="num">Amount</th><th scope="col">Arrived</th><th scope="col">What it paid out</th></tr></thead>
 <tbody>${page.items.map(

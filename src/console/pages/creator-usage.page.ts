@@ -52,12 +52,12 @@ export class CreatorUsageSection implements ConsoleSection {
 <div class="card"><div class="label">Cost</div><div class="value" data-usage="cost">${usd(report.summary.cost_micros)}</div></div>
 </div>
 ${chart({ title: 'Calls per day', x, series, bars: models.length <= 1 }, `by model, each UTC day of the last ${DAYS}`)}
-<table class="panel" tabindex="0" data-models="${report.by_model.length}"><caption>By model</caption>
+<table class="panel" data-models="${report.by_model.length}"><caption>By model</caption>
 <thead><tr><th scope="col">Model</th><th scope="col" class="num">Calls</th><th scope="col" class="num">Prompt tokens</th><th scope="col" class="num">Completion tokens</th><th scope="col" class="num">Cost</th></tr></thead>
 <tbody>${report.by_model.map(
       (m) => html`<tr data-model="${m.model}"><td><code>${m.model}</code></td><td class="num">${count(m.calls)}</td><td class="num">${count(m.prompt_tokens)}</td><td class="num">${count(m.completion_tokens)}</td><td class="num">${usd(m.cost_micros)}</td></tr>`,
     )}</tbody></table>
-<table class="panel" tabindex="0"><caption>Per day and model</caption>
+<table class="panel"><caption>Per day and model</caption>
 <thead><tr><th scope="col">Day</th><th scope="col">Model</th><th scope="col" class="num">Calls</th><th scope="col" class="num">Prompt tokens</th><th scope="col" class="num">Completion tokens</th><th scope="col" class="num">Cost</th></tr></thead>
 <tbody>${[...rows].sort((a, b) => b.day.localeCompare(a.day) || a.model.localeCompare(b.model)).map(
       (r) => html`<tr><td>${r.day}</td><td><code>${r.model}</code></td><td class="num">${count(r.calls)}</td><td class="num">${count(r.prompt_tokens)}</td><td class="num">${count(r.completion_tokens)}</td><td class="num">${usd(r.cost_micros)}</td></tr>`,

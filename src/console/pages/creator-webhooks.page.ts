@@ -43,7 +43,7 @@ export class CreatorWebhooksSection implements ConsoleSection {
     if (asked && !chosen) throw Errors.notFound('webhook endpoint');
     const deliveries = chosen && (await this.log.list(chosen.id, DELIVERY_ROWS, cursor || undefined));
     const next = chosen && deliveries?.next_cursor ? `/console/my-webhooks?${new URLSearchParams({ endpoint: chosen.id, cursor: deliveries.next_cursor })}` : undefined;
-    return html`<table class="panel" tabindex="0" data-rows="${list.items.length}">
+    return html`<table class="panel" data-rows="${list.items.length}">
 <caption>Endpoints</caption>
 <thead><tr><th scope="col">URL</th><th scope="col">Events</th><th scope="col">State</th><th scope="col">Created</th><th scope="col">Deliveries</th></tr></thead>
 <tbody>${list.items.map(
@@ -58,7 +58,7 @@ ${list.has_more ? html`<p class="muted">The first ${ENDPOINT_ROWS} endpoints are
 ${
   chosen && deliveries
     ? html`<h2>Deliveries to <code>${chosen.url}</code></h2>
-<table class="panel" tabindex="0" data-deliveries="${deliveries.items.length}">
+<table class="panel" data-deliveries="${deliveries.items.length}">
 <caption class="visually-hidden">Deliveries, newest first</caption>
 <thead><tr><th scope="col">Created</th><th scope="col">Event</th><th scope="col">Status</th><th scope="col" class="num">Attempts</th><th scope="col" class="num">Response</th><th scope="col">Error</th><th scope="col">Next attempt</th></tr></thead>
 <tbody>${deliveries.items.map(

@@ -132,7 +132,7 @@ ${older}`;
   }
 
   private table(events: RecordedEvent[], withStream: boolean): Html {
-    return html`<table class="panel" tabindex="0" data-rows="${events.length}">
+    return html`<table class="panel" data-rows="${events.length}">
 <thead><tr><th scope="col">Created</th><th scope="col">Type</th>${withStream ? html`<th scope="col">Stream</th>` : ''}<th scope="col" class="num">Revision</th><th scope="col">Position</th><th scope="col">Event</th></tr></thead>
 <tbody>${events.map(
       (e) => html`<tr data-event="${e.id}"><td>${instant(e.createdAt)}</td><td><a href="/console/events${query({ type: e.type })}">${e.type}</a></td>${withStream ? html`<td><a href="${streamHref(e.streamId)}">${e.streamId}</a></td>` : ''}<td class="num">${e.revision}</td><td><code>${e.position}</code></td><td><a href="${eventHref(e.id, { stream: e.streamId, revision: e.revision })}">${e.id}</a></td></tr>`,
@@ -235,7 +235,7 @@ ${
 
 export function deliveryTable(deliveries: OperatorDelivery[]): Html {
   if (!deliveries.length) return html`<p class="muted">None.</p>`;
-  return html`<table class="panel" tabindex="0" data-deliveries="${deliveries.length}">
+  return html`<table class="panel" data-deliveries="${deliveries.length}">
 <thead><tr><th scope="col">Delivery</th><th scope="col">Event type</th><th scope="col">Status</th><th scope="col" class="num">Attempts</th><th scope="col">Last response</th><th scope="col">Endpoint</th><th scope="col">Created</th></tr></thead>
 <tbody>${deliveries.map(
     (d) => html`<tr data-delivery="${d.id}"><td><a href="/console/webhooks/deliveries/${d.id}">${d.id}</a></td><td>${d.event_type}</td><td>${statusBadge(d.status)}</td><td class="num">${d.attempts}</td>

@@ -150,7 +150,7 @@ The read model was changed or a posting rule is wrong: keep this page, rebuild t
 ${tb.unbalanced_events.length ? html`<p>The events whose postings do not balance:</p><ul>${tb.unbalanced_events.map((e) => html`<li><code>${e.event_id}</code> (${e.event_type}, position ${e.position}): debits ${money(e.debits_cents, e.currency)}, credits ${money(e.credits_cents, e.currency)}</li>`)}</ul>` : ''}</div>`;
     return html`<p class="muted">${tb.mode} mode, as of ${instant(tb.as_of)}${past ? ' (postings recorded by then)' : ' (now)'}.</p>
 ${status}
-<table class="panel" tabindex="0" data-accounts="${tb.accounts.length}"><caption class="visually-hidden">Every account of the journal</caption>
+<table class="panel" data-accounts="${tb.accounts.length}"><caption class="visually-hidden">Every account of the journal</caption>
 <thead><tr><th scope="col">Account</th><th scope="col">Kind</th><th scope="col">Currency</th><th scope="col" class="num">Debits</th><th scope="col" class="num">Credits</th><th scope="col" class="num">Balance</th></tr></thead>
 <tbody>${tb.accounts.map(
       (a) =>
@@ -241,7 +241,7 @@ ${chart(
     const next = page.next_cursor ? linkTo('/console/ledger/journal', { ...keep, cursor: page.next_cursor }) : undefined;
     return html`${subnav('/console/ledger/journal')}${form}
 <p><a href="${linkTo('/console/ledger/journal', { ...keep, format: 'csv' })}" download>Download CSV</a> <span class="muted">(every posting these filters select, in log order, up to ${count(CSV_ROWS)}; for more, <code>svc ledger journal</code>)</span></p>
-<table class="panel" tabindex="0" data-rows="${page.items.length}"><caption class="visually-hidden">Postings in log order</caption>
+<table class="panel" data-rows="${page.items.length}"><caption class="visually-hidden">Postings in log order</caption>
 <thead><tr><th scope="col">Recorded (UTC)</th><th scope="col">Event</th><th scope="col">Account</th><th scope="col">Reference and processor id</th><th scope="col" class="num">Debit</th><th scope="col" class="num">Credit</th></tr></thead>
 <tbody>${page.items.map((p) => this.postingRow(p))}</tbody></table>
 ${page.items.length ? '' : html`<p class="muted">No posting matches.</p>`}
@@ -312,7 +312,7 @@ ${this.matched(report.matched_items)}`;
   private differences(title: string, kind: string, items: ReconciliationItem[]): Html {
     if (!items.length) return html``;
     return html`<h2>${title}</h2>
-<table class="panel" tabindex="0" data-differences="${kind}"><caption class="visually-hidden">${title}</caption>
+<table class="panel" data-differences="${kind}"><caption class="visually-hidden">${title}</caption>
 <thead><tr><th scope="col">Kind</th><th scope="col">Processor id</th><th scope="col" class="num">Our ledger</th><th scope="col" class="num">Processor</th><th scope="col" class="num">Ours less theirs</th><th scope="col">Our events</th></tr></thead>
 <tbody>${items.map(
       (i) =>
@@ -330,7 +330,7 @@ ${this.matched(report.matched_items)}`;
       k.cents += i.ledger_cents ?? 0;
       byKind.set(key, k);
     }
-    return html`<table class="panel" tabindex="0" data-matched="${items.length}"><caption class="visually-hidden">Matched items by kind</caption>
+    return html`<table class="panel" data-matched="${items.length}"><caption class="visually-hidden">Matched items by kind</caption>
 <thead><tr><th scope="col">Kind</th><th scope="col">Currency</th><th scope="col" class="num">Items</th><th scope="col" class="num">Amount</th></tr></thead>
 <tbody>${[...byKind.values()].map((k) => html`<tr data-kind="${k.kind}"><td>${k.kind}</td><td>${k.currency}</td><td class="num">${count(k.items)}</td><td class="num">${money(k.cents, k.currency)}</td></tr>`)}</tbody></table>
 <details class="panel"><summary>Each matched item${items.length > MATCHED_SHOWN ? ` (the first ${MATCHED_SHOWN} of ${count(items.length)})` : ''}</summary>

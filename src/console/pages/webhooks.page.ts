@@ -153,7 +153,7 @@ ${
 <h2>Attempts</h2>
 ${
   attempts.length
-    ? html`<table class="panel" tabindex="0" data-attempts="${attempts.length}"><thead><tr><th scope="col" class="num">Attempt</th><th scope="col">Started</th><th scope="col">Finished</th><th scope="col">Response</th><th scope="col">Error</th><th scope="col">Response body</th></tr></thead>
+    ? html`<table class="panel" data-attempts="${attempts.length}"><thead><tr><th scope="col" class="num">Attempt</th><th scope="col">Started</th><th scope="col">Finished</th><th scope="col">Response</th><th scope="col">Error</th><th scope="col">Response body</th></tr></thead>
 <tbody>${attempts.map(
         (a) =>
           html`<tr data-attempt="${a.attempt}"><td class="num">${a.attempt}</td><td>${instant(a.started_at)}</td><td>${a.finished_at ? instant(a.finished_at) : html`<span class="muted">under way or interrupted</span>`}</td><td data-response>${a.response_status ?? '—'}</td><td>${a.error ?? ''}</td><td>${a.response_body ? html`<code>${a.response_body.slice(0, BODY_SHOWN)}</code>` : ''}</td></tr>`,
@@ -175,7 +175,7 @@ function prettyJson(text: string): string {
 
 function endpointTable(endpoints: (WebhookEndpointView & { account_id: string })[]): Html {
   if (!endpoints.length) return html`<p class="muted">No endpoints.</p>`;
-  return html`<table class="panel" tabindex="0" data-endpoints="${endpoints.length}">
+  return html`<table class="panel" data-endpoints="${endpoints.length}">
 <thead><tr><th scope="col">Endpoint</th><th scope="col">URL</th><th scope="col">Events</th><th scope="col">State</th><th scope="col">Account</th><th scope="col">Created</th></tr></thead>
 <tbody>${endpoints.map(
     (e) => html`<tr data-endpoint="${e.id}"><td><code>${e.id}</code>${e.description ? html` ${e.description}` : ''}</td><td>${e.url}</td><td>${e.events.join(', ')}</td>
