@@ -104,7 +104,7 @@ export async function spawnWorker(database: TestDatabase, dataDir: string, env: 
 export async function startTestApp(
   options: { shared?: TestDatabase; env?: Record<string, string>; logDestination?: DestinationStream; localStore?: boolean } = {},
 ): Promise<TestApp & { database: TestDatabase }> {
-  const database = options.shared ?? (await createTestDatabase());
+  const database = options.shared ?? (await createTestDatabase({ readModels: true }));
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-test-'));
   const env = {
     DATA_DIR: dataDir,

@@ -7,6 +7,8 @@ import { Database } from '../../src/database/database';
 import { migrate, migrationsDir } from '../../src/database/migrate';
 import { PgliteDatabase } from '../../src/database/pglite-database';
 import { PostgresDatabase } from '../../src/database/postgres-database';
+import { ReadModelBuilds } from '../../src/projection-runner/read-model-builds';
+import { ALL_PROJECTIONS } from '../../projections';
 
 export interface TestDatabase {
   db: Database;
@@ -21,12 +23,14 @@ export const onPostgresServer = Boolean(process.env.DATABASE_URL);
  * A fresh, migrated database for one test file: a new database on the server named by
  * DATABASE_URL, or an in-memory PGlite. The xmin horizon is cluster-wide, so tests that
  * hold transactions open must not expect other files to be quiet; none do.
+ * `readModels`: with every projection's first build already made, as the service's first
+ * start makes them (what a test app starts on).
  */
-export async function createTestDatabase(): Promise<TestDatabase> {
+export async function createTestDatabase(options: { readModels?: boolean } = {}): Promise<TestDatabase> {
   const serverUrl = process.env.DATABASE_URL;
   if (!serverUrl) {
-    // Already migrated: the dump is named by a hash of the migration files.
-    const db = await PgliteDatabase.open(undefined, migratedPglite());
+    // Already migrated: the dump is named by a hash of what went into it.
+    const db = await PgliteDatabase.open(undefined, options.readModels ? servedPglite() : migratedPglite());
     return { db, drop: () => db.close() };
   }
   const name = `t_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
@@ -59,6 +63,13 @@ export async function emptyPglite(): Promise<PgliteDatabase> {
   return PgliteDatabase.open(undefined, clusterImage('empty', async () => undefined));
 }
 
+/**
+ * Postgres settings of every test cluster, kept in its dump (postgresql.auto.conf). PGlite's
+ * default shared_buffers of 128MB is set up on every open: a test cluster holds a few MB,
+ * and with 16MB an open takes ~20% less CPU (docs/performance.md).
+ */
+const TEST_CLUSTER_SETTINGS = "ALTER SYSTEM SET shared_buffers = '16MB'";
+
 /** A cluster's dump in memory per test file, keyed by what went into it (see clusterImage). */
 const images = new Map<string, Blob>();
 
@@ -68,7 +79,7 @@ const images = new Map<string, Blob>();
  * loading the dump ~0.5 s, and the suites open well over a hundred.
  */
 function clusterImage(name: string, prepare: (db: PgliteDatabase) => Promise<unknown>, content = ''): Blob {
-  const key = `${name}-${createHash('sha256').update(content).digest('hex').slice(0, 16)}`;
+  const key = `${name}-${createHash('sha256').update(TEST_CLUSTER_SETTINGS + content).digest('hex').slice(0, 16)}`;
   let image = images.get(key);
   if (!image) {
     image = tarImage(path.join(os.tmpdir(), `svc-test-pglite-${key}.tar`), prepare);
@@ -87,6 +98,7 @@ function tarImage(file: string, prepare: (db: PgliteDatabase) => Promise<unknown
   const read = async (): Promise<ArrayBuffer> => {
     if (!fs.existsSync(file)) {
       const db = await PgliteDatabase.open();
+      await db.exec(TEST_CLUSTER_SETTINGS);
       await prepare(db);
       const dump = Buffer.from(await (await db.dump()).arrayBuffer());
       await db.close();
@@ -115,4 +127,20 @@ function migrationsContent(): string {
 let migrated: Blob | undefined;
 function migratedPglite(): Blob {
   return (migrated ??= clusterImage('migrated', migrate, migrationsContent()));
+}
+
+/** Migrated, and every read model's build made: the DDL of an app's first start, done once. */
+async function buildReadModels(db: Database): Promise<void> {
+  await migrate(db);
+  const builds = new ReadModelBuilds(db);
+  for (const projection of ALL_PROJECTIONS) await builds.prepare(projection);
+}
+
+function readModelsContent(): string {
+  return ALL_PROJECTIONS.map((p) => [p.name, p.version, p.tables.join(','), p.schema].join('\0')).join('\0');
+}
+
+let served: Blob | undefined;
+function servedPglite(): Blob {
+  return (served ??= clusterImage('served', buildReadModels, migrationsContent() + readModelsContent()));
 }
