@@ -96,8 +96,8 @@ export class ProjectionRunner {
   }
 
   /** Gives every projection a build of its version (see ReadModelBuilds.prepare). */
-  async prepare(): Promise<void> {
-    for (const projection of this.projections) await this.builds.prepare(projection);
+  prepare(): Promise<void> {
+    return this.builds.prepareAll(this.projections);
   }
 
   /** Starts running the consumers this instance can lead. */

@@ -83,6 +83,11 @@ export class ReadModelBuilds {
     });
   }
 
+  /** At start: prepare() for each projection the service keeps. */
+  async prepareAll(projections: readonly Projection[]): Promise<void> {
+    for (const projection of projections) await this.prepare(projection);
+  }
+
   /** `svc projections rebuild`: a fresh build of the current version (or the one already on its way). */
   async requestRebuild(projection: Projection): Promise<Build> {
     return this.locked(projection, async (tx, builds) => {

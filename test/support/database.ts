@@ -113,8 +113,13 @@ function tarImage(file: string, prepare: (db: PgliteDatabase) => Promise<unknown
   return { type: 'application/x-tar', arrayBuffer: () => (bytes ??= read()) } as unknown as Blob;
 }
 
-/** The migrations' files, named and read: what a migrated cluster is made of. */
+/** The migrations' files, named and read (once a file): what a migrated cluster is made of. */
+let migrations: string | undefined;
 function migrationsContent(): string {
+  return (migrations ??= readMigrations());
+}
+
+function readMigrations(): string {
   const dir = migrationsDir();
   const parts: string[] = [];
   for (const file of fs.readdirSync(dir, { recursive: true }).map(String).sort()) {
@@ -132,8 +137,7 @@ function migratedPglite(): Blob {
 /** Migrated, and every read model's build made: the DDL of an app's first start, done once. */
 async function buildReadModels(db: Database): Promise<void> {
   await migrate(db);
-  const builds = new ReadModelBuilds(db);
-  for (const projection of ALL_PROJECTIONS) await builds.prepare(projection);
+  await new ReadModelBuilds(db).prepareAll(ALL_PROJECTIONS);
 }
 
 function readModelsContent(): string {

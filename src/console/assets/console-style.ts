@@ -45,7 +45,7 @@ progress { width: 12rem; }
 .signin { max-width: 28rem; margin: 3rem auto; }
 .signin form { margin-bottom: 1.4rem; }
 .signin input { width: 100%; margin-bottom: .6rem; }
-/* A table cannot scroll inside itself: on a narrow window it scrolls as a block instead of widening the page (each table takes focus, so keys scroll it too). */
+/* A table cannot scroll inside itself: on a narrow window it scrolls as a block instead of widening the page (the script makes it a tab stop while it overflows, so keys scroll it too). */
 @media (max-width: 760px) { table.panel { display: block; overflow-x: auto; } }
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
 `;

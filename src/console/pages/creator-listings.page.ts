@@ -50,7 +50,7 @@ export class CreatorListingsSection implements ConsoleSection {
     const next = page.next_cursor ? `/console/listings?${new URLSearchParams({ ...(status ? { status } : {}), cursor: page.next_cursor })}` : undefined;
     if (!page.items.length) {
       const none = status ? html`No ${status} listing.` : html`No listing yet: publish a model through the API or <code>svc models publish</code>.`;
-      return html`${form}<p class="muted" data-rows="0">${none}</p>`;
+      return html`${form}<p class="muted">${none}</p>`;
     }
     return html`${form}
 <table class="panel" data-rows="${page.items.length}">
