@@ -690,6 +690,65 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/openai/models": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Inference models, as OpenAI lists them
+         * @description The OpenAI-compatible base URL is `/v1/openai`: point an `openai` client’s `baseURL` there.
+         */
+        get: operations["ChatController_openaiModels"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/openai/models/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One inference model, as OpenAI retrieves it */
+        get: operations["ChatController_openaiModel"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/openai/chat/completions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * OpenAI-compatible chat completion, at the OpenAI base URL
+         * @description Needs a premium key. The body and answer are OpenAI’s; `stream: true` answers server-sent events.
+         *
+         *     Needs one of the scopes: inference:run (an unrestricted key has all).
+         */
+        post: operations["ChatController_openaiCreate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/chat/completions": {
         parameters: {
             query?: never;
@@ -1245,13 +1304,32 @@ export interface components {
                 cost_usd: number;
             }[];
         };
-        /** @description The inference models with the prices in force. */
+        /** @description The inference models with the prices in force; `data` (OpenAI’s name) holds the same list as `items`. */
         InferenceModels: {
             /** @constant */
             object: "list";
-            items: {
-                id: string;
-            }[];
+            items: components["schemas"]["InferenceModel"][];
+            data: components["schemas"]["InferenceModel"][];
+        };
+        /** @description OpenAI’s model object, with our context window and prices in force as extra fields. */
+        InferenceModel: {
+            id: string;
+            /** @constant */
+            object: "model";
+            /** @description Unix seconds */
+            created: number;
+            owned_by: string;
+            context_window: number;
+            pricing: {
+                input_usd_per_million: number;
+                output_usd_per_million: number;
+            };
+        };
+        /** @description OpenAI’s model list, as `client.models.list()` reads it. */
+        OpenAIModelList: {
+            /** @constant */
+            object: "list";
+            data: components["schemas"]["InferenceModel"][];
         };
         WebhookEndpoint: {
             id: string;
@@ -3189,6 +3267,125 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            default: components["responses"]["Error"];
+        };
+    };
+    ChatController_openaiModels: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Inference models, as OpenAI lists them */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAIModelList"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            default: components["responses"]["Error"];
+        };
+    };
+    ChatController_openaiModel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One inference model, as OpenAI retrieves it */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InferenceModel"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description model_not_found: no such inference model. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    ChatController_openaiCreate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChatCompletionRequest"];
+            };
+        };
+        responses: {
+            /** @description OpenAI-compatible chat completion, at the OpenAI base URL */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChatCompletion"];
+                    "text/event-stream": string;
+                };
+            };
+            /** @description validation_failed (names the field); invalid_request: the engine refused the request; unsupported_parameter (test keys): a field the sandbox cannot honour, named in `param`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description payment_required: the premium key is not activated yet. */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            403: components["responses"]["Forbidden"];
+            /** @description model_not_found: no such inference model (GET /v1/inference/models lists them). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description service_unavailable: inference is temporarily unavailable; retry with backoff. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             default: components["responses"]["Error"];
         };
     };

@@ -134,5 +134,9 @@ export function parseChatRequest(body: unknown): ChatRequest {
   return { model, messages: parsedMessages, maxTokens: maxTokens(body, model), temperature, topP, stop: stopSequences, stream, includeUsage, n, raw: body };
 }
 
-export const modelNotFound = (id: string) =>
-  new ApiError(404, 'model_not_found', `The model "${id}" does not exist; GET /v1/inference/models lists the models.`);
+/** OpenAI's own 404 for a model it does not serve carries `type` and `param` too; so does ours. */
+export const modelNotFound = (id: unknown) =>
+  new ApiError(404, 'model_not_found', `The model "${String(id)}" does not exist; GET /v1/inference/models lists the models.`, {
+    type: 'invalid_request_error',
+    param: 'model',
+  });

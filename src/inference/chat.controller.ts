@@ -1,4 +1,4 @@
-import { Body, Controller, Get, Inject, Post, Res } from '@nestjs/common';
+import { Body, Controller, Get, Inject, Param, Post, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import type { ServerResponse } from 'node:http';
 import { Settings, SETTINGS } from '../config/settings';
@@ -7,7 +7,7 @@ import { toApiError } from '../platform/error-filter';
 import { Errors } from '../platform/errors';
 import { outlastIdleTimeout } from '../platform/long-running';
 import { asApiError, assertMayRunInference, ChatCompletions, CompletionRun } from './chat-completions';
-import { parseChatRequest } from './chat-request';
+import { modelNotFound, parseChatRequest } from './chat-request';
 import type { EngineChunk } from './engines/engine';
 import { InferencePrices } from './prices';
 
@@ -29,10 +29,38 @@ export class ChatController {
     private readonly prices: InferencePrices,
   ) {}
 
-  /** GET /v1/inference/models: the catalog with the prices in force. Any valid key. */
+  /**
+   * GET /v1/inference/models: the catalog with the prices in force. Any valid key. `items` is
+   * our page envelope's name, `data` OpenAI's (issue 42): both, so neither kind of client finds nothing.
+   */
   @Get('inference/models')
   async models() {
-    return { object: 'list', items: await this.prices.list() };
+    const models = await this.prices.list();
+    return { object: 'list', items: models, data: models };
+  }
+
+  /**
+   * The OpenAI-compatible base URL is `{base}/v1/openai` (issue 42): the `openai` clients
+   * call `{baseURL}/models`, which under `/v1` is the marketplace. These routes are OpenAI's
+   * shapes over the same catalog and the same gateway as the routes above.
+   */
+  @Get('openai/models')
+  async openaiModels() {
+    return { object: 'list', data: await this.prices.list() };
+  }
+
+  /** GET /v1/openai/models/{id}: one model object; an unknown id is OpenAI's 404 `model_not_found`. */
+  @Get('openai/models/:id')
+  async openaiModel(@Param('id') id: string) {
+    const model = (await this.prices.list()).find((m) => m.id === id);
+    if (!model) throw modelNotFound(id);
+    return model;
+  }
+
+  /** POST /v1/openai/chat/completions: the gateway of POST /v1/chat/completions, at the OpenAI base URL. */
+  @Post('openai/chat/completions')
+  async openaiCreate(@Auth() auth: AuthContext, @Body() body: unknown, @Res() reply: FastifyReply): Promise<void> {
+    return this.create(auth, body, reply);
   }
 
   /** POST /v1/chat/completions: OpenAI-compatible; `stream: true` answers server-sent events. */

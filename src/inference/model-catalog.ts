@@ -5,6 +5,8 @@ export interface InferenceModel {
   readonly contextWindow: number;
   /** Until an operator sets a price (`svc inference price`), calls are charged at this one. */
   readonly defaultPrice: Price;
+  /** Unix seconds the model entered the catalog: OpenAI's `created` of a model object. */
+  readonly created: number;
 }
 
 /** USD per million tokens, as OpenAI and its peers publish prices. */
@@ -15,8 +17,9 @@ export interface Price {
 
 /** The models of spec part 4; the upstream model serving each is configuration (INFERENCE_UPSTREAM_MODELS). */
 export const INFERENCE_MODELS: readonly InferenceModel[] = [
-  { id: 'svc-reason-70b', contextWindow: 131_072, defaultPrice: { input_usd_per_million: 0.9, output_usd_per_million: 2.7 } },
-  { id: 'svc-fast-8b', contextWindow: 131_072, defaultPrice: { input_usd_per_million: 0.1, output_usd_per_million: 0.3 } },
+  // created: 2026-11-01T00:00:00Z, when both entered the catalog.
+  { id: 'svc-reason-70b', contextWindow: 131_072, defaultPrice: { input_usd_per_million: 0.9, output_usd_per_million: 2.7 }, created: 1_793_491_200 },
+  { id: 'svc-fast-8b', contextWindow: 131_072, defaultPrice: { input_usd_per_million: 0.1, output_usd_per_million: 0.3 }, created: 1_793_491_200 },
 ];
 
 export function findModel(id: unknown): InferenceModel | undefined {

@@ -10,13 +10,15 @@ import { INFERENCE_MODELS, InferenceModel, Price } from './model-catalog';
 export interface ModelListing {
   id: string;
   object: 'model';
+  /** Unix seconds, as OpenAI's model object has it. */
+  created: number;
   owned_by: string;
   context_window: number;
   pricing: Price;
 }
 
 export function toModelListing(model: InferenceModel, pricing: Price): ModelListing {
-  return { id: model.id, object: 'model', owned_by: 'svc', context_window: model.contextWindow, pricing };
+  return { id: model.id, object: 'model', created: model.created, owned_by: 'svc', context_window: model.contextWindow, pricing };
 }
 
 /**

@@ -62,6 +62,25 @@ const BAD_FILE = 'validation_failed (names the field); invalid_storage_path: out
 const PRICE = 'validation_failed (names the field); price_too_low: a paid price under 100 cents.';
 const PURCHASE_REQUIRED = 'purchase_required: a paid asset the caller has not bought (the price is attached).';
 
+/** POST /v1/chat/completions, and the same gateway at the OpenAI base URL (issue 42). */
+const CHAT_COMPLETIONS: OperationNotes = {
+  summary: 'OpenAI-compatible chat completion',
+  // assertMayRunInference (src/inference/chat-completions.ts) checks the scope and the premium tier.
+  scopes: ['inference:run'],
+  status: '200',
+  description: 'Needs a premium key. The body and answer are OpenAI’s; `stream: true` answers server-sent events.',
+  // OpenAI's shapes, referenced rather than copied (decisions: OpenAPI).
+  body: ref('ChatCompletionRequest'),
+  response: ref('ChatCompletion'),
+  events: 'With `stream: true`: `data:` lines of chat.completion.chunk objects, then `data: [DONE]`.',
+  errors: {
+    400: 'validation_failed (names the field); invalid_request: the engine refused the request; unsupported_parameter (test keys): a field the sandbox cannot honour, named in `param`.',
+    402: 'payment_required: the premium key is not activated yet.',
+    404: 'model_not_found: no such inference model (GET /v1/inference/models lists them).',
+    503: 'service_unavailable: inference is temporarily unavailable; retry with backoff.',
+  },
+};
+
 export const OPERATIONS: Record<string, OperationNotes> = {
   'GET /v1/me': { summary: 'The account behind the key, and the key’s mode and scopes', response: ref('Account') },
 
@@ -187,23 +206,18 @@ export const OPERATIONS: Record<string, OperationNotes> = {
   },
 
   'GET /v1/inference/models': { summary: 'Inference models and their prices', response: ref('InferenceModels') },
-  'POST /v1/chat/completions': {
-    summary: 'OpenAI-compatible chat completion',
-    // assertMayRunInference (src/inference/chat-completions.ts) checks the scope and the premium tier.
-    scopes: ['inference:run'],
-    status: '200',
-    description: 'Needs a premium key. The body and answer are OpenAI’s; `stream: true` answers server-sent events.',
-    // OpenAI's shapes, referenced rather than copied (decisions: OpenAPI).
-    body: ref('ChatCompletionRequest'),
-    response: ref('ChatCompletion'),
-    events: 'With `stream: true`: `data:` lines of chat.completion.chunk objects, then `data: [DONE]`.',
-    errors: {
-      400: 'validation_failed (names the field); invalid_request: the engine refused the request; unsupported_parameter (test keys): a field the sandbox cannot honour, named in `param`.',
-      402: 'payment_required: the premium key is not activated yet.',
-      404: 'model_not_found: no such inference model (GET /v1/inference/models lists them).',
-      503: 'service_unavailable: inference is temporarily unavailable; retry with backoff.',
-    },
+  'GET /v1/openai/models': {
+    summary: 'Inference models, as OpenAI lists them',
+    description: 'The OpenAI-compatible base URL is `/v1/openai`: point an `openai` client’s `baseURL` there.',
+    response: ref('OpenAIModelList'),
   },
+  'GET /v1/openai/models/{id}': {
+    summary: 'One inference model, as OpenAI retrieves it',
+    response: ref('InferenceModel'),
+    errors: { 404: 'model_not_found: no such inference model.' },
+  },
+  'POST /v1/chat/completions': CHAT_COMPLETIONS,
+  'POST /v1/openai/chat/completions': { ...CHAT_COMPLETIONS, summary: 'OpenAI-compatible chat completion, at the OpenAI base URL' },
   'GET /v1/usage': {
     summary: 'Inference usage of the caller’s account, in the key’s mode',
     query: [{ name: 'days', description: 'Window in days, 1-365 (default 30).', schema: { type: 'integer', minimum: 1, maximum: 365, default: 30 } }],

@@ -264,8 +264,23 @@ export const SCHEMAS: Record<string, Schema> = {
     by_model: { type: 'array', items: object({ model: str, calls: int, total_tokens: int, cost_usd: { type: 'number' } }) },
   }),
   InferenceModels: object(
-    { object: { const: 'list' }, items: { type: 'array', items: { type: 'object', required: ['id'], properties: { id: str } } } },
-    { description: 'The inference models with the prices in force.' },
+    { object: { const: 'list' }, items: { type: 'array', items: ref('InferenceModel') }, data: { type: 'array', items: ref('InferenceModel') } },
+    { description: 'The inference models with the prices in force; `data` (OpenAI’s name) holds the same list as `items`.' },
+  ),
+  InferenceModel: object(
+    {
+      id: str,
+      object: { const: 'model' },
+      created: { type: 'integer', description: 'Unix seconds' },
+      owned_by: str,
+      context_window: int,
+      pricing: object({ input_usd_per_million: { type: 'number' }, output_usd_per_million: { type: 'number' } }),
+    },
+    { description: 'OpenAI’s model object, with our context window and prices in force as extra fields.' },
+  ),
+  OpenAIModelList: object(
+    { object: { const: 'list' }, data: { type: 'array', items: ref('InferenceModel') } },
+    { description: 'OpenAI’s model list, as `client.models.list()` reads it.' },
   ),
   WebhookEndpoint: {
     type: 'object',
