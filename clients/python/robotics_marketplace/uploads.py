@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import threading
 import time
 import urllib.request
@@ -120,7 +121,7 @@ class Uploader:
         if not multipart:
             if not grant.get("upload_url"):
                 raise UploadError("the grant has neither an upload URL nor parts", "bad_response")
-            self.retrying.run(lambda: _storage_call(lambda: put_file(grant["upload_url"], path, 0, stat.st_size)))
+            self.retrying.run(lambda: _storage_call(lambda: put_file(grant["upload_url"], path, 0, stat.st_size), resign=False))
             report(stat.st_size, stat.st_size)
             return grant
         state = {"version": 1, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "storage_path": grant["storage_path"],
@@ -261,7 +262,6 @@ class _Parts:
                 return True
             raise _UploadGone()
         except ApiError as error:
-            import re
             refused = error.code == "validation_failed" and re.search(r'"parts\[(\d+)\]"', error.message)
             if not refused or last_round:
                 raise
@@ -270,12 +270,13 @@ class _Parts:
             return False
 
 
-def _storage_call(call: Callable[[], Any]) -> Any:
-    """A storage answer that a retry may fix (5xx, 408, 429, an expired URL) is raised as a network fault."""
+def _storage_call(call: Callable[[], Any], resign: bool = True) -> Any:
+    """A storage answer that a retry may fix (5xx, 408, 429; an expired part URL, which the
+    retry signs again) is raised as a network fault, which the retries take."""
     try:
         return call()
     except _StorageRefused as refused:
-        if refused.status >= 500 or refused.status in (403, 408, 429):
+        if refused.status >= 500 or refused.status in (408, 429) or (resign and refused.status == 403):
             raise ConnectionResetError(str(refused)) from refused
         raise UploadError(str(refused), f"storage_{refused.status}") from refused
 
