@@ -272,6 +272,28 @@ class Uploads(Base):
         with open(downloaded, "rb") as f:
             self.assertEqual(sha256(f.read()), sha256(data))
 
+    def test_a_file_changed_since_the_interruption_is_uploaded_afresh_not_joined_to_old_parts(self) -> None:
+        path = self.write("changing.onnx", os.urandom(11 * MIB))
+        state_dir = os.path.join(self.tmp, "state")
+        seller = rm.Client(service()["seller_key"], service()["base_url"], parallel=1, upload_state_dir=state_dir)
+
+        def interrupt(done, total):
+            if done > 0:
+                raise KeyboardInterrupt()
+
+        with self.assertRaises(rm.UploadError) as stopped:
+            seller.uploads.file(path, progress=interrupt)
+        self.assertIn("KeyboardInterrupt; 1 of 3 parts are uploaded and kept", str(stopped.exception))
+        data = os.urandom(11 * MIB)
+        with open(path, "wb") as f:
+            f.write(data)
+        reports = []
+        fields = seller.uploads.file(path, progress=lambda done, total: reports.append(done))
+        self.assertEqual(reports, [0, 5 * MIB, 10 * MIB, 11 * MIB])
+        model = seller.models.create(title=f"Changed {uuid.uuid4().hex[:6]}", type="rl-policy", license="MIT", price_cents=0, **fields)
+        with open(self.buyer.models.download(model["slug"], os.path.join(self.tmp, "copy.onnx")), "rb") as f:
+            self.assertEqual(sha256(f.read()), sha256(data))
+
     def test_a_file_that_cannot_be_read_is_refused_before_any_grant(self) -> None:
         with self.assertRaises(rm.UploadError) as missing:
             self.seller.uploads.file(os.path.join(self.tmp, "nope.onnx"))
