@@ -60,6 +60,10 @@ class Base(unittest.TestCase):
 
 class PublishBuyDownload(Base):
     def test_a_buyer_pays_in_the_sandbox_checkout_then_downloads_the_published_bytes(self) -> None:
+        receiver = Receiver()
+        self.addCleanup(receiver.close)
+        endpoint = self.seller.webhook_endpoints.create(receiver.url, ["listing.purchased"])
+        self.addCleanup(self.seller.webhook_endpoints.delete, endpoint["id"])
         weights = os.urandom(64 * 1024)
         model = self.publish(weights, 2500)
         self.assertEqual(model["price"], {"amount": 2500, "currency": "usd"})
@@ -85,6 +89,14 @@ class PublishBuyDownload(Base):
         self.assertEqual(os.listdir(out), [os.path.basename(path)])
         bought = [p for p in self.buyer.purchases.list() if (p.get("asset") or p.get("listing") or {}).get("slug") == model["slug"]]
         self.assertEqual(len(bought), 1)
+
+        # The seller hears of the sale, signed with the endpoint's secret.
+        body, header = receiver.wait_for(lambda event: event["type"] == "listing.purchased")
+        event = webhooks.construct_event(body, header, endpoint["secret"])
+        self.assertEqual(event["data"]["listing"]["slug"], model["slug"])
+        self.assertEqual(event["data"]["purchase"]["id"], bought[0]["id"])
+        with self.assertRaises(rm.SignatureVerificationError):
+            webhooks.construct_event(body.replace(b"2500", b"25"), header, endpoint["secret"])
 
     def test_a_download_whose_bytes_are_not_the_published_ones_is_refused_and_not_kept(self) -> None:
         model = self.publish(b"weights v1", 0)
@@ -356,6 +368,16 @@ class Receiver:
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hooks"
 
+    def wait_for(self, match, seconds: float = 20):
+        """The first delivery whose event matches, waiting for it."""
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            for body, header in list(self.deliveries):
+                if match(json.loads(body)):
+                    return body, header
+            time.sleep(0.1)
+        raise AssertionError(f"no matching delivery within {seconds} s; got {len(self.deliveries)}")
+
     def close(self):
         self.server.shutdown()
         self.server.server_close()
@@ -365,15 +387,11 @@ class Webhooks(Base):
     def test_a_delivery_verifies_with_the_endpoint_secret_and_a_tampered_one_does_not(self) -> None:
         receiver = Receiver()
         self.addCleanup(receiver.close)
-        endpoint = self.seller.webhook_endpoints.create(receiver.url, ["listing.purchased"], "python client test")
+        endpoint = self.seller.webhook_endpoints.create(receiver.url, ["payout.paid"], "python client test")
         self.addCleanup(self.seller.webhook_endpoints.delete, endpoint["id"])
         secret = endpoint["secret"]
         sent = self.seller.webhook_endpoints.send_test(endpoint["id"])
-        deadline = time.monotonic() + 20
-        while not receiver.deliveries and time.monotonic() < deadline:
-            time.sleep(0.1)
-        self.assertTrue(receiver.deliveries, "no delivery within 20 s")
-        body, header = receiver.deliveries[0]
+        body, header = receiver.wait_for(lambda event: event["id"] == sent["event_id"])
 
         event = webhooks.construct_event(body, header, secret)
         self.assertEqual((event["id"], event["type"]), (sent["event_id"], "webhook.test"))
