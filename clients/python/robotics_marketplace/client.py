@@ -54,10 +54,12 @@ class Models(_Resource):
         return self._t.request("DELETE", f"{self._path}/{_q(id_or_slug)}")
 
     def download(self, id_or_slug: str, dest: str = ".") -> str:
-        """Downloads the model's file into ``dest`` (a directory, or a file path) and checks its
-        size and sha256 against the published ones; returns the file's path."""
+        """Downloads the model's file into ``dest`` (a directory, one ending in ``/`` made if
+        missing, or a file path) and checks its size and sha256 against the published ones;
+        returns the file's path."""
         grant = self._t.request("POST", f"{self._path}/{_q(id_or_slug)}/download")
-        target = os.path.join(dest, safe_name(grant["file_name"])) if os.path.isdir(dest) else dest
+        into_directory = os.path.isdir(dest) or dest.endswith(("/", os.sep))
+        target = os.path.join(dest, safe_name(grant["file_name"])) if into_directory else dest
         return fetch_verified(self._t.retrying, grant["url"], target, grant.get("file_size"), grant.get("file_sha256"), self._t.timeout)
 
 

@@ -16,7 +16,7 @@ import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Dict, List, Mapping, Optional
 
-from ._http import NETWORK_ERRORS, Retrying, Transport, send
+from ._http import Retrying, Transport, send
 from .errors import ApiError, NotFoundError, UploadError
 
 #: The most part URLs one POST /v1/uploads/parts signs.

@@ -303,7 +303,10 @@ class Uploads(Base):
         fields = seller.uploads.file(path, progress=lambda done, total: reports.append(done))
         self.assertEqual(reports, [0, 5 * MIB, 10 * MIB, 11 * MIB])
         model = seller.models.create(title=f"Changed {uuid.uuid4().hex[:6]}", type="rl-policy", license="MIT", price_cents=0, **fields)
-        with open(self.buyer.models.download(model["slug"], os.path.join(self.tmp, "copy.onnx")), "rb") as f:
+        # A directory named with a trailing slash is made, and the file keeps its published name.
+        copy = self.buyer.models.download(model["slug"], os.path.join(self.tmp, "copies") + "/")
+        self.assertEqual(copy, os.path.join(self.tmp, "copies", "changing.onnx"))
+        with open(copy, "rb") as f:
             self.assertEqual(sha256(f.read()), sha256(data))
 
     def test_a_file_that_cannot_be_read_is_refused_before_any_grant(self) -> None:
