@@ -131,6 +131,10 @@ describe('OpenAPI document (issue 15)', () => {
       expect({ path, status: res.status }).toEqual({ path, status: 200 });
       expectDocumented('GET', path, res);
     }
+    // The OpenAI base URL (issue 42): its list, one model, and the 404 of an unknown one.
+    expectDocumented('GET', '/v1/openai/models', await t.request('GET', '/v1/openai/models', { key }));
+    expectDocumented('GET', '/v1/openai/models/{id}', await t.request('GET', '/v1/openai/models/svc-fast-8b', { key }));
+    expectDocumented('GET', '/v1/openai/models/{id}', await t.request('GET', '/v1/openai/models/gpt-5', { key }));
   });
 
   it('matches real responses: a generation job through its stages', async () => {
