@@ -44,7 +44,7 @@ mkdir -p "$work/run" && cp -r "$here/tests" "$work/run/tests"
 (cd "$root" && node bin/build.js --stale)
 coproc SERVE { node "$here/tests/serve.js"; }
 serve_pid=$SERVE_PID
-read -r -t 120 service <&"${SERVE[0]}" || { echo "tests/serve.js did not start the service" >&2; exit 1; }
+read -r -t 180 service <&"${SERVE[0]}" || { echo "tests/serve.js did not start the service" >&2; exit 1; }
 echo "== service at $(sed -E 's/.*"base_url":"([^"]+)".*/\1/' <<<"$service")"
 
 cd "$work/run"

@@ -45,12 +45,19 @@ async function main() {
   const stop = (code) => {
     if (stopped) return;
     stopped = true;
-    service.once('exit', () => {
+    const done = () => {
       fs.rmSync(dataDir, { recursive: true, force: true });
       process.exit(code);
-    });
+    };
+    if (service.exitCode !== null || service.signalCode !== null) return done();
+    service.once('exit', done);
     service.kill('SIGTERM');
   };
+  // Stopped from the start: a caller giving up while the service starts leaves nothing behind.
+  process.on('SIGTERM', () => stop(0));
+  process.on('SIGINT', () => stop(0));
+  process.stdin.on('end', () => stop(0));
+  process.stdin.resume();
   service.once('exit', (code) => {
     if (stopped) return;
     fs.rmSync(dataDir, { recursive: true, force: true });
@@ -58,10 +65,20 @@ async function main() {
     process.exit(1);
   });
 
-  // The demo key is printed once the service listens.
+  try {
+    await ready(service, base, adminToken, dataDir);
+  } catch (error) {
+    process.stderr.write(`${error.stack ?? error}\n`);
+    stop(1);
+  }
+}
+
+/** Waits for the demo key, makes the buyer, prints the line the tests read. */
+async function ready(service, base, adminToken, dataDir) {
+  // The demo key is printed once the service listens; two minutes, for a machine under load.
   const sellerKey = await new Promise((resolve, reject) => {
     let out = '';
-    const timer = setTimeout(() => reject(new Error(`no demo key within 60 s; the service said:\n${out}`)), 60_000);
+    const timer = setTimeout(() => reject(new Error(`no demo key within 120 s; the service said:\n${out}`)), 120_000);
     service.stdout.on('data', (chunk) => {
       out += chunk;
       const found = /\b(svc_test_[A-Za-z0-9_]+)/.exec(out);
@@ -83,10 +100,6 @@ async function main() {
   const buyerKey = await admin('POST', '/admin/keys', { account: buyer.id, mode: 'test', tier: 'free', scopes: [] });
 
   process.stdout.write(`${JSON.stringify({ base_url: base, seller_key: sellerKey, buyer_key: buyerKey.key, admin_token: adminToken, data_dir: dataDir })}\n`);
-  process.stdin.on('end', () => stop(0));
-  process.stdin.resume();
-  process.on('SIGTERM', () => stop(0));
-  process.on('SIGINT', () => stop(0));
 }
 
 main().catch((error) => {
