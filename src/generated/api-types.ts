@@ -885,10 +885,10 @@ export interface components {
          *     }
          */
         ErrorEnvelope: {
-            /** @description Some codes attach more fields (scope_required: scope, scopes; purchase_required: the price; unsupported_parameter: param). */
+            /** @description Some codes attach more fields (scope_required: scope, scopes; purchase_required: the price; unsupported_parameter: param; idempotency_key_reused: differs). */
             error: {
                 /**
-                 * @description Stable; one of invalid_request, validation_failed, invalid_storage_path, file_not_found, price_too_low, missing_credentials, invalid_key, payment_required, purchase_required, scope_required, forbidden, not_found, model_not_found, unsupported_parameter, conflict, method_not_allowed, request_timeout, payload_too_large, uri_too_long, unsupported_media_type, headers_too_large, rate_limited, service_unavailable, internal_error.
+                 * @description Stable; one of invalid_request, validation_failed, invalid_storage_path, file_not_found, price_too_low, missing_credentials, invalid_key, payment_required, purchase_required, scope_required, forbidden, not_found, model_not_found, unsupported_parameter, conflict, idempotency_key_reused, idempotency_key_in_use, method_not_allowed, request_timeout, payload_too_large, uri_too_long, unsupported_media_type, headers_too_large, rate_limited, service_unavailable, internal_error.
                  * @example invalid_request
                  * @example validation_failed
                  * @example invalid_storage_path
@@ -904,6 +904,8 @@ export interface components {
                  * @example model_not_found
                  * @example unsupported_parameter
                  * @example conflict
+                 * @example idempotency_key_reused
+                 * @example idempotency_key_in_use
                  * @example method_not_allowed
                  * @example request_timeout
                  * @example payload_too_large
@@ -1562,7 +1564,7 @@ export interface components {
         };
     };
     responses: {
-        /** @description validation_failed (names the field) or invalid_request; some operations add their own codes. */
+        /** @description validation_failed (names the field) or invalid_request; idempotency_key_reused on a POST; some operations add their own codes. */
         BadRequest: {
             headers: {
                 [name: string]: unknown;
@@ -1608,7 +1610,10 @@ export interface components {
             };
         };
     };
-    parameters: never;
+    parameters: {
+        /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
+        IdempotencyKey: string;
+    };
     requestBodies: never;
     headers: never;
     pathItems: never;
@@ -1699,7 +1704,10 @@ export interface operations {
     UploadsController_grant: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -1718,6 +1726,8 @@ export interface operations {
             /** @description A signed URL to upload one file to, and part URLs for a large one */
             200: {
                 headers: {
+                    /** @description Sent on an answer replayed for an Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1727,13 +1737,25 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            /** @description idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             default: components["responses"]["Error"];
         };
     };
     UploadsController_parts: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -1746,6 +1768,8 @@ export interface operations {
             /** @description Part URLs of a multipart upload, 100 at most: part_numbers, or the first 100 */
             200: {
                 headers: {
+                    /** @description Sent on an answer replayed for an Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1763,13 +1787,25 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            /** @description idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             default: components["responses"]["Error"];
         };
     };
     UploadsController_complete: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -1782,6 +1818,8 @@ export interface operations {
             /** @description Complete a multipart upload with its parts’ ETags */
             200: {
                 headers: {
+                    /** @description Sent on an answer replayed for an Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1799,13 +1837,25 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            /** @description idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             default: components["responses"]["Error"];
         };
     };
     UploadsController_abort: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -1818,6 +1868,8 @@ export interface operations {
             /** @description Abort a multipart upload and drop its parts */
             200: {
                 headers: {
+                    /** @description Sent on an answer replayed for an Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1835,6 +1887,15 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            /** @description idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             default: components["responses"]["Error"];
         };
     };
@@ -1892,7 +1953,10 @@ export interface operations {
     ModelsController_publish: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -1917,6 +1981,8 @@ export interface operations {
             /** @description Publish a model from an uploaded file */
             201: {
                 headers: {
+                    /** @description Sent on an answer replayed for an Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1934,6 +2000,15 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            /** @description idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             default: components["responses"]["Error"];
         };
     };
@@ -2031,7 +2106,10 @@ export interface operations {
     ModelsController_download: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 idOrSlug: string;
             };
@@ -2042,12 +2120,15 @@ export interface operations {
             /** @description A signed download URL for a model or dataset file */
             200: {
                 headers: {
+                    /** @description Sent on an answer replayed for an Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Download"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             /** @description purchase_required: a paid asset the caller has not bought (the price is attached). */
             402: {
@@ -2060,6 +2141,15 @@ export interface operations {
             };
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            /** @description idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             default: components["responses"]["Error"];
         };
     };
@@ -2101,7 +2191,10 @@ export interface operations {
     ListingsController_draft: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -2114,6 +2207,8 @@ export interface operations {
             /** @description Create a listing draft */
             201: {
                 headers: {
+                    /** @description Sent on an answer replayed for an Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2131,6 +2226,15 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            /** @description idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             default: components["responses"]["Error"];
         };
     };
@@ -2202,7 +2306,10 @@ export interface operations {
     ListingsController_publish: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 idOrSlug: string;
             };
@@ -2213,6 +2320,8 @@ export interface operations {
             /** @description Validate and publish an own listing */
             200: {
                 headers: {
+                    /** @description Sent on an answer replayed for an Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2231,7 +2340,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
-            /** @description conflict: the file changed while it was being published; retry. */
+            /** @description conflict: the file changed while it was being published; retry. Or idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2246,7 +2355,10 @@ export interface operations {
     ListingsController_unpublish: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 idOrSlug: string;
             };
@@ -2257,15 +2369,27 @@ export interface operations {
             /** @description Unpublish an own listing */
             200: {
                 headers: {
+                    /** @description Sent on an answer replayed for an Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Listing"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            /** @description idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             default: components["responses"]["Error"];
         };
     };
@@ -2323,7 +2447,10 @@ export interface operations {
     DatasetsController_create: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -2336,6 +2463,8 @@ export interface operations {
             /** @description Create a dataset draft (its data arrives as shards) */
             201: {
                 headers: {
+                    /** @description Sent on an answer replayed for an Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2353,6 +2482,15 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            /** @description idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             default: components["responses"]["Error"];
         };
     };
@@ -2450,7 +2588,10 @@ export interface operations {
     DatasetsController_publish: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 idOrSlug: string;
             };
@@ -2461,6 +2602,8 @@ export interface operations {
             /** @description Publish an own dataset, fixing its shards */
             200: {
                 headers: {
+                    /** @description Sent on an answer replayed for an Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2479,7 +2622,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
-            /** @description conflict: a shard changed while it was being published; retry. */
+            /** @description conflict: a shard changed while it was being published; retry. Or idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2520,7 +2663,10 @@ export interface operations {
     ShardsController_mint: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 idOrSlug: string;
             };
@@ -2535,6 +2681,8 @@ export interface operations {
             /** @description A signed URL to upload one shard to */
             200: {
                 headers: {
+                    /** @description Sent on an answer replayed for an Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2545,6 +2693,15 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            /** @description idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             default: components["responses"]["Error"];
         };
     };
@@ -2620,7 +2777,10 @@ export interface operations {
     WebhookEndpointsController_create: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -2633,6 +2793,8 @@ export interface operations {
             /** @description Register a webhook endpoint (its secret is shown once) */
             201: {
                 headers: {
+                    /** @description Sent on an answer replayed for an Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2642,6 +2804,15 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            /** @description idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             default: components["responses"]["Error"];
         };
     };
@@ -2735,7 +2906,10 @@ export interface operations {
     WebhookEndpointsController_rotateSecret: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -2755,6 +2929,8 @@ export interface operations {
             /** @description Roll the signing secret (the new one is shown once) */
             200: {
                 headers: {
+                    /** @description Sent on an answer replayed for an Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2765,13 +2941,25 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            /** @description idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             default: components["responses"]["Error"];
         };
     };
     WebhookEndpointsController_sendTest: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -2782,6 +2970,8 @@ export interface operations {
             /** @description Send a signed webhook.test event to this endpoint */
             202: {
                 headers: {
+                    /** @description Sent on an answer replayed for an Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2800,13 +2990,25 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            /** @description idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             default: components["responses"]["Error"];
         };
     };
     WebhookEndpointsController_retryDelivery: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
                 delivery_id: string;
@@ -2818,6 +3020,8 @@ export interface operations {
             /** @description Attempt a delivery again now (one that succeeded or failed) */
             200: {
                 headers: {
+                    /** @description Sent on an answer replayed for an Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2836,7 +3040,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
-            /** @description conflict: the delivery is pending, its next attempt scheduled already. */
+            /** @description conflict: the delivery is pending, its next attempt scheduled already. Or idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3131,7 +3335,10 @@ export interface operations {
     PurchasesController_open: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -3149,6 +3356,8 @@ export interface operations {
             /** @description Open a checkout session for an asset */
             201: {
                 headers: {
+                    /** @description Sent on an answer replayed for an Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3158,7 +3367,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            /** @description conflict: the caller already bought this asset. */
+            /** @description conflict: the caller already bought this asset. Or idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3195,7 +3404,10 @@ export interface operations {
     ChatController_create: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -3208,6 +3420,8 @@ export interface operations {
             /** @description OpenAI-compatible chat completion */
             200: {
                 headers: {
+                    /** @description Sent on an answer replayed for an Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3237,6 +3451,15 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             /** @description model_not_found: no such inference model (GET /v1/inference/models lists them). */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3318,7 +3541,10 @@ export interface operations {
     JobsController_create: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -3336,6 +3562,8 @@ export interface operations {
             /** @description Start a generation job from a prompt (spends one credit) */
             201: {
                 headers: {
+                    /** @description Sent on an answer replayed for an Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3354,6 +3582,15 @@ export interface operations {
                 };
             };
             403: components["responses"]["Forbidden"];
+            /** @description idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             default: components["responses"]["Error"];
         };
     };
@@ -3386,7 +3623,10 @@ export interface operations {
     JobsController_clarify: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -3411,6 +3651,8 @@ export interface operations {
             /** @description Answer the job’s questions (in awaiting_clarification) */
             200: {
                 headers: {
+                    /** @description Sent on an answer replayed for an Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3429,13 +3671,25 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            /** @description idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             default: components["responses"]["Error"];
         };
     };
     JobsController_approve: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -3446,6 +3700,8 @@ export interface operations {
             /** @description Approve the plan and build the artifact */
             200: {
                 headers: {
+                    /** @description Sent on an answer replayed for an Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3464,6 +3720,15 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            /** @description idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             default: components["responses"]["Error"];
         };
     };
@@ -3473,7 +3738,10 @@ export interface operations {
                 /** @description plan or build. */
                 stage?: "plan" | "build";
             };
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -3484,6 +3752,8 @@ export interface operations {
             /** @description Plan again, or build again (spends one credit) */
             200: {
                 headers: {
+                    /** @description Sent on an answer replayed for an Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3511,13 +3781,25 @@ export interface operations {
             };
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            /** @description idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             default: components["responses"]["Error"];
         };
     };
     JobsController_publish: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -3537,6 +3819,8 @@ export interface operations {
             /** @description Publish the reviewed artifact as a listing */
             200: {
                 headers: {
+                    /** @description Sent on an answer replayed for an Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3555,6 +3839,15 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            /** @description idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             default: components["responses"]["Error"];
         };
     };

@@ -1,10 +1,10 @@
 import type { ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Client } from 'pg';
 import { spawnWorker, startTestApp } from '../support/app';
+import { freePort } from '../support/cli';
 import { onPostgresServer } from '../support/database';
 import { eventually } from '../support/eventually';
 import { recordedOfType } from '../support/events';
@@ -12,14 +12,6 @@ import { ENCRYPTION_KEY } from '../webhooks/helpers';
 
 /** Short leases: a killed instance's keys (and projections) are free again within a second. */
 const env = { WEBHOOK_ENCRYPTION_KEY: ENCRYPTION_KEY, CONSUMER_LEASE_TTL_MS: '1000' };
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as net.AddressInfo).port;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /**
  * A service process SIGKILLed in the middle of a request sent with an Idempotency-Key: the

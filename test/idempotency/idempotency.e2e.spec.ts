@@ -3,6 +3,7 @@ import { publishModel } from '../catalog/catalog-client';
 import { buy, eventsOfType } from '../commerce/commerce-client';
 import { createJob, creditsLeft, grantCredits } from '../factory/factory-client';
 import { startTestApp } from '../support/app';
+import { OPENAPI_PATH } from '../../src/openapi/paths';
 import { recordedOfType } from '../support/events';
 import { ENCRYPTION_KEY } from '../webhooks/helpers';
 
@@ -233,5 +234,28 @@ describe('Idempotency-Key', () => {
     const got = await t.request('GET', '/v1/me', { key: creator.key, headers: { 'idempotency-key': 'k'.repeat(300) } });
     expect(got.status).toBe(200);
     expect(got.headers['idempotent-replayed']).toBeUndefined();
+  });
+});
+
+describe('Idempotency-Key in the OpenAPI document', () => {
+  it('is a header parameter of every POST, whose answers may carry Idempotent-Replayed and 409 idempotency_key_in_use', async () => {
+    const t = await startTestApp();
+    try {
+      const document = (await t.request('GET', OPENAPI_PATH)).body;
+      expect(document.components.parameters.IdempotencyKey).toMatchObject({ name: 'Idempotency-Key', in: 'header', required: false, schema: { maxLength: 255 } });
+      const posts = Object.entries(document.paths).flatMap(([path, item]: [string, any]) => (item.post ? [[path, item.post]] : [])) as [string, any][];
+      expect(posts.length).toBeGreaterThan(20);
+      for (const [path, post] of posts) {
+        expect([path, post.parameters]).toEqual([path, expect.arrayContaining([{ $ref: '#/components/parameters/IdempotencyKey' }])]);
+        expect([path, post.responses['409']?.description]).toEqual([path, expect.stringContaining('idempotency_key_in_use')]);
+        const success = Object.keys(post.responses).find((s) => s.startsWith('2'))!;
+        expect([path, Object.keys(post.responses[success].headers ?? {})]).toEqual([path, ['Idempotent-Replayed']]);
+      }
+      for (const item of Object.values(document.paths) as any[]) {
+        for (const op of [item.get, item.patch, item.delete].filter(Boolean)) expect(op.parameters ?? []).not.toContainEqual({ $ref: '#/components/parameters/IdempotencyKey' });
+      }
+    } finally {
+      await t.close();
+    }
   });
 });
