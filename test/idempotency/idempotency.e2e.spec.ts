@@ -3,6 +3,7 @@ import { publishModel } from '../catalog/catalog-client';
 import { buy, eventsOfType } from '../commerce/commerce-client';
 import { createJob, creditsLeft, grantCredits } from '../factory/factory-client';
 import { startTestApp } from '../support/app';
+import { IdempotentRequests } from '../../src/idempotency/idempotent-requests';
 import { OPENAPI_PATH } from '../../src/openapi/paths';
 import { recordedOfType } from '../support/events';
 import { ENCRYPTION_KEY } from '../webhooks/helpers';
@@ -228,6 +229,22 @@ describe('Idempotency-Key', () => {
       await second.close();
     }
     expect(await drafted('Across a restart')).toHaveLength(1);
+  });
+
+  it('keeps a key a day: older, it is swept, and the key is new again', async () => {
+    const first = await draft(creator.key, 'A day old', 'day-1');
+    expect(first.status).toBe(201);
+    const keys = t.app.get(IdempotentRequests);
+    expect(await keys.sweep()).toBe(0);
+    expect((await draft(creator.key, 'A day old', 'day-1')).headers['idempotent-replayed']).toBe('true');
+
+    await t.db.query("UPDATE idempotency_keys SET created_at = now() - interval '25 hours' WHERE key = 'day-1'");
+    // Past its day, the key is free even before the sweep: another request under it runs.
+    const reused = await draft(creator.key, 'A day later', 'day-1');
+    expect([reused.status, reused.headers['idempotent-replayed']]).toEqual([201, undefined]);
+    await t.db.query("UPDATE idempotency_keys SET created_at = now() - interval '25 hours' WHERE key = 'day-1'");
+    expect(await keys.sweep()).toBe(1);
+    expect((await t.db.query("SELECT 1 FROM idempotency_keys WHERE key = 'day-1'")).rows).toHaveLength(0);
   });
 
   it('ignores the header where there is nothing to repeat (GET) and on routes without a caller key', async () => {
