@@ -231,6 +231,24 @@ describe('Idempotency-Key', () => {
     expect(await drafted('Across a restart')).toHaveLength(1);
   });
 
+  it('costs no statement without the header, and two with it: one to take the key, one to keep the answer; a replay one', async () => {
+    const spy = jest.spyOn(t.db, 'query');
+    const ours = () =>
+      spy.mock.calls.map(([sql]) => String(sql)).filter((sql) => sql.includes('idempotency_keys') && !sql.startsWith('UPDATE idempotency_keys SET locked_until'));
+    try {
+      expect((await draft(creator.key, 'Counted')).status).toBe(201);
+      expect(ours()).toEqual([]);
+      spy.mockClear();
+      expect((await draft(creator.key, 'Counted', 'count-1')).status).toBe(201);
+      expect(ours()).toEqual([expect.stringContaining('INSERT INTO idempotency_keys'), expect.stringMatching(/^UPDATE idempotency_keys SET status/)]);
+      spy.mockClear();
+      expect((await draft(creator.key, 'Counted', 'count-1')).headers['idempotent-replayed']).toBe('true');
+      expect(ours()).toEqual([expect.stringContaining('INSERT INTO idempotency_keys')]);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
   it('keeps a key a day: older, it is swept, and the key is new again', async () => {
     const first = await draft(creator.key, 'A day old', 'day-1');
     expect(first.status).toBe(201);
