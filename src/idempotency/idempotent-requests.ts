@@ -115,7 +115,8 @@ export class IdempotentRequests implements OnApplicationBootstrap, OnApplication
   /** Keeps the answer (not a 5xx, not a stream) or lets the key go. */
   private async keep(running: Running, reply: FastifyReply, payload: unknown): Promise<void> {
     const { request, owner } = running;
-    const body = typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : undefined;
+    // An empty answer (204) is kept as ''; a stream is not kept.
+    const body = payload == null ? '' : typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : undefined;
     if (reply.statusCode >= 500 || body === undefined) return this.settle(running, () => this.keys.release(request, owner));
     const contentType = reply.getHeader('content-type');
     const sealed = this.box.seal(body, `${request.scope}\n${request.key}`);

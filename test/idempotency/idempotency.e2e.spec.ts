@@ -1,6 +1,6 @@
 import { CommandBus } from '@nestjs/cqrs';
 import { publishModel } from '../catalog/catalog-client';
-import { buy, eventsOfType } from '../commerce/commerce-client';
+import { buy, eventsOfType, PAYS } from '../commerce/commerce-client';
 import { createJob, creditsLeft, grantCredits } from '../factory/factory-client';
 import { startTestApp } from '../support/app';
 import { IdempotentRequests } from '../../src/idempotency/idempotent-requests';
@@ -269,6 +269,19 @@ describe('Idempotency-Key', () => {
     const got = await t.request('GET', '/v1/me', { key: creator.key, headers: { 'idempotency-key': 'k'.repeat(300) } });
     expect(got.status).toBe(200);
     expect(got.headers['idempotent-replayed']).toBeUndefined();
+
+    // The hosted payment page is the processor's, authenticated by its session: no key is kept.
+    const seller = await t.accountWithKey({ name: 'Page seller' });
+    const buyer = await t.accountWithKey({ scopes: ['models:read'] });
+    const model = await publishModel(t, seller.key, { title: 'Paid on the page', price_cents: 1200 });
+    const session = await t.request('POST', '/v1/purchases', { key: buyer.key, body: { asset: model.id } });
+    const page = new URL(session.body.checkout_url);
+    const paid = await t.request('POST', `${page.pathname}${page.search}`, {
+      payload: `card_number=${PAYS}`,
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'idempotency-key': 'page-1' },
+    });
+    expect(paid.status).toBe(200);
+    expect((await t.db.query("SELECT 1 FROM idempotency_keys WHERE key = 'page-1'")).rows).toHaveLength(0);
   });
 });
 
