@@ -2,7 +2,7 @@
 /**
  * npm run bench: every benchmark, one after the other, each printing its figures next to a
  * baseline measured in the same run. Needs a Postgres server (DATABASE_URL, default the
- * local one) for bench/me.js, bench/revocation.js, bench/search.js, bench/rebuild.js, bench/eventstore.js, bench/long-streams.js, bench/journal.js, bench/inference.js and bench/console.js; the others take DATABASE_URL when set, else PGlite.
+ * local one) for bench/me.js, bench/idempotency.js, bench/revocation.js, bench/search.js, bench/rebuild.js, bench/eventstore.js, bench/long-streams.js, bench/journal.js, bench/inference.js and bench/console.js; the others take DATABASE_URL when set, else PGlite.
  */
 const { spawnSync } = require('node:child_process');
 const path = require('node:path');
@@ -12,6 +12,7 @@ const benches = [
   ['node', [path.join(__dirname, 'rebuild.js')]],
   ['node', [path.join(__dirname, 'eventstore.js')]],
   ['node', [path.join(__dirname, 'me.js')]],
+  ['node', [path.join(__dirname, 'idempotency.js')]],
   ['node', [path.join(__dirname, 'revocation.js')]],
   ['node', [path.join(__dirname, 'search.js')]],
   ['node', [path.join(__dirname, 'webhooks.js')]],

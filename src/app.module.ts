@@ -12,6 +12,7 @@ import { ConsoleModule } from './console/console.module';
 import { Infrastructure, InfrastructureModule } from './infrastructure.module';
 import { FactoryModule } from './factory/factory.module';
 import { HealthModule } from './health/health.module';
+import { IdempotencyModule } from './idempotency/idempotency.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { InferenceModule } from './inference/inference.module';
 import { LedgerModule } from './ledger/ledger.module';
@@ -53,6 +54,7 @@ export class AppModule {
         FactoryModule,
         HealthModule,
         ConsoleModule,
+        IdempotencyModule,
       ],
       providers: [
         { provide: APP_FILTER, useClass: ErrorFilter },

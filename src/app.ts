@@ -12,6 +12,7 @@ import { Database } from './database/database';
 import { migrate } from './database/migrate';
 import { openDatabase } from './database/open-database';
 import { openEventStore } from './event-store/open-event-store';
+import { IdempotentRequests } from './idempotency/idempotent-requests';
 import { Metrics } from './metrics/metrics';
 import { serveOpenApi } from './openapi/serve';
 import { configureHttp, createHttpAdapter } from './platform/http';
@@ -57,6 +58,8 @@ export async function createApp(base: Settings, options: AppOptions = {}): Promi
     adminToken: settings.adminToken!,
     publicRoutes: [OPENAPI_PATH],
   });
+  // After authentication (a key belongs to its caller), before any handler.
+  app.get(IdempotentRequests).install(app.getHttpAdapter().getInstance());
   logRequests(app.getHttpAdapter().getInstance(), pino);
   app.get(Metrics).instrument(app.getHttpAdapter().getInstance());
   serveOpenApi(app);

@@ -10,7 +10,25 @@ export class CliError extends Error {
 
 /** A client of the operator API under /admin (SVC_URL, ADMIN_TOKEN or DATA_DIR/admin_token). */
 export class AdminClient {
+  /**
+   * The global --idempotency-key: sent on this command's POSTs, the first as given, the nth
+   * as "KEY-n", so running the same command again with the same key repeats none of them
+   * (each answers its first answer) as long as it makes its POSTs in the same order.
+   */
+  private idempotency?: { key: string; posts: number };
+
   constructor(readonly baseUrl: string, private readonly token: string) {}
+
+  withIdempotencyKey(key: string): this {
+    this.idempotency = { key, posts: 0 };
+    return this;
+  }
+
+  private idempotencyHeader(method: string): Record<string, string> {
+    if (method !== 'POST' || !this.idempotency) return {};
+    const n = ++this.idempotency.posts;
+    return { 'idempotency-key': n === 1 ? this.idempotency.key : `${this.idempotency.key}-${n}` };
+  }
 
   /** Names the caller without holding its secret (the CLI's upload resume files). */
   get tokenSha256(): string {
@@ -38,6 +56,7 @@ export class AdminClient {
         headers: {
           authorization: `Bearer ${this.token}`,
           ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+          ...this.idempotencyHeader(method),
         },
         body: body === undefined ? undefined : JSON.stringify(body),
       });

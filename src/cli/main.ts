@@ -6,7 +6,7 @@ import { COMMANDS } from './commands';
 
 const USAGE = `usage: svc <command> [options] [--json]\n\ncommands:\n${Object.values(COMMANDS)
   .map((c) => `  svc ${c.usage}`)
-  .join('\n')}\n\nenvironment: SVC_URL (default http://127.0.0.1:3000), ADMIN_TOKEN (default: read DATA_DIR/admin_token), SVC_API_KEY (upload, models publish), DATABASE_URL or DATA_DIR (events copy: the service's own database)`;
+  .join('\n')}\n\nglobal options: --idempotency-key KEY (sent on the command's POSTs: run the command again with the same key and nothing is done twice; a second POST of one command sends KEY-2, and so on)\n\nenvironment: SVC_URL (default http://127.0.0.1:3000), ADMIN_TOKEN (default: read DATA_DIR/admin_token), SVC_API_KEY (upload, models publish), DATABASE_URL or DATA_DIR (events copy: the service's own database)`;
 
 /** The command's words: the leading arguments before the first option (`svc keys create --json`). */
 function findCommand(argv: string[]): { command: CliCommand; rest: string[] } {
@@ -59,6 +59,17 @@ function parse(command: CliCommand, rest: string[]) {
   return { values, positionals: parsed.positionals };
 }
 
+/** Takes the global --idempotency-key KEY (or --idempotency-key=KEY) out of the arguments. */
+function takeIdempotencyKey(argv: string[]): { key?: string; rest: string[] } {
+  const at = argv.findIndex((a) => a === '--idempotency-key' || a.startsWith('--idempotency-key='));
+  if (at === -1) return { rest: argv };
+  const inline = argv[at].startsWith('--idempotency-key=');
+  const key = inline ? argv[at].slice('--idempotency-key='.length) : argv[at + 1];
+  if (!key || (!inline && key.startsWith('-'))) throw new CliError('--idempotency-key needs a value (1 to 255 characters)', 'usage', 2);
+  if (key.length > 255) throw new CliError(`--idempotency-key is at most 255 characters, got ${key.length}`, 'usage', 2);
+  return { key, rest: [...argv.slice(0, at), ...argv.slice(at + (inline ? 1 : 2))] };
+}
+
 export async function runCli(
   argv: string[],
   out: (text: string) => void,
@@ -72,7 +83,8 @@ export async function runCli(
     return 0;
   }
   try {
-    const { command, rest } = findCommand(argv);
+    const { key: idempotencyKey, rest: args } = takeIdempotencyKey(argv);
+    const { command, rest } = findCommand(args);
     if (help) {
       const name = Object.keys(COMMANDS).find((n) => COMMANDS[n] === command)!;
       out(json ? `${JSON.stringify({ command: name, usage: `svc ${command.usage}`, options: command.options, examples: command.examples ?? [] }, null, 2)}\n` : `${commandHelp(name, command)}\n`);
@@ -80,12 +92,14 @@ export async function runCli(
     }
     const { values, positionals } = parse(command, rest);
     json = Boolean(values.json);
+    if (idempotencyKey !== undefined && command.client === 'local') throw new CliError('--idempotency-key applies to commands that call the service', 'usage', 2);
+    const keyed = <C extends AdminClient>(client: C) => (idempotencyKey === undefined ? client : client.withIdempotencyKey(idempotencyKey));
     const result =
       command.client === 'api'
-        ? await command.run(ApiClient.fromEnvironment(env), values, positionals)
+        ? await command.run(keyed(ApiClient.fromEnvironment(env)), values, positionals)
         : command.client === 'local'
           ? await command.run(env, values, positionals)
-          : await command.run(AdminClient.fromEnvironment(env), values, positionals);
+          : await command.run(keyed(AdminClient.fromEnvironment(env)), values, positionals);
     out(`${json || !command.print ? JSON.stringify(result, null, json ? 2 : 0) : command.print(result, values)}\n`);
     const failure = command.failure?.(result);
     if (failure) throw failure;

@@ -944,10 +944,10 @@ export interface components {
          *     }
          */
         ErrorEnvelope: {
-            /** @description Some codes attach more fields (scope_required: scope, scopes; purchase_required: the price; unsupported_parameter: param). */
+            /** @description Some codes attach more fields (scope_required: scope, scopes; purchase_required: the price; unsupported_parameter: param; idempotency_key_reused: differs). */
             error: {
                 /**
-                 * @description Stable; one of invalid_request, validation_failed, invalid_storage_path, file_not_found, price_too_low, missing_credentials, invalid_key, payment_required, purchase_required, scope_required, forbidden, not_found, model_not_found, unsupported_parameter, conflict, method_not_allowed, request_timeout, payload_too_large, uri_too_long, unsupported_media_type, headers_too_large, rate_limited, service_unavailable, internal_error.
+                 * @description Stable; one of invalid_request, validation_failed, invalid_storage_path, file_not_found, price_too_low, missing_credentials, invalid_key, payment_required, purchase_required, scope_required, forbidden, not_found, model_not_found, unsupported_parameter, conflict, idempotency_key_reused, idempotency_key_in_use, method_not_allowed, request_timeout, payload_too_large, uri_too_long, unsupported_media_type, headers_too_large, rate_limited, service_unavailable, internal_error.
                  * @example invalid_request
                  * @example validation_failed
                  * @example invalid_storage_path
@@ -963,6 +963,8 @@ export interface components {
                  * @example model_not_found
                  * @example unsupported_parameter
                  * @example conflict
+                 * @example idempotency_key_reused
+                 * @example idempotency_key_in_use
                  * @example method_not_allowed
                  * @example request_timeout
                  * @example payload_too_large
@@ -1640,7 +1642,7 @@ export interface components {
         };
     };
     responses: {
-        /** @description validation_failed (names the field) or invalid_request; some operations add their own codes. */
+        /** @description validation_failed (names the field) or invalid_request; idempotency_key_reused on a POST; some operations add their own codes. */
         BadRequest: {
             headers: {
                 [name: string]: unknown;
@@ -1686,7 +1688,10 @@ export interface components {
             };
         };
     };
-    parameters: never;
+    parameters: {
+        /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
+        IdempotencyKey: string;
+    };
     requestBodies: never;
     headers: never;
     pathItems: never;
@@ -1777,7 +1782,10 @@ export interface operations {
     UploadsController_grant: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -1796,6 +1804,8 @@ export interface operations {
             /** @description A signed URL to upload one file to, and part URLs for a large one */
             200: {
                 headers: {
+                    /** @description Sent on an answer replayed for an Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1805,13 +1815,25 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            /** @description idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             default: components["responses"]["Error"];
         };
     };
     UploadsController_parts: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -1824,6 +1846,8 @@ export interface operations {
             /** @description Part URLs of a multipart upload, 100 at most: part_numbers, or the first 100 */
             200: {
                 headers: {
+                    /** @description Sent on an answer replayed for an Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1841,13 +1865,25 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            /** @description idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             default: components["responses"]["Error"];
         };
     };
     UploadsController_complete: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -1860,6 +1896,8 @@ export interface operations {
             /** @description Complete a multipart upload with its parts’ ETags */
             200: {
                 headers: {
+                    /** @description Sent on an answer replayed for an Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1877,13 +1915,25 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            /** @description idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             default: components["responses"]["Error"];
         };
     };
     UploadsController_abort: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -1896,6 +1946,8 @@ export interface operations {
             /** @description Abort a multipart upload and drop its parts */
             200: {
                 headers: {
+                    /** @description Sent on an answer replayed for an Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1913,6 +1965,15 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            /** @description idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             default: components["responses"]["Error"];
         };
     };
@@ -1970,7 +2031,10 @@ export interface operations {
     ModelsController_publish: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -1995,6 +2059,8 @@ export interface operations {
             /** @description Publish a model from an uploaded file */
             201: {
                 headers: {
+                    /** @description Sent on an answer replayed for an Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2012,6 +2078,15 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            /** @description idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             default: components["responses"]["Error"];
         };
     };
@@ -2109,7 +2184,10 @@ export interface operations {
     ModelsController_download: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 idOrSlug: string;
             };
@@ -2120,12 +2198,15 @@ export interface operations {
             /** @description A signed download URL for a model or dataset file */
             200: {
                 headers: {
+                    /** @description Sent on an answer replayed for an Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Download"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             /** @description purchase_required: a paid asset the caller has not bought (the price is attached). */
             402: {
@@ -2138,6 +2219,15 @@ export interface operations {
             };
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            /** @description idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             default: components["responses"]["Error"];
         };
     };
@@ -2179,7 +2269,10 @@ export interface operations {
     ListingsController_draft: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -2192,6 +2285,8 @@ export interface operations {
             /** @description Create a listing draft */
             201: {
                 headers: {
+                    /** @description Sent on an answer replayed for an Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2209,6 +2304,15 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            /** @description idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             default: components["responses"]["Error"];
         };
     };
@@ -2280,7 +2384,10 @@ export interface operations {
     ListingsController_publish: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 idOrSlug: string;
             };
@@ -2291,6 +2398,8 @@ export interface operations {
             /** @description Validate and publish an own listing */
             200: {
                 headers: {
+                    /** @description Sent on an answer replayed for an Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2309,7 +2418,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
-            /** @description conflict: the file changed while it was being published; retry. */
+            /** @description conflict: the file changed while it was being published; retry. Or idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2324,7 +2433,10 @@ export interface operations {
     ListingsController_unpublish: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 idOrSlug: string;
             };
@@ -2335,15 +2447,27 @@ export interface operations {
             /** @description Unpublish an own listing */
             200: {
                 headers: {
+                    /** @description Sent on an answer replayed for an Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Listing"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            /** @description idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             default: components["responses"]["Error"];
         };
     };
@@ -2401,7 +2525,10 @@ export interface operations {
     DatasetsController_create: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -2414,6 +2541,8 @@ export interface operations {
             /** @description Create a dataset draft (its data arrives as shards) */
             201: {
                 headers: {
+                    /** @description Sent on an answer replayed for an Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2431,6 +2560,15 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            /** @description idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             default: components["responses"]["Error"];
         };
     };
@@ -2528,7 +2666,10 @@ export interface operations {
     DatasetsController_publish: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 idOrSlug: string;
             };
@@ -2539,6 +2680,8 @@ export interface operations {
             /** @description Publish an own dataset, fixing its shards */
             200: {
                 headers: {
+                    /** @description Sent on an answer replayed for an Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2557,7 +2700,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
-            /** @description conflict: a shard changed while it was being published; retry. */
+            /** @description conflict: a shard changed while it was being published; retry. Or idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2598,7 +2741,10 @@ export interface operations {
     ShardsController_mint: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 idOrSlug: string;
             };
@@ -2613,6 +2759,8 @@ export interface operations {
             /** @description A signed URL to upload one shard to */
             200: {
                 headers: {
+                    /** @description Sent on an answer replayed for an Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2623,6 +2771,15 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            /** @description idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             default: components["responses"]["Error"];
         };
     };
@@ -2698,7 +2855,10 @@ export interface operations {
     WebhookEndpointsController_create: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -2711,6 +2871,8 @@ export interface operations {
             /** @description Register a webhook endpoint (its secret is shown once) */
             201: {
                 headers: {
+                    /** @description Sent on an answer replayed for an Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2720,6 +2882,15 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            /** @description idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             default: components["responses"]["Error"];
         };
     };
@@ -2813,7 +2984,10 @@ export interface operations {
     WebhookEndpointsController_rotateSecret: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -2833,6 +3007,8 @@ export interface operations {
             /** @description Roll the signing secret (the new one is shown once) */
             200: {
                 headers: {
+                    /** @description Sent on an answer replayed for an Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2843,13 +3019,25 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            /** @description idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             default: components["responses"]["Error"];
         };
     };
     WebhookEndpointsController_sendTest: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -2860,6 +3048,8 @@ export interface operations {
             /** @description Send a signed webhook.test event to this endpoint */
             202: {
                 headers: {
+                    /** @description Sent on an answer replayed for an Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2878,13 +3068,25 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            /** @description idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             default: components["responses"]["Error"];
         };
     };
     WebhookEndpointsController_retryDelivery: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
                 delivery_id: string;
@@ -2896,6 +3098,8 @@ export interface operations {
             /** @description Attempt a delivery again now (one that succeeded or failed) */
             200: {
                 headers: {
+                    /** @description Sent on an answer replayed for an Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2914,7 +3118,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
-            /** @description conflict: the delivery is pending, its next attempt scheduled already. */
+            /** @description conflict: the delivery is pending, its next attempt scheduled already. Or idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3209,7 +3413,10 @@ export interface operations {
     PurchasesController_open: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -3227,6 +3434,8 @@ export interface operations {
             /** @description Open a checkout session for an asset */
             201: {
                 headers: {
+                    /** @description Sent on an answer replayed for an Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3236,7 +3445,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            /** @description conflict: the caller already bought this asset. */
+            /** @description conflict: the caller already bought this asset. Or idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3392,7 +3601,10 @@ export interface operations {
     ChatController_create: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -3405,6 +3617,8 @@ export interface operations {
             /** @description OpenAI-compatible chat completion */
             200: {
                 headers: {
+                    /** @description Sent on an answer replayed for an Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3434,6 +3648,15 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             /** @description model_not_found: no such inference model (GET /v1/inference/models lists them). */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3515,7 +3738,10 @@ export interface operations {
     JobsController_create: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -3533,6 +3759,8 @@ export interface operations {
             /** @description Start a generation job from a prompt (spends one credit) */
             201: {
                 headers: {
+                    /** @description Sent on an answer replayed for an Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3551,6 +3779,15 @@ export interface operations {
                 };
             };
             403: components["responses"]["Forbidden"];
+            /** @description idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             default: components["responses"]["Error"];
         };
     };
@@ -3583,7 +3820,10 @@ export interface operations {
     JobsController_clarify: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -3608,6 +3848,8 @@ export interface operations {
             /** @description Answer the job’s questions (in awaiting_clarification) */
             200: {
                 headers: {
+                    /** @description Sent on an answer replayed for an Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3626,13 +3868,25 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            /** @description idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             default: components["responses"]["Error"];
         };
     };
     JobsController_approve: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -3643,6 +3897,8 @@ export interface operations {
             /** @description Approve the plan and build the artifact */
             200: {
                 headers: {
+                    /** @description Sent on an answer replayed for an Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3661,6 +3917,15 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            /** @description idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             default: components["responses"]["Error"];
         };
     };
@@ -3670,7 +3935,10 @@ export interface operations {
                 /** @description plan or build. */
                 stage?: "plan" | "build";
             };
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -3681,6 +3949,8 @@ export interface operations {
             /** @description Plan again, or build again (spends one credit) */
             200: {
                 headers: {
+                    /** @description Sent on an answer replayed for an Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3708,13 +3978,25 @@ export interface operations {
             };
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            /** @description idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             default: components["responses"]["Error"];
         };
     };
     JobsController_publish: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -3734,6 +4016,8 @@ export interface operations {
             /** @description Publish the reviewed artifact as a listing */
             200: {
                 headers: {
+                    /** @description Sent on an answer replayed for an Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3752,6 +4036,15 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            /** @description idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             default: components["responses"]["Error"];
         };
     };

@@ -19,7 +19,10 @@ const errorResponse = (description: string) => ({ description, content: { 'appli
 
 /** The error statuses every route shares (spec part 7), as reusable responses. */
 const ERROR_RESPONSES: Record<string, { status: string; description: string }> = {
-  BadRequest: { status: '400', description: 'validation_failed (names the field) or invalid_request; some operations add their own codes.' },
+  BadRequest: {
+    status: '400',
+    description: 'validation_failed (names the field) or invalid_request; idempotency_key_reused on a POST; some operations add their own codes.',
+  },
   Unauthorized: { status: '401', description: 'missing_credentials or invalid_key (malformed, unknown, revoked or expired).' },
   Forbidden: { status: '403', description: 'scope_required: the key lacks every scope this operation accepts.' },
   NotFound: { status: '404', description: 'not_found: no such resource, or it belongs to another account.' },
@@ -73,7 +76,21 @@ function toJsonSchema2020(value: unknown): unknown {
   return out;
 }
 
-function describeOperation(operation: Operation, scopes: string[], notes: OperationNotes): void {
+/** Every POST takes an Idempotency-Key (issue 39; src/idempotency/idempotent-requests.ts). */
+const IDEMPOTENCY_KEY = {
+  name: 'Idempotency-Key',
+  in: 'header' as const,
+  required: false,
+  description:
+    'Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; ' +
+    'the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. ' +
+    'Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 ' +
+    '`idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them.',
+  schema: { type: 'string', minLength: 1, maxLength: 255 },
+};
+const IDEMPOTENT_REPLAYED = { description: 'Sent on an answer replayed for an Idempotency-Key.', schema: { type: 'string', enum: ['true'] } };
+
+function describeOperation(method: string, operation: Operation, scopes: string[], notes: OperationNotes): void {
   operation.summary = notes.summary;
   if (notes.description) operation.description = notes.description;
 
@@ -90,6 +107,7 @@ function describeOperation(operation: Operation, scopes: string[], notes: Operat
   // Query parameters the handlers parse by hand replace what SwaggerModule guessed from their types.
   const params: Operation[] = (operation.parameters ?? []).filter((p: Operation) => p.in !== 'query');
   for (const q of notes.query ?? []) params.push({ name: q.name, in: 'query', required: false, description: q.description, schema: q.schema });
+  if (method === 'post') params.push({ $ref: '#/components/parameters/IdempotencyKey' });
   operation.parameters = params;
 
   // The success status SwaggerModule derived from the handler (@HttpCode, 201 for POST).
@@ -97,14 +115,20 @@ function describeOperation(operation: Operation, scopes: string[], notes: Operat
   const content: Record<string, unknown> = {};
   if (notes.response) content['application/json'] = { schema: notes.response };
   if (notes.events) content['text/event-stream'] = { schema: { type: 'string', description: notes.events } };
-  const responses: Record<string, unknown> = { [success]: { description: notes.summary, ...(notes.response || notes.events ? { content } : {}) } };
+  const responses: Record<string, any> = {
+    [success]: { description: notes.summary, ...(method === 'post' ? { headers: { 'Idempotent-Replayed': IDEMPOTENT_REPLAYED } } : {}), ...(notes.response || notes.events ? { content } : {}) },
+  };
   operation.responses = responses;
   const reference = (name: string) => ({ $ref: `#/components/responses/${name}` });
-  if (operation.requestBody || params.some((p) => p.in === 'query')) responses['400'] = reference('BadRequest');
+  if (operation.requestBody || params.some((p) => p.in === 'query') || method === 'post') responses['400'] = reference('BadRequest');
   responses['401'] = reference('Unauthorized');
   if (scopes.length) responses['403'] = reference('Forbidden');
   if (params.some((p) => p.in === 'path')) responses['404'] = reference('NotFound');
   for (const [status, why] of Object.entries(notes.errors ?? {})) responses[status] = errorResponse(why);
+  if (method === 'post') {
+    const inUse = 'idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered.';
+    responses['409'] = errorResponse(responses['409'] ? `${responses['409'].description} Or ${inUse}` : inUse);
+  }
   responses.default = reference('Error');
 }
 
@@ -145,7 +169,7 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
       const notes = OPERATIONS[key];
       if (!notes) throw new Error(`OpenAPI: ${key} has no entry in src/openapi/operations.ts`);
       unused.delete(key);
-      describeOperation(operation, notes.scopes ?? requiredScopes(controllers, operation.operationId), notes);
+      describeOperation(method, operation, notes.scopes ?? requiredScopes(controllers, operation.operationId), notes);
     }
   }
   if (unused.size) throw new Error(`OpenAPI: src/openapi/operations.ts names routes that do not exist: ${[...unused].join(', ')}`);
@@ -181,6 +205,7 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
   document.components = {
     schemas: toJsonSchema2020(schemas) as Record<string, any>,
     responses: Object.fromEntries(Object.entries(ERROR_RESPONSES).map(([name, r]) => [name, errorResponse(r.description)])),
+    parameters: { IdempotencyKey: IDEMPOTENCY_KEY },
     securitySchemes: {
       [API_KEY]: {
         type: 'http',

@@ -50,6 +50,8 @@ export const ERROR_CODES = [
   'model_not_found',
   'unsupported_parameter',
   'conflict',
+  'idempotency_key_reused',
+  'idempotency_key_in_use',
   'method_not_allowed',
   'request_timeout',
   'payload_too_large',
@@ -99,7 +101,7 @@ export const SCHEMAS: Record<string, Schema> = {
           message: { type: 'string', description: 'For humans; may change.' },
           request_id: { type: 'string', description: 'Also sent in the x-request-id header.' },
         },
-        { description: 'Some codes attach more fields (scope_required: scope, scopes; purchase_required: the price; unsupported_parameter: param).' },
+        { description: 'Some codes attach more fields (scope_required: scope, scopes; purchase_required: the price; unsupported_parameter: param; idempotency_key_reused: differs).' },
       ),
     },
     {

@@ -1,0 +1,173 @@
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { createHash, randomUUID } from 'node:crypto';
+import { SETTINGS, Settings } from '../config/settings';
+import { DATABASE, Database } from '../database/database';
+import { ApiError, Errors } from '../platform/errors';
+import { resolveWebhookKey, SecretBox } from '../webhooks/secret-box';
+import { IdempotencyKeys, KeyedRequest } from './idempotency-keys';
+
+/** Stripe's limit on a key's length. */
+export const MAX_KEY_LENGTH = 255;
+const SWEEP_EVERY_MS = 3600 * 1000;
+
+/** The key a running request holds, on the request from preHandler to onSend. */
+interface Running {
+  request: KeyedRequest;
+  owner: string;
+  settled: boolean;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    idempotency?: Running;
+  }
+}
+
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+
+/**
+ * Idempotency-Key on every POST of /v1 and /admin (issue 39, Stripe's semantics): the first
+ * request under a key runs and its answer is kept; a retry of the same request gets that
+ * answer byte for byte with `Idempotent-Replayed: true` and runs nothing; another request
+ * under the key is 400 `idempotency_key_reused`; one arriving while the first still runs is
+ * 409 `idempotency_key_in_use`. 5xx answers (and streamed ones) are not kept, so their retry
+ * runs again. Keys belong to the caller: an API key's account and mode, or the operator.
+ *
+ * Two Fastify hooks, installed once (app.ts) after authentication: preHandler takes the key
+ * (one statement) or answers from it, onSend keeps the answer (one statement). A request
+ * without the header costs nothing. A key whose instance died mid-request (kill -9) is free
+ * again once its lease passes: the running instance renews the leases of every key it runs,
+ * in one statement per period, so a slow request keeps its key and a dead one lets it go.
+ */
+@Injectable()
+export class IdempotentRequests implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger('Idempotency');
+  private readonly keys: IdempotencyKeys;
+  /** Answers at rest are sealed: some carry a secret shown once (an API key, a signing secret). */
+  private readonly box: SecretBox;
+  private readonly running = new Set<string>();
+  private renewer?: NodeJS.Timeout;
+  private sweeper?: NodeJS.Timeout;
+
+  constructor(
+    @Inject(DATABASE) db: Database,
+    @Inject(SETTINGS) private readonly settings: Settings,
+  ) {
+    this.keys = new IdempotencyKeys(db, settings.consumerLeaseTtlMs);
+    this.box = new SecretBox(resolveWebhookKey(settings));
+  }
+
+  onApplicationBootstrap(): void {
+    this.renewer = setInterval(() => void this.renew(), Math.max(50, Math.floor(this.keys.leaseMs / 3))).unref();
+    if (this.settings.workers) this.sweeper = setInterval(() => void this.sweep(), SWEEP_EVERY_MS).unref();
+  }
+
+  onApplicationShutdown(): void {
+    clearInterval(this.renewer);
+    clearInterval(this.sweeper);
+  }
+
+  install(fastify: FastifyInstance): void {
+    fastify.addHook('preHandler', (request: FastifyRequest, reply: FastifyReply) => this.take(request, reply));
+    fastify.addHook('onSend', async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
+      if (request.idempotency && !request.idempotency.settled) await this.keep(request.idempotency, reply, payload);
+      return payload;
+    });
+  }
+
+  private async take(request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
+    const header = request.headers['idempotency-key'];
+    if (header === undefined || request.method !== 'POST') return;
+    const scope = scopeOf(request);
+    if (!scope) return;
+    if (typeof header !== 'string') throw Errors.validationFailed('Send one "Idempotency-Key" header, not several.');
+    if (!header.length || header.length > MAX_KEY_LENGTH) {
+      throw Errors.validationFailed(`Invalid header "Idempotency-Key": 1 to ${MAX_KEY_LENGTH} characters, got ${header.length}.`);
+    }
+    const keyed: KeyedRequest = { scope, key: header, path: request.url, bodySha256: sha256(request.rawBody ?? '') };
+    const owner = randomUUID();
+    const claim = await this.keys.claim(keyed, owner);
+    if (claim.claimed) {
+      const running: Running = { request: keyed, owner, settled: false };
+      request.idempotency = running;
+      this.running.add(owner);
+      // A streamed answer (the reply hijacked) never reaches onSend: the key is let go when it ends.
+      reply.raw.once('close', () => {
+        if (!running.settled && reply.sent) void this.settle(running, () => this.keys.release(keyed, owner));
+      });
+      return;
+    }
+    const held = claim.held;
+    if (held && held.path !== keyed.path) throw reused(header, 'path', `POST ${held.path}`);
+    if (held && held.bodySha256 !== keyed.bodySha256) throw reused(header, 'body', `POST ${held.path} with another body`);
+    if (!held?.answer) {
+      throw new ApiError(409, 'idempotency_key_in_use', `A request with the Idempotency-Key "${header}" is still running; retry once it has answered.`);
+    }
+    const { status, contentType, sealedBody } = held.answer;
+    // Opened first: an answer sealed under another key (WEBHOOK_ENCRYPTION_KEY changed) is a 500, not a replay.
+    const body = this.box.open(sealedBody, `${scope}\n${header}`);
+    reply.code(status).header('idempotent-replayed', 'true');
+    if (contentType) reply.header('content-type', contentType);
+    return reply.send(body);
+  }
+
+  /** Keeps the answer (not a 5xx, not a stream) or lets the key go. */
+  private async keep(running: Running, reply: FastifyReply, payload: unknown): Promise<void> {
+    const { request, owner } = running;
+    // An empty answer (204) is kept as ''; a stream is not kept.
+    const body = payload == null ? '' : typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : undefined;
+    if (reply.statusCode >= 500 || body === undefined) return this.settle(running, () => this.keys.release(request, owner));
+    const contentType = reply.getHeader('content-type');
+    const sealed = this.box.seal(body, `${request.scope}\n${request.key}`);
+    await this.settle(running, async () => {
+      const kept = await this.keys.answer(request, owner, reply.statusCode, contentType === undefined ? null : String(contentType), sealed);
+      if (!kept) this.logger.warn(`the answer under an Idempotency-Key was not kept: the key's lease passed and another request took it`);
+    });
+  }
+
+  private async settle(running: Running, write: () => Promise<void>): Promise<void> {
+    running.settled = true;
+    try {
+      await write();
+    } catch (error) {
+      // The answer still goes out; its key stays held until the lease passes, then a retry runs again.
+      this.logger.error(`an Idempotency-Key could not be settled: ${(error as Error).message}`);
+    } finally {
+      this.running.delete(running.owner);
+    }
+  }
+
+  private async renew(): Promise<void> {
+    if (!this.running.size) return;
+    await this.keys.renew([...this.running]).catch((error) => this.logger.warn(`renewing idempotency keys failed: ${error.message}`));
+  }
+
+  async sweep(): Promise<number> {
+    try {
+      const swept = await this.keys.sweep();
+      if (swept) this.logger.log(`swept ${swept} idempotency key(s) older than a day`);
+      return swept;
+    } catch (error) {
+      this.logger.warn(`the idempotency key sweep failed, to be tried again in an hour: ${(error as Error).message}`);
+      return 0;
+    }
+  }
+}
+
+/** Whose key this is: an API key's account and mode on /v1, the operator on /admin; none elsewhere. */
+function scopeOf(request: FastifyRequest): string | undefined {
+  const route = request.routeOptions.url ?? '';
+  if (route.startsWith('/v1/') && request.auth) return `${request.auth.accountId}:${request.auth.mode}`;
+  if (route.startsWith('/admin/')) return 'operator';
+  return undefined;
+}
+
+function reused(key: string, differs: 'path' | 'body', first: string): ApiError {
+  return new ApiError(
+    400,
+    'idempotency_key_reused',
+    `The Idempotency-Key "${key}" was first used for ${first}; this request's ${differs} differs. Use a new key for a different request.`,
+    { differs },
+  );
+}
