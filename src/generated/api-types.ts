@@ -3537,7 +3537,10 @@ export interface operations {
     ChatController_openaiCreate: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -3550,6 +3553,8 @@ export interface operations {
             /** @description OpenAI-compatible chat completion, at the OpenAI base URL */
             200: {
                 headers: {
+                    /** @description Sent on an answer replayed for an Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3579,6 +3584,15 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             /** @description model_not_found: no such inference model (GET /v1/inference/models lists them). */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
