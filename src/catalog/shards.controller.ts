@@ -1,4 +1,6 @@
-import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query } from '@nestjs/common';
+import { Body, Controller, createParamDecorator, ExecutionContext, Get, HttpCode, Inject, Param, Post, Query } from '@nestjs/common';
+import { ApiParam } from '@nestjs/swagger';
+import type { FastifyRequest } from 'fastify';
 import { IsInt, IsOptional, IsString, Matches, Min } from 'class-validator';
 import { SETTINGS, Settings } from '../config/settings';
 import { Auth, AuthContext, RequireScope } from '../platform/auth/auth-context';
@@ -33,8 +35,12 @@ export class CreateShardDto {
 /**
  * The shard's name from the route: everything after /shards/, so folders need no encoding
  * ("shards/data/chunk-000/x.parquet"); "%2F" is decoded by the router to the same name.
+ * Fastify names a wildcard "*"; the document calls it {path}.
  */
-const NAME_PARAM = '*';
+const ShardPath = createParamDecorator((_data: unknown, context: ExecutionContext): string => {
+  const params = context.switchToHttp().getRequest<FastifyRequest>().params as Record<string, string>;
+  return params['*'] ?? '';
+});
 
 /**
  * Shards of a dataset. Until its first publish the list is read from storage, so it shows
@@ -86,9 +92,10 @@ export class ShardsController {
   }
 
   /** The same entitlement as a model download: free, own, or bought. The first shard a buyer fetches in a UTC day counts the day's download. */
-  @Get(NAME_PARAM)
+  @Get('*')
+  @ApiParam({ name: 'path', description: 'The shard name, folders included (meta/info.json), or the same with "/" as %2F.', schema: { type: 'string' } })
   @RequireScope('datasets:read', 'datasets:upload')
-  async fetch(@Auth() auth: AuthContext, @Param('idOrSlug') idOrSlug: string, @Param(NAME_PARAM) name: string) {
+  async fetch(@Auth() auth: AuthContext, @Param('idOrSlug') idOrSlug: string, @ShardPath() name: string) {
     assertShardName(name);
     const dataset = await this.reachable(auth, idOrSlug);
     await this.entitlements.assertEntitled(auth, dataset);
