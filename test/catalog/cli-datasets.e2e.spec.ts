@@ -9,6 +9,7 @@ import { buy } from '../commerce/commerce-client';
 import { startTestApp, TestApp } from '../support/app';
 import { freePort } from '../support/cli';
 import { minimalMp4, writeLeRobotDataset } from '../support/lerobot-fixture';
+import { EXTERNAL_S3_SKIP_REASON, onExternalS3 } from '../storage/s3-server';
 
 const SVC = path.resolve('bin/svc.js');
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
@@ -149,7 +150,8 @@ describe('svc datasets create, upload and download; svc download', () => {
     expect(tree(into)).toEqual(final);
   });
 
-  it('resumes a directory upload killed between shards, sending only the shards that had not landed', async () => {
+  // On an external S3 server the PUTs go to the gateway, past the proxy that holds them.
+  (onExternalS3 ? it.skip : it)(`resumes a directory upload killed between shards, sending only the shards that had not landed${onExternalS3 ? ` (${EXTERNAL_S3_SKIP_REASON})` : ''}`, async () => {
     const dataset = (await t.request('POST', '/v1/datasets', { key: owner.key, body: { title: 'Killed Upload' } })).body;
     const source = path.join(dir, 'killed');
     const names = writeLeRobotDataset(source, 3, 4);
