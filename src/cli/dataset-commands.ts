@@ -125,10 +125,13 @@ async function downloadFile(
 ): Promise<void> {
   const expected = { ...listed };
   const part = `${target}.part`;
-  fs.mkdirSync(path.dirname(target), { recursive: true });
   for (let attempt = 1; ; attempt++) {
     let have = fs.existsSync(part) ? fs.statSync(part).size : 0;
-    if (have > expected.size) fs.rmSync(part), (have = 0);
+    if (have > expected.size) {
+      // Longer than the file: not a prefix of it.
+      fs.rmSync(part);
+      have = 0;
+    }
     try {
       if (have < expected.size || expected.size === 0) {
         const signed = await sign();
@@ -139,6 +142,8 @@ async function downloadFile(
         const append = response.status === 206;
         if (!append) have = 0;
         onBytes(have);
+        // Made once the API agreed to serve it: a refused download leaves no folders behind.
+        fs.mkdirSync(path.dirname(target), { recursive: true });
         const counter = async function* (source: AsyncIterable<Uint8Array>) {
           for await (const chunk of source) {
             onBytes(chunk.length);
