@@ -11,6 +11,7 @@ import { Entitlements } from './entitlement';
 import { ListingStore } from './listing-store';
 import { ListingsController } from './listings.controller';
 import { ModelsController } from './models.controller';
+import { ShardChecksums } from './shard-checksums';
 import { ShardsController } from './shards.controller';
 import { UploadGrants } from './upload-grants';
 import { UploadsController } from './uploads.controller';
@@ -30,6 +31,7 @@ import { UploadsController } from './uploads.controller';
     DownloadAssetHandler,
     Downloads,
     UploadGrants,
+    ShardChecksums,
   ],
   exports: [CatalogQueries, Entitlements, ListingStore],
 })

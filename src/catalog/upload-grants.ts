@@ -32,6 +32,8 @@ export interface GrantView {
   upload_url: string | null;
   token: string | null;
   expires_in: number;
+  /** Headers the PUT to upload_url must send (S3 with a bound sha256: x-amz-checksum-sha256). */
+  upload_headers?: Record<string, string>;
   multipart?: MultipartView;
 }
 
@@ -95,11 +97,18 @@ function decodeUploadId(uploadId: string, maxBytes: number): { storeUploadId: st
 export class UploadGrants {
   constructor(@Inject(SETTINGS) private readonly settings: Settings) {}
 
-  async grant(store: BlobStore, storagePath: string, fileSize: number): Promise<GrantView> {
+  /**
+   * With sha256, the single-PUT URL takes those bytes only (issue 41). Multipart parts are not
+   * bound: S3 has no whole-object SHA-256 over parts, so a large file's sha256 is the one the
+   * service computes once it landed (shard-checksums.ts), which clients compare.
+   */
+  async grant(store: BlobStore, storagePath: string, fileSize: number, sha256?: string): Promise<GrantView> {
     const single = fileSize <= MAX_SINGLE_PUT_BYTES
-      ? await store.signUpload(storagePath, { expiresIn: UPLOAD_URL_TTL_SECONDS, maxBytes: fileSize })
+      ? await store.signUpload(storagePath, { expiresIn: UPLOAD_URL_TTL_SECONDS, maxBytes: fileSize, ...(sha256 && { sha256 }) })
       : undefined;
-    const view: GrantView = { upload_url: single?.url ?? null, token: single?.token ?? null, expires_in: UPLOAD_URL_TTL_SECONDS };
+    const view: GrantView = {
+      upload_url: single?.url ?? null, token: single?.token ?? null, expires_in: UPLOAD_URL_TTL_SECONDS, ...(single?.headers && { upload_headers: single.headers }),
+    };
     if (fileSize <= this.settings.uploads.multipartThresholdBytes) return view;
     const plan = planParts(fileSize, this.settings.uploads.partSizeBytes);
     const storeUploadId = await store.startMultipart(storagePath);

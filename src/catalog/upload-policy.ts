@@ -6,6 +6,8 @@ export const ALLOWED_EXTENSIONS = [
   '.onnx', '.pt', '.pth', '.safetensors', '.tflite', '.engine', '.zip', '.tar', '.gz', '.tgz', '.bag', '.mcap',
   '.db3', '.csv', '.json', '.jsonl', '.parquet', '.h5', '.hdf5', '.npz', '.yaml', '.urdf', '.xacro', '.usd',
   '.usda', '.usdz', '.stl', '.obj', '.dae', '.pcd', '.ply', '.png', '.jpg',
+  // Issue 41: the files robotics data comes in (videos, TFRecords, arrays, docs, robot and scene descriptions, Arrow).
+  '.mp4', '.webm', '.mkv', '.tfrecord', '.npy', '.md', '.txt', '.xml', '.sdf', '.mjcf', '.arrow', '.feather', '.msgpack',
 ] as const;
 
 const MAX_FILE_NAME = 200;

@@ -1,9 +1,9 @@
 import { Body, Controller, Get, HttpCode, Inject, Post, Put } from '@nestjs/common';
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, ArrayMinSize, IsArray, IsInt, IsOptional, IsString, Length, Max, Min, ValidateNested } from 'class-validator';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsInt, IsOptional, IsString, Length, Matches, Max, Min, ValidateNested } from 'class-validator';
 import { SETTINGS, Settings } from '../config/settings';
 import { Auth, AuthContext, RequireScope } from '../platform/auth/auth-context';
-import { BLOB_STORE, BlobStore, MAX_PARTS } from '../storage/blob-store';
+import { BLOB_STORE, BlobStore, MAX_PARTS, SHA256_HEX } from '../storage/blob-store';
 import { blobsOfMode } from '../storage/mode-staging';
 import {
   ALLOWED_EXTENSIONS,
@@ -26,6 +26,11 @@ export class CreateUploadDto {
   @Min(1)
   @Max(Number.MAX_SAFE_INTEGER)
   file_size: number;
+
+  /** Lowercase hex SHA-256 of the bytes: the upload URL then takes those bytes only (issue 41). */
+  @IsOptional()
+  @Matches(SHA256_HEX, { message: 'sha256 must be 64 lowercase hexadecimal characters' })
+  sha256?: string;
 }
 
 export class CheckUploadDto {
@@ -97,9 +102,12 @@ export class UploadsController {
     assertAllowedExtension(extension, 'file_name');
     assertWithinMaxBytes(body.file_size, this.settings.uploads.maxBytes, 'file_size');
     const storagePath = uploadPath(auth.accountId, fileName);
-    const grant = await this.grants.grant(blobsOfMode(this.store, auth.mode), storagePath, body.file_size);
+    const grant = await this.grants.grant(blobsOfMode(this.store, auth.mode), storagePath, body.file_size, body.sha256);
     const { multipart, ...single } = grant;
-    return { storage_path: storagePath, ...single, file_name: fileName, file_size: body.file_size, file_extension: extension, ...(multipart && { multipart }) };
+    return {
+      storage_path: storagePath, ...single, file_name: fileName, file_size: body.file_size, file_extension: extension,
+      ...(body.sha256 && { sha256: body.sha256 }), ...(multipart && { multipart }),
+    };
   }
 
   /** Part URLs of a multipart upload in progress, PART_URLS_PER_ANSWER at most: the part_numbers asked for, or the first ones. */

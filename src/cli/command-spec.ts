@@ -13,6 +13,8 @@ interface CommandSpec {
   options: OptionSpec;
   /** Names of the positional arguments it takes, in order. */
   positionals?: string[];
+  /** Names of the positional arguments it may take after those. */
+  optionalPositionals?: string[];
   /** Human-readable output; --json prints the result itself. */
   print?(result: any, options: Record<string, any>): string;
   /** A result that must still exit non-zero (after it is printed), such as a failed ledger verify. */

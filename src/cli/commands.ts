@@ -1,6 +1,7 @@
 import { AdminClient, CliError } from './admin-client';
 import type { CliCommand } from './command-spec';
 import { CATALOG_COMMANDS } from './catalog-commands';
+import { DATASET_COMMANDS } from './dataset-commands';
 import { describeCopy, eventsCopy } from './events-copy';
 import { FACTORY_COMMANDS } from './factory-commands';
 import { table } from './format';
@@ -185,6 +186,7 @@ export const COMMANDS: Record<string, CliCommand> = {
     print: (r) => `retried ${r.retried}, still parked ${r.still_parked}`,
   },
   ...CATALOG_COMMANDS,
+  ...DATASET_COMMANDS,
   ...INFERENCE_COMMANDS,
   ...LEDGER_COMMANDS,
   ...FACTORY_COMMANDS,

@@ -44,8 +44,9 @@ function parse(command: CliCommand, rest: string[]) {
     throw new CliError((error as Error).message.split('\n')[0].split('. To specify')[0], 'usage', 2);
   }
   const expected = command.positionals ?? [];
-  if (parsed.positionals.length > expected.length) {
-    throw new CliError(`unexpected argument "${parsed.positionals[expected.length]}"; usage: svc ${command.usage}`, 'usage', 2);
+  const most = expected.length + (command.optionalPositionals?.length ?? 0);
+  if (parsed.positionals.length > most) {
+    throw new CliError(`unexpected argument "${parsed.positionals[most]}"; usage: svc ${command.usage}`, 'usage', 2);
   }
   const values = parsed.values as Record<string, any>;
   for (const [name, spec] of Object.entries(command.options)) {

@@ -23,6 +23,8 @@ export type MultipartView = components['schemas']['MultipartUpload'];
 export interface Grant {
   storage_path: string;
   upload_url: string | null;
+  /** Headers the single PUT must carry (S3 with a bound sha256). */
+  upload_headers?: Record<string, string>;
   multipart?: MultipartView;
   file_name?: string;
   file_extension?: string;
@@ -119,7 +121,9 @@ class UploadGone extends CliError {
  * Streams `size` bytes of a file from `start` to a signed storage URL with their exact length
  * (S3 signs content-length); resolves to the answer's ETag (parts need it to complete).
  */
-export async function putFile(url: string, file: string, range: { start: number; size: number }, onBytes: (bytes: number) => void): Promise<string | undefined> {
+export async function putFile(
+  url: string, file: string, range: { start: number; size: number }, onBytes: (bytes: number) => void, headers: Record<string, string> = {},
+): Promise<string | undefined> {
   const target = new URL(url);
   const transport = target.protocol === 'https:' ? https : http;
   const counter = new Transform({
@@ -128,7 +132,7 @@ export async function putFile(url: string, file: string, range: { start: number;
       callback(null, chunk);
     },
   });
-  const request = transport.request(target, { method: 'PUT', headers: { 'content-length': range.size, 'content-type': 'application/octet-stream' } });
+  const request = transport.request(target, { method: 'PUT', headers: { ...headers, 'content-length': range.size, 'content-type': 'application/octet-stream' } });
   request.setTimeout(IDLE_MS, () => request.destroy(new Error(`no progress for ${IDLE_MS / 1000} s`)));
   const answered = new Promise<string | undefined>((resolve, reject) => {
     request.on('error', reject);
@@ -242,7 +246,7 @@ export async function sendFile(t: Transfer, local: LocalFile, target: string, mi
   const grant = await mint();
   if (!grant.multipart) {
     if (!grant.upload_url) throw new CliError('the grant has neither an upload URL nor parts', 'bad_response');
-    await t.limiter.run(() => putFile(grant.upload_url!, local.path, { start: 0, size: local.size }, t.onBytes));
+    await t.limiter.run(() => putFile(grant.upload_url!, local.path, { start: 0, size: local.size }, t.onBytes, grant.upload_headers));
     return grant;
   }
   const m = grant.multipart;

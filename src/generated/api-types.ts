@@ -358,7 +358,9 @@ export interface paths {
         };
         /**
          * The shards that landed in storage
-         * @description Needs one of the scopes: datasets:read, datasets:upload (an unrestricted key has all).
+         * @description Names are relative paths (data/chunk-000/episode_000000.parquet); every shard shows its sha256 (null while a large draft shard is still being hashed).
+         *
+         *     Needs one of the scopes: datasets:read, datasets:upload (an unrestricted key has all).
          */
         get: operations["ShardsController_list"];
         put?: never;
@@ -373,7 +375,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/v1/datasets/{idOrSlug}/shards/{name}": {
+    "/v1/datasets/{idOrSlug}/shards/{path}": {
         parameters: {
             query?: never;
             header?: never;
@@ -382,7 +384,9 @@ export interface paths {
         };
         /**
          * A signed download URL for one shard
-         * @description Needs one of the scopes: datasets:read, datasets:upload (an unrestricted key has all).
+         * @description The shard name is the rest of the path, folders included (shards/meta/info.json), or the same with "/" encoded as %2F.
+         *
+         *     Needs one of the scopes: datasets:read, datasets:upload (an unrestricted key has all).
          */
         get: operations["ShardsController_fetch"];
         put?: never;
@@ -1093,6 +1097,12 @@ export interface components {
             file_size: number;
             /** @example .onnx */
             file_extension: string;
+            /** @description The sha256 the upload URL is bound to, when one was given: a PUT of other bytes is refused. */
+            sha256?: string;
+            /** @description Headers the PUT to upload_url must carry (S3 with a bound sha256: x-amz-checksum-sha256); absent when none are needed. */
+            upload_headers?: {
+                [key: string]: string;
+            };
             multipart?: components["schemas"]["MultipartUpload"];
         };
         /** @description A multipart upload: PUT each part to its URL (in parallel if you like), then POST /v1/uploads/complete with every part’s ETag. `parts` holds 100 URLs at most; POST /v1/uploads/parts gives the others. */
@@ -1130,6 +1140,12 @@ export interface components {
             upload_url: string | null;
             token: string | null;
             expires_in: number;
+            /** @description The sha256 the upload URL is bound to, when one was given: a PUT of other bytes is refused. */
+            sha256?: string;
+            /** @description Headers the PUT to upload_url must carry (S3 with a bound sha256: x-amz-checksum-sha256); absent when none are needed. */
+            upload_headers?: {
+                [key: string]: string;
+            };
             multipart?: components["schemas"]["MultipartUpload"];
         };
         ShardList: {
@@ -1508,6 +1524,7 @@ export interface components {
         CreateUploadDto: {
             file_name: string;
             file_size: number;
+            sha256?: string;
         };
         CheckUploadDto: {
             storage_path: string;
@@ -1601,6 +1618,7 @@ export interface components {
         CreateShardDto: {
             name: string;
             size: number;
+            sha256?: string;
         };
         CreateWebhookEndpointDto: {
             url: string;
@@ -2714,7 +2732,10 @@ export interface operations {
     };
     ShardsController_list: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Only shards whose name starts with this (e.g. data/). */
+                prefix?: string;
+            };
             header?: never;
             path: {
                 idOrSlug: string;
@@ -2732,6 +2753,7 @@ export interface operations {
                     "application/json": components["schemas"]["ShardList"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
@@ -2789,7 +2811,8 @@ export interface operations {
             header?: never;
             path: {
                 idOrSlug: string;
-                name: string;
+                /** @description The shard name, folders included (meta/info.json), or the same with "/" as %2F. */
+                path: string;
             };
             cookie?: never;
         };

@@ -143,9 +143,15 @@ export const OPERATIONS: Record<string, OperationNotes> = {
     errors: { 400: `${BAD_FILE} (a dataset needs a shard first)`, 409: 'conflict: a shard changed while it was being published; retry.' },
   },
   'POST /v1/datasets/{idOrSlug}/shards': { summary: 'A signed URL to upload one shard to', response: ref('ShardGrant') },
-  'GET /v1/datasets/{idOrSlug}/shards': { summary: 'The shards that landed in storage', response: ref('ShardList') },
-  'GET /v1/datasets/{idOrSlug}/shards/{name}': {
+  'GET /v1/datasets/{idOrSlug}/shards': {
+    summary: 'The shards that landed in storage',
+    description: 'Names are relative paths (data/chunk-000/episode_000000.parquet); every shard shows its sha256 (null while a large draft shard is still being hashed).',
+    query: [{ name: 'prefix', description: 'Only shards whose name starts with this (e.g. data/).', schema: { type: 'string', maxLength: 512 } }],
+    response: ref('ShardList'),
+  },
+  'GET /v1/datasets/{idOrSlug}/shards/{path}': {
     summary: 'A signed download URL for one shard',
+    description: 'The shard name is the rest of the path, folders included (shards/meta/info.json), or the same with "/" encoded as %2F.',
     response: ref('ShardDownload'),
     errors: { 402: PURCHASE_REQUIRED },
   },

@@ -151,7 +151,15 @@ export const SCHEMAS: Record<string, Schema> = {
       },
       { description: 'A signed storage URL for one upload; the declared size is also the cap. Above the multipart threshold, part URLs too.' },
     ),
-    { multipart: ref('MultipartUpload') },
+    {
+      sha256: { type: 'string', description: 'The sha256 the upload URL is bound to, when one was given: a PUT of other bytes is refused.' },
+      upload_headers: {
+        type: 'object',
+        additionalProperties: { type: 'string' },
+        description: 'Headers the PUT to upload_url must carry (S3 with a bound sha256: x-amz-checksum-sha256); absent when none are needed.',
+      },
+      multipart: ref('MultipartUpload'),
+    },
   ),
   MultipartUpload: object(
     {
@@ -171,7 +179,15 @@ export const SCHEMAS: Record<string, Schema> = {
   UploadCheck: object({ exists: bool, size: int }),
   ShardGrant: withOptional(
     object({ name: str, size: int, storage_path: str, upload_url: nullable(str), token: nullable(str), expires_in: int }),
-    { multipart: ref('MultipartUpload') },
+    {
+      sha256: { type: 'string', description: 'The sha256 the upload URL is bound to, when one was given: a PUT of other bytes is refused.' },
+      upload_headers: {
+        type: 'object',
+        additionalProperties: { type: 'string' },
+        description: 'Headers the PUT to upload_url must carry (S3 with a bound sha256: x-amz-checksum-sha256); absent when none are needed.',
+      },
+      multipart: ref('MultipartUpload'),
+    },
   ),
   ShardList: object({ items: { type: 'array', items: object({ name: str, size: int, sha256: nullable(str) }) }, count: int, total_bytes: int }),
   ShardDownload: object({ name: str, size: int, sha256: nullable(str), url: str, expires_in: int }),

@@ -11,6 +11,19 @@ import { DependencyUnavailable } from '../platform/errors';
 export interface StoredObject {
   path: string;
   size: number;
+  /**
+   * What changes when the object is written again (S3: its ETag; local: the file's inode and
+   * mtime), so what was learnt about one version (its sha256) is not taken for the next.
+   */
+  version?: string;
+}
+
+/** The SHA-256 of an object's bytes as one read of them found, with the version read. */
+export interface ObjectDigest {
+  path: string;
+  size: number;
+  sha256: string;
+  version: string;
 }
 
 /** An object copied to its content-addressed key: published/<sha256>. */
@@ -24,11 +37,31 @@ export interface SignedUpload {
   /** The credential the URL carries (its signature), for clients that log or compare grants. */
   token: string;
   expiresIn: number;
+  /**
+   * Headers the PUT must carry for the signature to hold (S3: x-amz-checksum-sha256 when a
+   * sha256 was bound); none when the URL says it all.
+   */
+  headers?: Record<string, string>;
 }
 
+/** A PUT whose bytes are not the sha256 its URL was signed for; nothing was stored. */
+export class ChecksumMismatchError extends Error {
+  constructor(readonly expected: string, readonly actual: string) {
+    super(`the bytes have sha256 ${actual}, not the ${expected} the upload URL was signed for`);
+  }
+}
+
+/** Lowercase hex SHA-256, as the API shows it. */
+export const SHA256_HEX = /^[0-9a-f]{64}$/;
+
 export interface BlobStore {
-  /** A URL that accepts one PUT of at most maxBytes to path until expiresIn seconds pass. */
-  signUpload(path: string, options: { expiresIn: number; maxBytes: number }): Promise<SignedUpload>;
+  /**
+   * A URL that accepts one PUT of at most maxBytes to path until expiresIn seconds pass; with
+   * sha256 (lowercase hex), only of bytes with that SHA-256 (S3: the gateway checks
+   * x-amz-checksum-sha256; local: the store checks on receipt): other bytes are refused and
+   * nothing is stored.
+   */
+  signUpload(path: string, options: { expiresIn: number; maxBytes: number; sha256?: string }): Promise<SignedUpload>;
   /** A URL that serves path (with Range support) until expiresIn seconds pass. */
   signDownload(path: string, options: { expiresIn: number; fileName: string }): Promise<string>;
   /** Size of a landed object, or undefined when nothing is stored at path. */
@@ -40,6 +73,8 @@ export interface BlobStore {
   put(path: string, bytes: Uint8Array): Promise<StoredObject>;
   /** Every landed object whose path starts with prefix, in path order. */
   list(prefix: string): Promise<StoredObject[]>;
+  /** Reads the whole object once and hashes it; undefined when nothing is stored at path. */
+  digest(path: string): Promise<ObjectDigest | undefined>;
   /**
    * Copies the object at path to published/<sha256 of its bytes>, a key no upload URL ever
    * names, so later writes to path cannot change the copy. The bytes hashed are the bytes

@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { finished, PassThrough } from 'node:stream';
 import { sendError } from '../platform/error-filter';
 import { ApiError, Errors } from '../platform/errors';
-import { contentDisposition, isSafeObjectPath, MAX_PARTS, UploadNotFoundError } from './blob-store';
+import { ChecksumMismatchError, contentDisposition, isSafeObjectPath, MAX_PARTS, SHA256_HEX, UploadNotFoundError } from './blob-store';
 import { stagingPathOf } from './mode-staging';
 import { LocalBlobStore, ObjectTooLargeError, PartTooShortError } from './local-blob-store';
 import { SignedFields } from './url-signature';
@@ -15,6 +15,7 @@ interface SignedQuery {
   file_name?: string;
   upload_id?: string;
   part_number?: string;
+  sha256?: string;
   signature?: string;
 }
 
@@ -28,6 +29,7 @@ function authorize(store: LocalBlobStore, request: FastifyRequest, method: 'GET'
     throw urlRefused('it was not signed for this request');
   }
   if (method === 'PUT' && !/^\d+$/.test(q.max_bytes ?? '')) throw urlRefused('it was not signed for this request');
+  if (q.sha256 !== undefined && (method !== 'PUT' || !SHA256_HEX.test(q.sha256))) throw urlRefused('it was not signed for this request');
   const isPart = method === 'PUT' && (q.upload_id !== undefined || q.part_number !== undefined);
   if (isPart && !(/^[0-9a-f]{24}$/.test(q.upload_id ?? '') && /^[1-9]\d*$/.test(q.part_number ?? '') && Number(q.part_number) <= MAX_PARTS)) {
     throw urlRefused('it was not signed for this request');
@@ -37,7 +39,7 @@ function authorize(store: LocalBlobStore, request: FastifyRequest, method: 'GET'
       ? { method, path: objectPath, expires: Number(q.expires), maxBytes: 0, fileName: q.file_name ?? '' }
       : isPart
         ? { method, path: objectPath, expires: Number(q.expires), maxBytes: Number(q.max_bytes), uploadId: q.upload_id, partNumber: Number(q.part_number) }
-        : { method, path: objectPath, expires: Number(q.expires), maxBytes: Number(q.max_bytes) };
+        : { method, path: objectPath, expires: Number(q.expires), maxBytes: Number(q.max_bytes), ...(q.sha256 !== undefined && { sha256: q.sha256 }) };
   const check = store.check(fields, q.signature);
   if (check === 'expired') throw urlRefused('it has expired');
   if (check === 'invalid') throw urlRefused('the signature does not match');
@@ -81,7 +83,7 @@ async function put(store: LocalBlobStore, request: FastifyRequest, reply: Fastif
   finished(request.raw, (error) => error && body.destroy(error));
   try {
     if (fields.uploadId === undefined) {
-      const stored = await store.write(fields.path, body, fields.maxBytes);
+      const stored = await store.write(fields.path, body, fields.maxBytes, fields.sha256);
       return reply.status(200).send({ storage_path: stagingPathOf(stored.path), size: stored.size });
     }
     const part = await store.writePart(fields.path, fields.uploadId, fields.partNumber!, body, fields.maxBytes);
@@ -97,6 +99,9 @@ async function put(store: LocalBlobStore, request: FastifyRequest, reply: Fastif
       throw Errors.validationFailed(`Part ${error.partNumber} is ${error.bytes} bytes, but its URL was signed for exactly ${error.size}; PUT the whole part again.`);
     }
     if (error instanceof UploadNotFoundError) throw uploadGone();
+    if (error instanceof ChecksumMismatchError) {
+      throw new ApiError(400, 'checksum_mismatch', `The upload was refused and nothing was stored: ${error.message}. PUT the file the URL was granted for.`);
+    }
     throw error;
   }
 }

@@ -1,10 +1,10 @@
 import { createHash, Hash, randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { Readable, Transform, TransformCallback } from 'node:stream';
+import { Readable, Transform, TransformCallback, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import {
-  assertUploadable, BlobStore, Digest, ExpectedPart, FrozenObject, InvalidPartsError, isSafeObjectPath, publishedPath, SignedUpload, StoredObject,
+  assertUploadable, BlobStore, ChecksumMismatchError, Digest, ObjectDigest, ExpectedPart, FrozenObject, InvalidPartsError, isSafeObjectPath, publishedPath, SignedUpload, StoredObject,
   UploadNotFoundError, within,
 } from './blob-store';
 import { sign, SignedFields, SignatureCheck, verify } from './url-signature';
@@ -56,6 +56,9 @@ class ByteCap extends Transform {
     callback(null, chunk);
   }
 }
+
+/** A write renames a new file into place: a new inode, so inode and mtime name the bytes. */
+const versionOf = (stats: fs.Stats) => `${stats.ino}-${stats.mtimeMs}-${stats.size}`;
 
 /** Undefined where work fails because the file or directory is not there. */
 async function ifPresent<T>(work: Promise<T>): Promise<T | undefined> {
@@ -138,9 +141,11 @@ export class LocalBlobStore implements BlobStore {
     this.secret = resolveSigningSecret(dataDir);
   }
 
-  async signUpload(objectPath: string, options: { expiresIn: number; maxBytes: number }): Promise<SignedUpload> {
+  async signUpload(objectPath: string, options: { expiresIn: number; maxBytes: number; sha256?: string }): Promise<SignedUpload> {
     assertUploadable(objectPath);
-    const fields: SignedFields = { method: 'PUT', path: objectPath, expires: this.expiry(options.expiresIn), maxBytes: options.maxBytes };
+    const fields: SignedFields = {
+      method: 'PUT', path: objectPath, expires: this.expiry(options.expiresIn), maxBytes: options.maxBytes, ...(options.sha256 && { sha256: options.sha256 }),
+    };
     const signature = sign(this.secret, fields);
     return { url: this.url(fields, signature), token: signature, expiresIn: options.expiresIn };
   }
@@ -161,7 +166,7 @@ export class LocalBlobStore implements BlobStore {
 
   async stat(objectPath: string): Promise<StoredObject | undefined> {
     const stats = await ifPresent(fs.promises.stat(this.file(objectPath)));
-    return stats?.isFile() ? { path: objectPath, size: stats.size } : undefined;
+    return stats?.isFile() ? { path: objectPath, size: stats.size, version: versionOf(stats) } : undefined;
   }
 
   async list(prefix: string): Promise<StoredObject[]> {
@@ -180,7 +185,8 @@ export class LocalBlobStore implements BlobStore {
         const child = relative === '.' ? entry.name : `${relative}/${entry.name}`;
         if (entry.isDirectory() && child !== '.incoming') await walk(child);
         else if (entry.isFile() && child.startsWith(prefix)) {
-          found.push({ path: child, size: (await fs.promises.stat(path.join(this.root, child))).size });
+          const stats = await fs.promises.stat(path.join(this.root, child));
+          found.push({ path: child, size: stats.size, version: versionOf(stats) });
         }
       }
     };
@@ -193,14 +199,33 @@ export class LocalBlobStore implements BlobStore {
    * and are renamed into place only when the whole body arrived within maxBytes, so a
    * broken or oversized upload leaves nothing behind and readers never see half a file.
    */
-  async write(objectPath: string, source: Readable, maxBytes: number): Promise<StoredObject> {
+  async write(objectPath: string, source: Readable, maxBytes: number, sha256?: string): Promise<StoredObject> {
     const target = this.file(objectPath);
-    const cap = new ByteCap(maxBytes);
+    const hash = sha256 ? createHash('sha256') : undefined;
+    const cap = new ByteCap(maxBytes, hash);
     await this.receive(source, cap, async (temp) => {
+      // A URL bound to a sha256 takes those bytes only, as S3 does with x-amz-checksum-sha256.
+      const actual = hash?.digest('hex');
+      if (sha256 && actual !== sha256) throw new ChecksumMismatchError(sha256, actual!);
       await fs.promises.mkdir(path.dirname(target), { recursive: true });
       await fs.promises.rename(temp, target);
     });
     return { path: objectPath, size: cap.bytes };
+  }
+
+  /** The file is opened once: its version is the one whose bytes were hashed, even if the path is written meanwhile. */
+  async digest(objectPath: string): Promise<ObjectDigest | undefined> {
+    const handle = await ifPresent(fs.promises.open(this.file(objectPath), 'r'));
+    if (!handle) return undefined;
+    try {
+      const stats = await handle.stat();
+      if (!stats.isFile()) return undefined;
+      const digest = new Digest();
+      await pipeline(handle.createReadStream({ autoClose: false, highWaterMark: PART_READ_HIGH_WATER_MARK }), digest, new Writable({ write: (_c, _e, done) => done() }));
+      return { path: objectPath, size: digest.size, sha256: digest.sha256, version: versionOf(stats) };
+    } finally {
+      await handle.close();
+    }
   }
 
   /**
@@ -372,6 +397,7 @@ export class LocalBlobStore implements BlobStore {
       expires: String(fields.expires),
       ...(fields.method === 'PUT' ? { max_bytes: String(fields.maxBytes) } : { file_name: fields.fileName ?? '' }),
       ...(fields.uploadId !== undefined ? { upload_id: fields.uploadId, part_number: String(fields.partNumber) } : {}),
+      ...(fields.sha256 !== undefined ? { sha256: fields.sha256 } : {}),
       signature,
     });
     return `${this.publicBaseUrl}/storage/${encoded}?${query}`;

@@ -30,6 +30,10 @@ export function blobsOfMode(store: BlobStore, mode: Mode): BlobStore {
     },
     put: async (path, bytes) => outer(await store.put(inner(path), bytes)),
     list: async (prefix) => (await store.list(inner(prefix))).map(outer),
+    digest: async (path) => {
+      const digest = await store.digest(inner(path));
+      return digest && outer(digest);
+    },
     freeze: (path) => store.freeze(inner(path)),
     probe: (timeoutMs) => store.probe(timeoutMs),
     startMultipart: (path) => store.startMultipart(inner(path)),

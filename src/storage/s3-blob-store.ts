@@ -9,7 +9,7 @@ import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import {
   assertUploadable, BlobStore, contentDisposition, Digest, ExpectedPart, FrozenObject, InvalidPartsError, MAX_SINGLE_PUT_BYTES, ObjectChangedError,
-  publishedPath, SignedUpload, StorageUnavailableError, StoredObject, UploadNotFoundError, within,
+  ObjectDigest, publishedPath, SignedUpload, StorageUnavailableError, StoredObject, UploadNotFoundError, within,
 } from './blob-store';
 import { createHash } from 'node:crypto';
 
@@ -35,6 +35,7 @@ export interface CopyLimits {
 
 const COPY_LIMITS: CopyLimits = { singleMaxBytes: MAX_SINGLE_PUT_BYTES, partSize: 1024 ** 3 };
 const COPY_PARALLEL = 4;
+const CHECKSUM_HEADER = 'x-amz-checksum-sha256';
 
 /**
  * The SDK signs with its clock corrected by the offset it last saw in a response's Date,
@@ -134,16 +135,40 @@ export class S3BlobStore implements BlobStore {
 
   /**
    * The URL's signature covers content-length (and content-type when one is given), so S3
-   * itself refuses a PUT of another size or type, and any PUT after expiresIn.
+   * itself refuses a PUT of another size or type, and any PUT after expiresIn. A sha256 is
+   * bound as x-amz-checksum-sha256: signed, and kept a header (the presigner would otherwise
+   * hoist it into the query string, where S3 does not check it: aws-sdk-js-v3 #3906), so
+   * the PUT must send it and the gateway refuses (400 BadDigest) bytes of another hash.
    */
-  async signUpload(path: string, options: { expiresIn: number; maxBytes: number; contentType?: string }): Promise<SignedUpload> {
+  async signUpload(path: string, options: { expiresIn: number; maxBytes: number; contentType?: string; sha256?: string }): Promise<SignedUpload> {
     assertUploadable(path);
+    const checksum = options.sha256 && Buffer.from(options.sha256, 'hex').toString('base64');
+    const signed = ['content-length', ...(options.contentType ? ['content-type'] : []), ...(checksum ? [CHECKSUM_HEADER] : [])];
     const url = await getSignedUrl(
       this.client,
-      new PutObjectCommand({ Bucket: this.bucket, Key: path, ContentLength: options.maxBytes, ContentType: options.contentType }),
-      { expiresIn: options.expiresIn, signableHeaders: new Set(options.contentType ? ['content-length', 'content-type'] : ['content-length']) },
+      new PutObjectCommand({ Bucket: this.bucket, Key: path, ContentLength: options.maxBytes, ContentType: options.contentType, ...(checksum && { ChecksumSHA256: checksum }) }),
+      { expiresIn: options.expiresIn, signableHeaders: new Set(signed), ...(checksum && { unhoistableHeaders: new Set([CHECKSUM_HEADER]) }) },
     );
-    return { url, token: new URL(url).searchParams.get('X-Amz-Signature') ?? '', expiresIn: options.expiresIn };
+    return {
+      url,
+      token: new URL(url).searchParams.get('X-Amz-Signature') ?? '',
+      expiresIn: options.expiresIn,
+      ...(checksum && { headers: { [CHECKSUM_HEADER]: checksum } }),
+    };
+  }
+
+  /** One GET, hashed as it streams; the version is the ETag of the bytes that came. */
+  async digest(path: string): Promise<ObjectDigest | undefined> {
+    let source;
+    try {
+      source = await this.send(() => this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: path })));
+    } catch (error) {
+      if (isNotFound(error)) return undefined;
+      throw error;
+    }
+    const digest = new Digest();
+    await reaching(() => pipeline(source.Body as Readable, digest, new Writable({ write: (_chunk, _encoding, done) => done() })));
+    return { path, size: digest.size, sha256: digest.sha256, version: unquoted(source.ETag) ?? '' };
   }
 
   signDownload(path: string, options: { expiresIn: number; fileName: string }): Promise<string> {
@@ -166,7 +191,7 @@ export class S3BlobStore implements BlobStore {
   async stat(path: string): Promise<StoredObject | undefined> {
     try {
       const head = await this.send(() => this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: path })));
-      return { path, size: head.ContentLength ?? 0 };
+      return { path, size: head.ContentLength ?? 0, version: unquoted(head.ETag) };
     } catch (error) {
       if (isNotFound(error)) return undefined;
       throw error;
@@ -399,7 +424,7 @@ export class S3BlobStore implements BlobStore {
     do {
       const page = await this.send(() => this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, ContinuationToken: token })));
       for (const object of page.Contents ?? []) {
-        if (object.Key) found.push({ path: object.Key, size: object.Size ?? 0 });
+        if (object.Key) found.push({ path: object.Key, size: object.Size ?? 0, version: unquoted(object.ETag) });
       }
       token = page.IsTruncated ? page.NextContinuationToken : undefined;
     } while (token);

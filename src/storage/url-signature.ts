@@ -19,6 +19,8 @@ export interface SignedFields {
   uploadId?: string;
   /** Multipart parts only: which part (1-based) the PUT lands as. */
   partNumber?: number;
+  /** PUT only, when bound: the lowercase hex SHA-256 the bytes must have (issue 41). */
+  sha256?: string;
 }
 
 export function sign(secret: string, fields: SignedFields): string {
@@ -28,6 +30,7 @@ export function sign(secret: string, fields: SignedFields): string {
   // labelled, so an upload id can never be read as a part number or the other way round.
   if (fields.uploadId !== undefined) lines.push(`upload_id=${fields.uploadId}`);
   if (fields.partNumber !== undefined) lines.push(`part_number=${fields.partNumber}`);
+  if (fields.sha256 !== undefined) lines.push(`sha256=${fields.sha256}`);
   return createHmac('sha256', secret).update(lines.join('\n')).digest('hex');
 }
 

@@ -50,8 +50,8 @@ describe('datasets and shards', () => {
     const shards = await t.request('GET', `/v1/datasets/${dataset.id}/shards`, { key: owner.key });
     expect(shards.body).toEqual({
       items: [
-        { name: 'part-0001.mcap', size: 4, sha256: null },
-        { name: 'part-0002.mcap', size: 6, sha256: null },
+        { name: 'part-0001.mcap', size: 4, sha256: sha256('aaaa') },
+        { name: 'part-0002.mcap', size: 6, sha256: sha256('bbbbbb') },
       ],
       count: 2,
       total_bytes: 10,
@@ -133,7 +133,11 @@ describe('datasets and shards', () => {
     }
   });
 
-  it.each(['a/b', '..', '../escape', 'x..y', '', 'semi;colon', 'a'.repeat(201)])(
+  // Issue 41: folders are allowed; climbing out, absolute paths, backslashes, too deep or too long are not.
+  it.each([
+    '..', '../escape', 'data/../../x', 'data/./x', '/etc/passwd', 'data\\x.parquet', 'data//x', 'data/', '', 'semi;colon', 'caf\u00e9.csv',
+    Array.from({ length: 17 }, () => 'd').join('/'), 'a'.repeat(513),
+  ])(
     'refuses the shard name %p and mints nothing',
     async (name) => {
       const dataset = await createDataset({ title: 'Names' });

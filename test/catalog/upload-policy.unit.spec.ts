@@ -58,12 +58,24 @@ describe('upload policy', () => {
   it.each([
     ['part-0001.mcap', 'ok'],
     ['a', 'ok'],
-    ['a/b', 'validation_failed'],
+    // Issue 41: folders, a ".." inside a segment, up to 16 levels and 512 characters.
+    ['a/b', 'ok'],
+    ['data/chunk-000/episode_000000.parquet', 'ok'],
+    ['x..y', 'ok'],
+    [Array.from({ length: 16 }, () => 'd').join('/'), 'ok'],
+    ['a'.repeat(512), 'ok'],
     ['..', 'validation_failed'],
     ['.', 'validation_failed'],
-    ['x..y', 'validation_failed'],
+    ['a/../b', 'validation_failed'],
+    ['a/./b', 'validation_failed'],
+    ['/a', 'validation_failed'],
+    ['a\\b', 'validation_failed'],
+    ['a//b', 'validation_failed'],
+    ['a/', 'validation_failed'],
+    ['a b', 'validation_failed'],
     ['', 'validation_failed'],
-    ['a'.repeat(201), 'validation_failed'],
+    [Array.from({ length: 17 }, () => 'd').join('/'), 'validation_failed'],
+    ['a'.repeat(513), 'validation_failed'],
   ])('checks the shard name %p', (name, expected) => {
     expect(codeOf(() => assertShardName(name))).toBe(expected);
   });

@@ -31,7 +31,7 @@ describe.each([
     const key = 'user/acct_a/factory/job_x/build-1/arm.zip';
     expect(await store.put(key, Buffer.from('first'))).toEqual({ path: key, size: 5 });
     expect(await store.put(key, Buffer.from('second!'))).toEqual({ path: key, size: 7 });
-    expect(await store.list('user/acct_a/factory/job_x/')).toEqual([{ path: key, size: 7 }]);
+    expect(await store.list('user/acct_a/factory/job_x/')).toEqual([{ path: key, size: 7, version: expect.any(String) }]);
     const frozen = await store.freeze(key);
     expect(frozen?.size).toBe(7);
   });

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -21,7 +22,7 @@ describe('S3BlobStore on an S3-protocol server', () => {
     const signed = await store.signUpload('user/acct_a/1-model.onnx', { expiresIn: 3600, maxBytes: 10 });
     const put = await fetch(signed.url, { method: 'PUT', body: '0123456789', headers: { 'content-length': '10' } });
     expect(put.status).toBe(200);
-    expect(await store.stat('user/acct_a/1-model.onnx')).toEqual({ path: 'user/acct_a/1-model.onnx', size: 10 });
+    expect(await store.stat('user/acct_a/1-model.onnx')).toEqual({ path: 'user/acct_a/1-model.onnx', size: 10, version: expect.any(String) });
     const url = await store.signDownload('user/acct_a/1-model.onnx', { expiresIn: 120, fileName: 'model.onnx' });
     expect(await (await fetch(url)).text()).toBe('0123456789');
     const part = await fetch(url, { headers: { range: 'bytes=3-5' } });
@@ -36,11 +37,22 @@ describe('S3BlobStore on an S3-protocol server', () => {
       expect((await fetch(signed.url, { method: 'PUT', body })).status).toBe(200);
     }
     expect(await store.list('user/acct_b/datasets/lst_1/')).toEqual([
-      { path: 'user/acct_b/datasets/lst_1/a.csv', size: 1 },
-      { path: 'user/acct_b/datasets/lst_1/b.csv', size: 2 },
-      { path: 'user/acct_b/datasets/lst_1/c.csv', size: 3 },
+      { path: 'user/acct_b/datasets/lst_1/a.csv', size: 1, version: expect.any(String) },
+      { path: 'user/acct_b/datasets/lst_1/b.csv', size: 2, version: expect.any(String) },
+      { path: 'user/acct_b/datasets/lst_1/c.csv', size: 3, version: expect.any(String) },
     ]);
     expect(await store.list('user/acct_b/datasets/lst_2/')).toEqual([]);
+  });
+
+  // Issue 41: keys with folders, and the digest a draft shard's sha256 comes from.
+  it('keeps folders in keys, lists them under the prefix, and digests an object with the version it read', async () => {
+    const key = 'user/acct_d/datasets/lst_9/data/chunk-000/episode_000000.parquet';
+    const signed = await store.signUpload(key, { expiresIn: 60, maxBytes: 4 });
+    expect((await fetch(signed.url, { method: 'PUT', body: 'PAR1' })).status).toBe(200);
+    const [listed] = await store.list('user/acct_d/datasets/lst_9/data/');
+    expect(listed).toEqual({ path: key, size: 4, version: expect.any(String) });
+    expect(await store.digest(key)).toEqual({ path: key, size: 4, sha256: createHash('sha256').update('PAR1').digest('hex'), version: listed.version });
+    expect(await store.digest('user/acct_d/datasets/lst_9/missing.parquet')).toBeUndefined();
   });
 
   // s3rver checks a presigned URL's expiry but not its signature: tampering with an S3 URL is

@@ -46,7 +46,7 @@ describe.each(['local', 's3'] as const)('freeze on the %s store', (adapter) => {
     expect(frozen).toEqual({ path: `published/${sha256('sixteen-bytes-v1')}`, size: 16, sha256: sha256('sixteen-bytes-v1') });
 
     await put('user/acct_a/1-policy.onnx', 'evil!');
-    expect(await store.stat(frozen!.path)).toEqual({ path: frozen!.path, size: 16 });
+    expect(await store.stat(frozen!.path)).toEqual({ path: frozen!.path, size: 16, version: expect.any(String) });
     expect(await read(frozen!.path)).toBe('sixteen-bytes-v1');
     expect(await read('user/acct_a/1-policy.onnx')).toBe('evil!');
   });
