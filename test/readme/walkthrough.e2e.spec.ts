@@ -23,6 +23,11 @@ import { eventually } from '../support/eventually';
  *   the output before them printed, as a user copies it.
  * - Files the README says to save (chat.mjs, chat.py) are written from the block that follows
  *   the words "save this as"; `npm install openai` links this checkout's pinned devDependency.
+ *   chat.py runs only where python3 has the `openai` package (not a dependency of this repo).
+ * - The operator examples act on a few things the walk-through does not make (a disputed
+ *   purchase, a webhook endpoint with a delivery, a dataset draft, ./episodes, a large file):
+ *   operatorsWorld() makes them through the API first. `svc webhooks listen` gets a Ctrl-C
+ *   after 4 s; `svc events copy` (service stopped) runs last, into the EventStoreDB stand-in.
  *
  * A command fails the test when it exits non-zero (bash's ERR trap), writes to stderr, or
  * prints an API error. "Test it" is the test suite's own commands and is not run here.
