@@ -22,7 +22,7 @@ export async function authenticateApiKey(header: string | undefined, accounts: K
   if (key.revoked_at) throw Errors.invalidKey('This API key has been revoked.');
   if (key.expires_at && new Date(key.expires_at).getTime() <= Date.now()) throw Errors.invalidKey('This API key has expired.');
 
-  return { accountId: key.account_id, keyId: key.id, mode: key.mode, tier: key.tier, scopes: key.scopes, active: key.active };
+  return { accountId: key.account_id, keyId: key.id, mode: key.mode, tier: key.tier, scopes: key.scopes, active: key.active, expiresAt: key.expires_at };
 }
 
 /**

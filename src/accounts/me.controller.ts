@@ -14,11 +14,13 @@ export class MeController {
   /**
    * GET /v1/me: the account behind the key, the key's mode and scopes, and the generation
    * credits left in that mode (issue 12: what is left, beside each job's credits_spent). Any valid key.
+   * The key is named by its public id, never its secret; its tier and expiry say what it may do
+   * and until when, and an empty scope list means unrestricted (issue 44).
    */
   @Get('me')
   async me(@Auth() auth: AuthContext) {
     const account = await this.kept.account(auth.accountId);
     if (!account) throw Errors.notFound('account');
-    return { ...account, key: { mode: auth.mode, scopes: auth.scopes }, credits: await this.accounts.creditsLeft(auth) };
+    return { ...account, key: { id: auth.keyId, mode: auth.mode, tier: auth.tier, scopes: auth.scopes, expires_at: auth.expiresAt ?? null }, credits: await this.accounts.creditsLeft(auth) };
   }
 }

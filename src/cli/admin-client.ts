@@ -3,7 +3,13 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 
 export class CliError extends Error {
-  constructor(message: string, readonly code = 'error', readonly exitCode = 1) {
+  constructor(
+    message: string,
+    readonly code = 'error',
+    readonly exitCode = 1,
+    /** The API's request id of the call that failed, printed so the service's logs can be searched for it. */
+    readonly requestId?: string,
+  ) {
     super(message);
   }
 }
@@ -64,15 +70,16 @@ export class AdminClient {
       throw new CliError(`cannot reach the service at ${this.baseUrl} (is it running? set SVC_URL): ${(error as Error).message}`, 'unreachable');
     }
     const text = await response.text();
+    const headerRequestId = response.headers.get('x-request-id') ?? undefined;
     let parsed: any;
     try {
       parsed = text ? JSON.parse(text) : undefined;
     } catch {
-      throw new CliError(`unexpected ${response.status} response from ${this.baseUrl}${route}`, 'bad_response');
+      throw new CliError(`unexpected ${response.status} response from ${this.baseUrl}${route}`, 'bad_response', 1, headerRequestId);
     }
     if (!response.ok) {
       const error = parsed?.error;
-      throw new CliError(error?.message ?? `HTTP ${response.status}`, error?.code ?? `http_${response.status}`);
+      throw new CliError(error?.message ?? `HTTP ${response.status}`, error?.code ?? `http_${response.status}`, 1, error?.request_id ?? headerRequestId);
     }
     return parsed as T;
   }

@@ -32,18 +32,28 @@ export const CATALOG_COMMANDS: Record<string, CliCommand> = {
     usage: 'upload FILE [--parallel N]   (a large file goes in parts, N at a time; run it again after an interruption to resume)',
     examples: ['SVC_API_KEY=svc_test_... svc upload ./policy.onnx', 'SVC_API_KEY=svc_test_... svc upload ./big-policy.safetensors --parallel 8'],
     client: 'api',
-    options: { parallel: { type: 'string' } },
+    options: { parallel: { type: 'string', description: 'How many parts of a large file are sent at once, 1 to 32; 4 when not given.' } },
     positionals: ['FILE'],
     run: (client, o, [file]) => uploadFile(client, file, parallelOf(o), Boolean(o.json)),
+    // Every field the publish body needs, each on its own line, so the hint below is true as printed.
     print: (r: UploadResult) =>
-      `uploaded ${r.file_name} (${r.file_size} bytes) to ${r.storage_path}\n` +
-      'publish it with "svc models publish BODY.json" giving storage_path, file_name, file_size and file_extension as above',
+      [
+        `uploaded ${r.file_name} (${r.file_size} bytes)`,
+        `storage_path: ${r.storage_path}`,
+        `file_name: ${r.file_name}`,
+        `file_size: ${r.file_size}`,
+        `file_extension: ${r.file_extension}`,
+        'publish it with "svc models publish BODY.json" giving storage_path, file_name, file_size and file_extension as above',
+      ].join('\n'),
   },
   'models publish': {
     usage: 'models publish BODY.json [--file FILE [--parallel N]]   (--file uploads FILE first, as svc upload does, and fills in the file fields)',
     examples: ['SVC_API_KEY=svc_test_... svc models publish ./model.json --file ./policy.onnx'],
     client: 'api',
-    options: { file: { type: 'string' }, parallel: { type: 'string' } },
+    options: {
+      file: { type: 'string', description: 'The model file to upload first; its storage_path, file_name, file_size and file_extension fill the body.' },
+      parallel: { type: 'string', description: 'With --file: how many parts of a large file are sent at once, 1 to 32; 4 when not given.' },
+    },
     positionals: ['BODY.json'],
     run: async (client, o, [bodyFile]) => {
       // The file's fields are the caller's to get right; the API validates them (400 names the field).

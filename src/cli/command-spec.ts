@@ -2,7 +2,8 @@
 import type { AdminClient, CliError } from './admin-client';
 import type { ApiClient } from './api-client';
 
-export type OptionSpec = Record<string, { type: 'string' | 'boolean'; required?: boolean }>;
+/** Each option says what it does in a sentence: `svc COMMAND --help` shows it (issue 44). */
+export type OptionSpec = Record<string, { type: 'string' | 'boolean'; required?: boolean; description: string }>;
 type Run<C> = (client: C, options: Record<string, any>, positionals: string[]) => Promise<unknown>;
 
 interface CommandSpec {

@@ -91,7 +91,11 @@ export const COMMANDS: Record<string, CliCommand> = {
   'accounts create': {
     usage: 'accounts create --name N --email E [--slug S]',
     examples: ['svc accounts create --name "Acme Robotics" --email ops@acme.test'],
-    options: { name: { type: 'string', required: true }, email: { type: 'string', required: true }, slug: { type: 'string' } },
+    options: {
+      name: { type: 'string', required: true, description: 'The account’s display name.' },
+      email: { type: 'string', required: true, description: 'The account’s contact email address.' },
+      slug: { type: 'string', description: 'The account’s URL name; made from --name when not given.' },
+    },
     run: (client, o) => client.request('POST', '/admin/accounts', { name: o.name, email: o.email, slug: o.slug }),
     print: fields,
   },
@@ -99,12 +103,12 @@ export const COMMANDS: Record<string, CliCommand> = {
     usage: 'keys create --account ID_OR_SLUG --mode test|live [--tier free|premium] [--scopes a,b] [--name N] [--expires-at ISO]',
     examples: ['svc keys create --account acme-robotics --mode test --scopes models:read,models:upload', 'svc keys create --account acme-robotics --mode live --tier premium'],
     options: {
-      account: { type: 'string', required: true },
-      mode: { type: 'string', required: true },
-      tier: { type: 'string' },
-      scopes: { type: 'string' },
-      name: { type: 'string' },
-      'expires-at': { type: 'string' },
+      account: { type: 'string', required: true, description: 'The account the key belongs to, by id or slug.' },
+      mode: { type: 'string', required: true, description: 'test (the sandbox, no real money) or live.' },
+      tier: { type: 'string', description: 'free (the default) or premium; only premium keys may call the inference API.' },
+      scopes: { type: 'string', description: 'Comma-separated scopes the key carries, e.g. models:read,models:upload; none given means unrestricted.' },
+      name: { type: 'string', description: 'A label for the key, shown by keys list.' },
+      'expires-at': { type: 'string', description: 'An ISO 8601 instant after which the key stops working; never when not given.' },
     },
     run: (client, o) =>
       client.request('POST', '/admin/keys', {
@@ -120,7 +124,7 @@ export const COMMANDS: Record<string, CliCommand> = {
   'keys list': {
     usage: 'keys list --account ID_OR_SLUG',
     examples: ['svc keys list --account acme-robotics --json'],
-    options: { account: { type: 'string', required: true } },
+    options: { account: { type: 'string', required: true, description: 'The account whose keys to list, by id or slug.' } },
     run: (client, o) => client.request('GET', `/admin/keys?account=${encodeURIComponent(o.account)}`),
     print: (r) => table(r.items, ['id', 'name', 'mode', 'tier', 'scopes', 'active', 'expires_at', 'revoked_at', 'created_at', 'activation_checkout_url']),
   },
@@ -143,7 +147,11 @@ export const COMMANDS: Record<string, CliCommand> = {
   'credits grant': {
     usage: 'credits grant --account ID_OR_SLUG --mode test|live --amount N',
     examples: ['svc credits grant --account acme-robotics --mode test --amount 10'],
-    options: { account: { type: 'string', required: true }, mode: { type: 'string', required: true }, amount: { type: 'string', required: true } },
+    options: {
+      account: { type: 'string', required: true, description: 'The account to grant credits to, by id or slug.' },
+      mode: { type: 'string', required: true, description: 'test or live: credits are kept per mode.' },
+      amount: { type: 'string', required: true, description: 'How many generation credits to add (a positive whole number).' },
+    },
     run: (client, o) =>
       client.request('POST', '/admin/credits', { account: o.account, mode: o.mode, amount: integerOption('amount', o.amount) }),
     print: (r) => `${r.account} (${r.mode}) now has ${r.credits} credits`,
@@ -158,7 +166,7 @@ export const COMMANDS: Record<string, CliCommand> = {
   'projections rebuild': {
     usage: 'projections rebuild NAME | --all',
     examples: ['svc projections rebuild balance_transactions', 'svc projections rebuild --all'],
-    options: { all: { type: 'boolean' } },
+    options: { all: { type: 'boolean', description: 'Rebuild every projection instead of the one NAME gives.' } },
     positionals: ['NAME'],
     run: (client, o, [name]) => {
       if (o.all && name) throw new CliError('give a projection NAME or --all, not both', 'usage', 2);
@@ -194,10 +202,10 @@ export const COMMANDS: Record<string, CliCommand> = {
     usage: 'webhooks listen --account ID_OR_SLUG --forward-to URL [--mode test|live] [--events a,b]',
     examples: ['svc webhooks listen --account acme-robotics --forward-to http://localhost:4000/hooks'],
     options: {
-      account: { type: 'string', required: true },
-      'forward-to': { type: 'string', required: true },
-      mode: { type: 'string' },
-      events: { type: 'string' },
+      account: { type: 'string', required: true, description: 'The account whose events to listen to, by id or slug.' },
+      'forward-to': { type: 'string', required: true, description: 'The local URL each delivery is POSTed to, signed as a real endpoint’s.' },
+      mode: { type: 'string', description: 'test (the default) or live.' },
+      events: { type: 'string', description: 'Comma-separated event types to forward; every type when not given.' },
     },
     run: (client, o) => {
       const mode = o.mode ?? 'test';
@@ -211,7 +219,7 @@ export const COMMANDS: Record<string, CliCommand> = {
   'webhooks rotate': {
     usage: 'webhooks rotate ENDPOINT_ID [--expires-in SECONDS]',
     examples: ['svc webhooks rotate we_...', 'svc webhooks rotate we_... --expires-in 0   # the old secret stops signing now'],
-    options: { 'expires-in': { type: 'string' } },
+    options: { 'expires-in': { type: 'string', description: 'Seconds the old secret keeps signing beside the new one (default a day; 0 stops it now).' } },
     positionals: ['ENDPOINT_ID'],
     run: (client, o, [endpointId]) => {
       const body = o['expires-in'] === undefined ? {} : { expires_in: integerOption('expires-in', o['expires-in']) };
@@ -233,7 +241,7 @@ export const COMMANDS: Record<string, CliCommand> = {
   'purchases refund': {
     usage: 'purchases refund PURCHASE_ID [--amount CENTS]',
     examples: ['svc purchases refund pur_...', 'svc purchases refund pur_... --amount 1000'],
-    options: { amount: { type: 'string' } },
+    options: { amount: { type: 'string', description: 'Cents to give back, for a partial refund; the whole purchase when not given.' } },
     positionals: ['PURCHASE_ID'],
     run: (client, o, [purchaseId]) =>
       client.request('POST', `/admin/purchases/${encodeURIComponent(purchaseId)}/refund`, o.amount === undefined ? {} : { amount_cents: integerOption('amount', o.amount) }),
@@ -247,35 +255,48 @@ export const COMMANDS: Record<string, CliCommand> = {
   'payouts run': {
     usage: 'payouts run --mode test|live [--account ID_OR_SLUG]',
     examples: ['svc payouts run --mode test', 'svc payouts run --mode live --account acme-robotics'],
-    options: { mode: { type: 'string', required: true }, account: { type: 'string' } },
+    options: {
+      mode: { type: 'string', required: true, description: 'test or live: which mode’s balances to pay out.' },
+      account: { type: 'string', description: 'Pay out only this account (id or slug); every account with a balance when not given.' },
+    },
     run: (client, o) => client.request('POST', '/admin/payouts/run', { mode: o.mode, account: o.account }),
     print: (r) => table(r.items, ['id', 'amount_cents', 'currency', 'status', 'created_at', 'arrival_date']),
   },
   'payouts pause': {
     usage: 'payouts pause --account ID_OR_SLUG --mode test|live',
     examples: ['svc payouts pause --account acme-robotics --mode live'],
-    options: { account: { type: 'string', required: true }, mode: { type: 'string', required: true } },
+    options: {
+      account: { type: 'string', required: true, description: 'The account whose payouts to hold, by id or slug.' },
+      mode: { type: 'string', required: true, description: 'test or live: payouts are paused per mode.' },
+    },
     run: (client, o) => client.request('POST', '/admin/payouts/pause', { account: o.account, mode: o.mode }),
     print: (r) => `payouts of ${r.account} (${r.mode}) are paused`,
   },
   'payouts resume': {
     usage: 'payouts resume --account ID_OR_SLUG --mode test|live',
     examples: ['svc payouts resume --account acme-robotics --mode live'],
-    options: { account: { type: 'string', required: true }, mode: { type: 'string', required: true } },
+    options: {
+      account: { type: 'string', required: true, description: 'The account whose payouts to start again, by id or slug.' },
+      mode: { type: 'string', required: true, description: 'test or live: payouts are resumed per mode.' },
+    },
     run: (client, o) => client.request('POST', '/admin/payouts/resume', { account: o.account, mode: o.mode }),
     print: (r) => `payouts of ${r.account} (${r.mode}) are running`,
   },
   'payouts destination': {
     usage: 'payouts destination --account ID_OR_SLUG --mode test|live --stripe-account acct_...',
     examples: ['svc payouts destination --account acme-robotics --mode live --stripe-account acct_...'],
-    options: { account: { type: 'string', required: true }, mode: { type: 'string', required: true }, 'stripe-account': { type: 'string', required: true } },
+    options: {
+      account: { type: 'string', required: true, description: 'The account whose payouts to direct, by id or slug.' },
+      mode: { type: 'string', required: true, description: 'test or live: each mode has its own destination.' },
+      'stripe-account': { type: 'string', required: true, description: 'The connected Stripe account (acct_...) that receives the transfers.' },
+    },
     run: (client, o) => client.request('POST', '/admin/payouts/destination', { account: o.account, mode: o.mode, stripe_account: o['stripe-account'] }),
     print: (r) => `payouts of ${r.account} (${r.mode}) go to ${r.stripe_account}`,
   },
   'events copy': {
     usage: 'events copy --to esdb://HOST:PORT?tls=false',
     examples: ['svc events copy --to esdb://127.0.0.1:2113?tls=false', 'DATABASE_URL=postgres://... svc events copy --to esdb://eventstore:2113?tls=false'],
-    options: { to: { type: 'string', required: true } },
+    options: { to: { type: 'string', required: true, description: 'The EventStoreDB connection string to copy the event log to.' } },
     client: 'local',
     run: (env, o) => eventsCopy(o.to, env),
     print: (r) => describeCopy(r),

@@ -8,7 +8,10 @@ export const FACTORY_COMMANDS: Record<string, CliCommand> = {
   'factory jobs': {
     usage: 'factory jobs --account ID_OR_SLUG [--mode test|live] [--json]',
     examples: ['svc factory jobs --account acme-robotics --mode test --json'],
-    options: { account: { type: 'string', required: true }, mode: { type: 'string' } },
+    options: {
+      account: { type: 'string', required: true, description: 'The account whose generation jobs to list, by id or slug.' },
+      mode: { type: 'string', description: 'test or live; test when not given.' },
+    },
     run: (client, o) => client.request('GET', `/admin/factory/jobs${query({ account: o.account, mode: o.mode })}`),
     print: (r) => {
       const rows = r.items.map((j: any) => ({ ...j, error: j.error ? `${j.error.stage}: ${j.error.code}` : '', prompt: j.prompt.length > 50 ? `${j.prompt.slice(0, 50)}…` : j.prompt }));

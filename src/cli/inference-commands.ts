@@ -13,7 +13,11 @@ export const INFERENCE_COMMANDS: Record<string, CliCommand> = {
   'inference price': {
     usage: 'inference price --model MODEL --input USD_PER_MILLION --output USD_PER_MILLION',
     examples: ['svc inference price --model svc-fast-8b --input 0.10 --output 0.30'],
-    options: { model: { type: 'string', required: true }, input: { type: 'string', required: true }, output: { type: 'string', required: true } },
+    options: {
+      model: { type: 'string', required: true, description: 'The public model id to price, e.g. svc-fast-8b.' },
+      input: { type: 'string', required: true, description: 'USD per million input (prompt) tokens.' },
+      output: { type: 'string', required: true, description: 'USD per million output (completion) tokens.' },
+    },
     run: (client, o) =>
       client.request('POST', '/admin/inference/prices', {
         model: o.model,
@@ -25,7 +29,10 @@ export const INFERENCE_COMMANDS: Record<string, CliCommand> = {
   'usage verify': {
     usage: 'usage verify [--account ID_OR_SLUG] [--mode test|live]',
     examples: ['svc usage verify', 'svc usage verify --account acme-robotics --mode live'],
-    options: { account: { type: 'string' }, mode: { type: 'string' } },
+    options: {
+      account: { type: 'string', description: 'Check only this account (id or slug); every account when not given.' },
+      mode: { type: 'string', description: 'Check only test or live; both when not given.' },
+    },
     run: (client, o) => client.request('GET', `/admin/usage/verify${query({ account: o.account, mode: o.mode })}`),
     print: (r) =>
       r.ok
@@ -36,7 +43,11 @@ export const INFERENCE_COMMANDS: Record<string, CliCommand> = {
   usage: {
     usage: 'usage --account ID_OR_SLUG --mode test|live [--days N]',
     examples: ['svc usage --account acme-robotics --mode live --days 7'],
-    options: { account: { type: 'string', required: true }, mode: { type: 'string', required: true }, days: { type: 'string' } },
+    options: {
+      account: { type: 'string', required: true, description: 'The account whose usage to show, by id or slug.' },
+      mode: { type: 'string', required: true, description: 'test or live: usage is kept per mode.' },
+      days: { type: 'string', description: 'How many days back to count, today included; 30 when not given.' },
+    },
     run: (client, o) => client.request('GET', `/admin/usage${query({ account: o.account, mode: o.mode, days: o.days })}`),
     print: (r) =>
       [

@@ -7,7 +7,10 @@ export const LEDGER_COMMANDS: Record<string, CliCommand> = {
   'ledger verify': {
     usage: 'ledger verify [--account ID_OR_SLUG] [--mode test|live]',
     examples: ['svc ledger verify', 'svc ledger verify --account acme-robotics --mode live'],
-    options: { account: { type: 'string' }, mode: { type: 'string' } },
+    options: {
+      account: { type: 'string', description: 'Check only this account’s ledger (id or slug); every ledger when not given.' },
+      mode: { type: 'string', description: 'Check only test or live; both when not given.' },
+    },
     run: (client, o) => client.request('GET', `/admin/ledger/verify${query({ account: o.account, mode: o.mode })}`),
     print: (r) =>
       r.ok
@@ -25,7 +28,11 @@ export const LEDGER_COMMANDS: Record<string, CliCommand> = {
   'ledger export': {
     usage: 'ledger export --account ID_OR_SLUG --mode test|live [--format csv|json]',
     examples: ['svc ledger export --account acme-robotics --mode live --format csv > ledger.csv'],
-    options: { account: { type: 'string', required: true }, mode: { type: 'string', required: true }, format: { type: 'string' } },
+    options: {
+      account: { type: 'string', required: true, description: 'The creator whose balance transactions to export, by id or slug.' },
+      mode: { type: 'string', required: true, description: 'test or live: each mode is its own ledger.' },
+      format: { type: 'string', description: 'csv (the default, one row a line) or json (the lines as the API answers them).' },
+    },
     run: (client, o) => {
       if (o.format !== undefined && o.format !== 'csv' && o.format !== 'json') {
         throw new CliError(`--format must be csv or json, got "${o.format}"`, 'usage', 2);
@@ -37,7 +44,10 @@ export const LEDGER_COMMANDS: Record<string, CliCommand> = {
   'ledger trial-balance': {
     usage: 'ledger trial-balance --mode test|live [--as-of ISO_8601]',
     examples: ['svc ledger trial-balance --mode live', 'svc ledger trial-balance --mode live --as-of 2026-09-30T23:59:59Z --json'],
-    options: { mode: { type: 'string', required: true }, 'as-of': { type: 'string' } },
+    options: {
+      mode: { type: 'string', required: true, description: 'test or live: each mode has its own books.' },
+      'as-of': { type: 'string', description: 'An ISO 8601 instant: the balances as they stood then; now when not given.' },
+    },
     run: (client, o) => client.request('GET', `/admin/ledger/trial-balance${query({ mode: o.mode, as_of: o['as-of'] })}`),
     print: (r) =>
       [
@@ -50,7 +60,7 @@ export const LEDGER_COMMANDS: Record<string, CliCommand> = {
   'ledger parked': {
     usage: 'ledger parked --mode test|live',
     examples: ['svc ledger parked --mode live', 'svc ledger parked --mode live --json'],
-    options: { mode: { type: 'string', required: true } },
+    options: { mode: { type: 'string', required: true, description: 'test or live: which processor account’s parked events to list.' } },
     run: (client, o) => client.request('GET', `/admin/ledger/parked${query({ mode: o.mode })}`),
     print: (r) =>
       r.items.length
@@ -61,7 +71,10 @@ export const LEDGER_COMMANDS: Record<string, CliCommand> = {
   'disputes list': {
     usage: 'disputes list --mode test|live [--status open|won|lost]',
     examples: ['svc disputes list --mode test', 'svc disputes list --mode live --status open --json'],
-    options: { mode: { type: 'string', required: true }, status: { type: 'string' } },
+    options: {
+      mode: { type: 'string', required: true, description: 'test or live: which mode’s disputes to list.' },
+      status: { type: 'string', description: 'Only disputes that are open, won or lost; all of them when not given.' },
+    },
     run: (client, o) => client.request('GET', `/admin/disputes${query({ mode: o.mode, status: o.status })}`),
     print: (r) =>
       r.items.length
@@ -71,7 +84,10 @@ export const LEDGER_COMMANDS: Record<string, CliCommand> = {
   'disputes close': {
     usage: 'disputes close DISPUTE_ID --won|--lost',
     examples: ['svc disputes close sbx_dp_... --won', 'svc disputes close sbx_dp_... --lost'],
-    options: { won: { type: 'boolean' }, lost: { type: 'boolean' } },
+    options: {
+      won: { type: 'boolean', description: 'The bank decided for the seller: the withheld money is released.' },
+      lost: { type: 'boolean', description: 'The bank decided for the buyer: the buyer keeps the money and the download is revoked.' },
+    },
     positionals: ['DISPUTE_ID'],
     run: (client, o, [disputeId]) => {
       if (Boolean(o.won) === Boolean(o.lost)) throw new CliError('give exactly one of --won or --lost', 'usage', 2);
@@ -85,7 +101,11 @@ export const LEDGER_COMMANDS: Record<string, CliCommand> = {
   'ledger reconcile': {
     usage: 'ledger reconcile --mode test|live [--from ISO_8601] [--to ISO_8601]',
     examples: ['svc ledger reconcile --mode live --from 2026-09-01 --to 2026-10-01', 'svc ledger reconcile --mode test --json'],
-    options: { mode: { type: 'string', required: true }, from: { type: 'string' }, to: { type: 'string' } },
+    options: {
+      mode: { type: 'string', required: true, description: 'test or live: which processor account to reconcile with.' },
+      from: { type: 'string', description: 'An ISO 8601 instant or date: reconcile from here; the start of the books when not given.' },
+      to: { type: 'string', description: 'An ISO 8601 instant or date: reconcile up to here (exclusive); now when not given.' },
+    },
     run: (client, o) => client.request('GET', `/admin/ledger/reconcile${query({ mode: o.mode, from: o.from, to: o.to })}`),
     print: (r) =>
       [
@@ -102,7 +122,12 @@ export const LEDGER_COMMANDS: Record<string, CliCommand> = {
   'ledger journal': {
     usage: 'ledger journal --mode test|live [--from ISO_8601] [--to ISO_8601] [--format csv|jsonl]',
     examples: ['svc ledger journal --mode live --from 2026-09-01 --to 2026-10-01 > september.csv', 'svc ledger journal --mode live --format jsonl'],
-    options: { mode: { type: 'string', required: true }, from: { type: 'string' }, to: { type: 'string' }, format: { type: 'string' } },
+    options: {
+      mode: { type: 'string', required: true, description: 'test or live: each mode has its own journal.' },
+      from: { type: 'string', description: 'An ISO 8601 instant or date: postings recorded from here; the first when not given.' },
+      to: { type: 'string', description: 'An ISO 8601 instant or date: postings recorded before here; up to now when not given.' },
+      format: { type: 'string', description: 'csv (the default) or jsonl (one JSON posting a line).' },
+    },
     run: async (client, o) => {
       if (o.format !== undefined && o.format !== 'csv' && o.format !== 'jsonl') {
         throw new CliError(`--format must be csv or jsonl, got "${o.format}"`, 'usage', 2);

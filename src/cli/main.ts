@@ -20,13 +20,25 @@ function findCommand(argv: string[]): { command: CliCommand; rest: string[] } {
   throw new CliError(words.length ? `unknown command "${name}"; run "svc --help"` : 'no command given; run "svc --help"', 'usage', 2);
 }
 
-/** `svc COMMAND --help`: its usage line and options. */
+/** Options every command takes, described as the command's own are. */
+const COMMON_OPTIONS = {
+  json: { type: 'boolean', description: 'Print exactly one JSON document (the result, or on stderr the error) instead of text.' },
+  help: { type: 'boolean', description: 'Show this help and run nothing.' },
+} as const;
+
+/** `svc COMMAND --help`: its usage line, each option with the sentence describing it, and examples. */
 function commandHelp(name: string, command: CliCommand): string {
-  const options = Object.entries(command.options).map(([option, spec]) => `  --${option}${spec.type === 'string' ? ' VALUE' : ''}${spec.required ? ' (required)' : ''}`);
+  const options = [...Object.entries(command.options), ...Object.entries(COMMON_OPTIONS)].map(([option, spec]) => ({
+    flag: `--${option}${spec.type === 'string' ? ' VALUE' : ''}${'required' in spec && spec.required ? ' (required)' : ''}`,
+    description: spec.description,
+  }));
+  const width = Math.max(...options.map((o) => o.flag.length));
   const examples = (command.examples ?? []).map((e) => `  ${e}`);
   return [
     `usage: svc ${command.usage} [--json]`,
-    ...(options.length ? ['', 'options:', ...options, '  --json'] : []),
+    '',
+    'options:',
+    ...options.map((o) => `  ${o.flag.padEnd(width)}  ${o.description}`),
     ...(examples.length ? ['', 'examples:', ...examples] : []),
   ].join('\n');
 }
@@ -88,7 +100,8 @@ export async function runCli(
     const { command, rest } = findCommand(args);
     if (help) {
       const name = Object.keys(COMMANDS).find((n) => COMMANDS[n] === command)!;
-      out(json ? `${JSON.stringify({ command: name, usage: `svc ${command.usage}`, options: command.options, examples: command.examples ?? [] }, null, 2)}\n` : `${commandHelp(name, command)}\n`);
+      const options = { ...command.options, ...COMMON_OPTIONS };
+      out(json ? `${JSON.stringify({ command: name, usage: `svc ${command.usage}`, options, examples: command.examples ?? [] }, null, 2)}\n` : `${commandHelp(name, command)}\n`);
       return 0;
     }
     const { values, positionals } = parse(command, rest);
@@ -107,7 +120,13 @@ export async function runCli(
     return 0;
   } catch (error) {
     const e = error instanceof CliError ? error : new CliError((error as Error).message);
-    err(json ? `${JSON.stringify({ error: { code: e.code, message: e.message } })}\n` : `svc: ${e.code === 'usage' ? '' : `${e.code}: `}${e.message}\n`);
+    // The API's request_id (as its error body gives it) lets an operator find the request in the service's logs.
+    const requestId = e.requestId ? { request_id: e.requestId } : {};
+    err(
+      json
+        ? `${JSON.stringify({ error: { code: e.code, message: e.message, ...requestId } })}\n`
+        : `svc: ${e.code === 'usage' ? '' : `${e.code}: `}${e.message}${e.requestId ? ` (request ${e.requestId})` : ''}\n`,
+    );
     return e.exitCode;
   }
 }

@@ -140,7 +140,7 @@ export function consoleRoutes(deps: ConsoleDeps) {
         await deps.sessions.close(token);
         throw new ConsoleHttpError(401, 'The key this session stood on was revoked or expired; sign in again.');
       }
-      const auth: AuthContext = { accountId: key.account_id, keyId: key.id, mode: key.mode, tier: key.tier, scopes: key.scopes, active: key.active };
+      const auth: AuthContext = { accountId: key.account_id, keyId: key.id, mode: key.mode, tier: key.tier, scopes: key.scopes, active: key.active, expiresAt: key.expires_at };
       return { session, viewer: { role: 'creator', mode: key.mode, csrfToken: session.csrfToken, auth } };
     }
 

@@ -998,10 +998,22 @@ export interface components {
              */
             created_at: string;
             key: {
+                /** @description The key’s public id (key_...), as `svc keys list` shows it; never its secret. */
+                id: string;
                 /** @enum {string} */
                 mode: "test" | "live";
-                /** @description Empty: the key is unrestricted. */
+                /**
+                 * @description Premium keys may call the inference API.
+                 * @enum {string}
+                 */
+                tier: "free" | "premium";
+                /** @description Empty: the key is unrestricted (it carries every scope). */
                 scopes: string[];
+                /**
+                 * Format: date-time
+                 * @description When the key stops working; null: never.
+                 */
+                expires_at: string | null;
             };
             /** @description Generation credits left in the key’s mode. */
             credits: number;
@@ -1225,7 +1237,18 @@ export interface components {
              * @description ISO 8601 UTC with milliseconds
              */
             created_at: string;
-            source: Record<string, never>;
+            /** @description The spec’s `{ purchase_id, asset }` on every line type, so one client type reads them all. */
+            source: {
+                /** @description The purchase behind the line; null on a payout (and any line no purchase made). */
+                purchase_id: string | null;
+                /** @description The asset sold; null where purchase_id is. */
+                asset: {
+                    slug: string;
+                    title: string;
+                } | null;
+                /** @description On a payout line only: the payout (GET /v1/payouts). */
+                payout_id?: string;
+            };
             description: string;
             /** @enum {string} */
             reporting_category: "charge" | "refund" | "payout" | "dispute" | "dispute_reversal";

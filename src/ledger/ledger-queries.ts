@@ -5,7 +5,7 @@ import { filteredBy, inMode, Owner, ownedBy } from '../platform/owner-scope';
 import { Errors } from '../platform/errors';
 import { invalidCursor, Page, toPage } from '../platform/pagination';
 import type { Payout } from './events';
-import { BalanceTransaction, DEFAULT_CURRENCY, emptySummary, LedgerSummary, TransactionType } from './ledger.decider';
+import { BalanceTransaction, DEFAULT_CURRENCY, emptySummary, LedgerSummary, sourceOf, TransactionType } from './ledger.decider';
 
 /** The name of this context's read model (its projection in projections/, its checkpoint). */
 export const BALANCE_TRANSACTIONS_READ_MODEL = 'balance_transactions';
@@ -39,10 +39,11 @@ export function toBalanceTransactionView(row: any): BalanceTransaction {
     currency: row.currency,
     status: row.status,
     created_at: iso(row.created_at),
-    source:
-      row.type === 'payout'
-        ? { payout_id: row.payout_id }
-        : { purchase_id: row.purchase_id, asset: { slug: row.asset_slug, title: row.asset_title } },
+    source: sourceOf({
+      purchase_id: row.purchase_id ?? null,
+      asset: row.asset_slug === null || row.asset_slug === undefined ? null : { slug: row.asset_slug, title: row.asset_title },
+      payout_id: row.payout_id ?? null,
+    }),
     description: row.description,
   };
 }

@@ -26,8 +26,30 @@ export interface BalanceTransaction {
   currency: string;
   status: TransactionStatus;
   created_at: string;
-  source: { purchase_id: string; asset: { slug: string; title: string } } | { payout_id: string };
+  source: TransactionSource;
   description: string;
+}
+
+/**
+ * What a balance transaction came from, in the spec's shape `{ purchase_id, asset }` for every
+ * line type (issue 44), so a client typed on the spec reads each one: a sale, refund, dispute or
+ * dispute reversal names its purchase and asset; a line that no purchase made (a payout) has
+ * both null, and a payout adds its `payout_id`.
+ */
+export interface TransactionSource {
+  purchase_id: string | null;
+  asset: { slug: string; title: string } | null;
+  payout_id?: string;
+}
+
+/** The source of a line from its purchase, asset and payout (whichever it has). */
+export function sourceOf(line: { purchase_id: string | null; asset: { slug: string; title: string } | null; payout_id: string | null }): TransactionSource {
+  const source: TransactionSource = {
+    purchase_id: line.purchase_id,
+    asset: line.asset ? { slug: line.asset.slug, title: line.asset.title } : null,
+  };
+  if (line.payout_id) source.payout_id = line.payout_id;
+  return source;
 }
 
 export interface LedgerSummary {
@@ -606,9 +628,7 @@ export function toBalanceTransaction(entry: LedgerEntry, status: TransactionStat
     currency: entry.currency,
     status,
     created_at: entry.created_at,
-    source: entry.payout
-      ? { payout_id: entry.payout.id }
-      : { purchase_id: entry.purchase_id!, asset: { slug: entry.asset!.slug, title: entry.asset!.title } },
+    source: sourceOf({ purchase_id: entry.purchase_id, asset: entry.asset, payout_id: entry.payout?.id ?? null }),
     description: entry.description,
   };
 }

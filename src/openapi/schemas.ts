@@ -116,7 +116,13 @@ export const SCHEMAS: Record<string, Schema> = {
       name: str,
       email: str,
       created_at: timestamp,
-      key: object({ mode: { type: 'string', enum: ['test', 'live'] }, scopes: { ...strings, description: 'Empty: the key is unrestricted.' } }),
+      key: object({
+        id: { type: 'string', description: 'The key’s public id (key_...), as `svc keys list` shows it; never its secret.' },
+        mode: { type: 'string', enum: ['test', 'live'] },
+        tier: { type: 'string', enum: ['free', 'premium'], description: 'Premium keys may call the inference API.' },
+        scopes: { ...strings, description: 'Empty: the key is unrestricted (it carries every scope).' },
+        expires_at: nullable({ ...timestamp, description: 'When the key stops working; null: never.' }),
+      }),
       credits: { ...int, description: 'Generation credits left in the key’s mode.' },
     },
     { description: 'The account behind the key, the key used, and the credits left in its mode.' },
@@ -224,7 +230,16 @@ export const SCHEMAS: Record<string, Schema> = {
     currency: str,
     status: str,
     created_at: timestamp,
-    source: { type: 'object' },
+    source: withOptional(
+      object(
+        {
+          purchase_id: nullable({ type: 'string', description: 'The purchase behind the line; null on a payout (and any line no purchase made).' }),
+          asset: nullable(object({ slug: str, title: str }, { description: 'The asset sold; null where purchase_id is.' })),
+        },
+        { description: 'The spec’s `{ purchase_id, asset }` on every line type, so one client type reads them all.' },
+      ),
+      { payout_id: { type: 'string', description: 'On a payout line only: the payout (GET /v1/payouts).' } },
+    ),
     description: str,
     reporting_category: { type: 'string', enum: ['charge', 'refund', 'payout', 'dispute', 'dispute_reversal'] },
     balance_after_cents: int,

@@ -250,7 +250,7 @@ describe('the svc operator CLI against a running service (decisions section 2)',
       const res = await svc(['keys', 'create', '--account', account.id, '--mode', 'staging', '--json']);
       expect(res.code).toBe(1);
       expect(res.stdout).toBe('');
-      expect(JSON.parse(res.stderr)).toEqual({ error: { code: 'validation_failed', message: expect.stringContaining('mode') } });
+      expect(JSON.parse(res.stderr)).toEqual({ error: { code: 'validation_failed', message: expect.stringContaining('mode'), request_id: expect.stringMatching(/^req_/) } });
     });
 
     it('projections rebuild of an unknown name exits 1 with not_found', async () => {

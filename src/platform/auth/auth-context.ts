@@ -10,6 +10,8 @@ export interface AuthContext {
   scopes: string[];
   /** False for a live premium key whose activation checkout is not complete. */
   active: boolean;
+  /** When the key stops working (ISO 8601), null: never; shown on GET /v1/me. */
+  expiresAt?: string | null;
 }
 
 declare module 'fastify' {
