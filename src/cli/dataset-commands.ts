@@ -234,7 +234,11 @@ export const DATASET_COMMANDS: Record<string, CliCommand> = {
     client: 'api',
     optionalPositionals: ['BODY.json'],
     options: {
-      title: { type: 'string' }, description: { type: 'string' }, 'price-cents': { type: 'string' }, type: { type: 'string' }, license: { type: 'string' },
+      title: { type: 'string', description: "The dataset's title (its slug is made from it); required here or in BODY.json." },
+      description: { type: 'string', description: 'What the dataset holds, shown to buyers.' },
+      'price-cents': { type: 'string', description: 'The price in cents, a whole number (0 for free).' },
+      type: { type: 'string', description: 'The kind of dataset: dataset, telemetry or calibration.' },
+      license: { type: 'string', description: 'The license buyers get, e.g. MIT or proprietary.' },
     },
     run: (client, o, [bodyFile]) => {
       const body: Record<string, unknown> = bodyFile ? readJsonObject(bodyFile) : {};
@@ -253,7 +257,10 @@ export const DATASET_COMMANDS: Record<string, CliCommand> = {
     usage: 'datasets upload DIR --dataset ID_OR_SLUG [--parallel N]   (every file under DIR as a shard named by its relative path, large ones in parts; run it again to resume: shards landed with the same sha256 are skipped)',
     examples: ['SVC_API_KEY=svc_test_... svc datasets upload ./lerobot --dataset bin-picking --parallel 8'],
     client: 'api',
-    options: { dataset: { type: 'string', required: true }, parallel: { type: 'string' } },
+    options: {
+      dataset: { type: 'string', required: true, description: 'The dataset draft the files go to, by id or slug.' },
+      parallel: { type: 'string', description: 'How many uploads (whole files or parts) run at once, 1 to 32; 4 when not given.' },
+    },
     positionals: ['DIR'],
     run: (client, o, [dir]) => uploadDirectory(client, dir, o.dataset, parallelOf(o), Boolean(o.json)),
     print: (r) => `${r.dataset}: uploaded ${r.uploaded.length} shard(s), ${r.skipped} already there; ${r.count} shards, ${r.total_bytes} bytes in all`,
@@ -262,7 +269,7 @@ export const DATASET_COMMANDS: Record<string, CliCommand> = {
     usage: 'datasets download ID_OR_SLUG [DIR] [--parallel N]   (every shard into DIR, default ./ID_OR_SLUG, folders kept, each checked against its sha256; run it again to resume)',
     examples: ['SVC_API_KEY=svc_test_... svc datasets download bin-picking ./bin-picking'],
     client: 'api',
-    options: { parallel: { type: 'string' } },
+    options: { parallel: { type: 'string', description: 'How many shards download at once, 1 to 32; 4 when not given.' } },
     positionals: ['ID_OR_SLUG'],
     optionalPositionals: ['DIR'],
     run: (client, o, [dataset, dir]) => downloadDataset(client, dataset, dir, parallelOf(o), Boolean(o.json)),
