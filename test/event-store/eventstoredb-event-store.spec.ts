@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { KurrentDBClient, jsonEvent } from '@kurrent/kurrentdb-client';
 import { EventStoreUnavailableError, RecordedEvent, START, WrongExpectedRevisionError } from '../../src/event-store/event-store';
 import { EventStoreDbEventStore } from '../../src/event-store/eventstoredb/eventstoredb-event-store';
+import { isUnanswered } from '../../src/event-store/eventstoredb/recorded';
 import { serviceStreamPrefixes } from '../../src/event-store/eventstoredb/stream-prefixes';
 import { EsdbStandIn } from '../support/esdb-standin';
 
@@ -82,8 +83,8 @@ describe('EventStoreDbEventStore on the stand-in', () => {
         await raw.appendToStream(stream, event);
         return;
       } catch (error) {
-        // Its gRPC channel may still be reconnecting after the stand-in came back.
-        if (Date.now() > deadline || !String(error).includes('UNAVAILABLE')) throw error;
+        // Its gRPC channel may still be reconnecting after the stand-in came back, which answers "not ready" a while.
+        if (Date.now() > deadline || !isUnanswered(error)) throw error;
       }
     }
   }

@@ -88,14 +88,17 @@ export class EventStoreDbEventStore implements EventStore {
     this.wakeUp = new LiveWakeUp(this.client, this.filter);
   }
 
-  /** Proves the server answers (a read of the head), so a wrong URL fails at start, not at the first request. */
+  /**
+   * Proves the server answers (a read of the head), so a wrong URL fails at start, not at
+   * the first request. A node still starting (not ready) is waited for, up to timeoutMs.
+   */
   async start(timeoutMs = 5000): Promise<void> {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
     });
     try {
-      await Promise.race([this.head(), timeout]);
+      await Promise.race([rideOut('read of the head of $all', timeoutMs, () => this.head()), timeout]);
     } finally {
       clearTimeout(timer);
     }
