@@ -13,7 +13,20 @@ import {
   type PersistentSubscriptionToAll,
   type PersistentSubscriptionToAllResolvedEvent,
 } from '@kurrent/kurrentdb-client';
+import { randomUUID } from 'node:crypto';
+import { isUnanswered } from '../../src/event-store/eventstoredb/recorded';
 import { EsdbStandIn } from '../support/esdb-standin';
+
+/** Tries again while the client's channel reconnects after a restart. */
+async function eventually<T>(call: () => Promise<T>): Promise<T> {
+  for (const deadline = Date.now() + 5000; ; await new Promise((r) => setTimeout(r, 100))) {
+    try {
+      return await call();
+    } catch (error) {
+      if (Date.now() > deadline || !isUnanswered(error)) throw error;
+    }
+  }
+}
 
 /** The real client against the stand-in: the wire subset the adapter relies on. */
 describe('EventStoreDB stand-in, through the real client', () => {
@@ -41,6 +54,41 @@ describe('EventStoreDB stand-in, through the real client', () => {
     const seen: string[] = [];
     for await (const e of client.readAll({ fromPosition: START, filter: streamNameFilter({ prefixes: ['order-'] }), maxCount: 10 })) seen.push(e.event!.streamId);
     expect(seen).toEqual(['order-1', 'order-1']);
+  });
+
+  describe("the server's idempotency (IndexWriter.CheckCommit), through BatchAppend", () => {
+    const ids = (stream: string) => standIn.streamEvents(stream).map((e) => e.id);
+    const ev = (id: string, type = 'A') => jsonEvent({ id, type, data: {} });
+    const [a, b, c] = [randomUUID(), randomUUID(), randomUUID()];
+
+    it('takes [A,B] at no_stream twice as one write, and answers [A,C] there with WrongExpectedVersion', async () => {
+      const first = await client.appendToStream('idem-1', [ev(a), ev(b)], { streamState: 'no_stream' });
+      expect(await client.appendToStream('idem-1', [ev(a), ev(b)], { streamState: 'no_stream' })).toEqual(first);
+      await expect(client.appendToStream('idem-1', [ev(a), ev(c)], { streamState: 'no_stream' })).rejects.toBeInstanceOf(WrongExpectedVersionError);
+      expect(ids('idem-1')).toEqual([a, b]);
+    });
+
+    it('takes [C] at an exact revision twice as one write; at a revision equal to the current one, writes the same id again', async () => {
+      const first = await client.appendToStream('idem-1', ev(c), { streamState: 1n });
+      expect(await client.appendToStream('idem-1', ev(c), { streamState: 1n })).toEqual(first);
+      expect(ids('idem-1')).toEqual([a, b, c]);
+      await client.appendToStream('idem-1', ev(c), { streamState: 2n });
+      expect(ids('idem-1')).toEqual([a, b, c, c]);
+    });
+
+    it('takes an any append twice as one write while the node remembers its ids, and twice after a restart emptied them', async () => {
+      const d = randomUUID();
+      await client.appendToStream('idem-2', ev(d), { streamState: 'any' });
+      await client.appendToStream('idem-2', ev(d), { streamState: 'any' });
+      expect(ids('idem-2')).toEqual([d]);
+      await standIn.restart(0, { notReadyMs: 0 });
+      await eventually(() => client.appendToStream('idem-2', ev(d), { streamState: 'any' }));
+      expect(ids('idem-2')).toEqual([d, d]);
+      // An exact revision is checked against the stream itself, which a restart keeps.
+      await client.appendToStream('idem-2', ev(d), { streamState: 'no_stream' });
+      expect(ids('idem-2')).toEqual([d, d]);
+      expect(standIn.appendsServed.append).toBe(0);
+    });
   });
 
   describe('persistent subscriptions to $all', () => {

@@ -98,6 +98,25 @@ describe.each([
     expect((await store.readStream(s('order-1'))).map((e) => e.type)).toEqual(['A', 'B', 'C']);
   });
 
+  it('writes an any append once when the node crashed after writing it and before answering (its id cache gone when the retry comes)', async () => {
+    await store.append(s('listing-1'), [{ type: 'Downloaded', data: {} }], 'any');
+    standIn.refuseAppends('crash-after-write');
+    const result = await store.append(s('listing-1'), [{ type: 'Downloaded', data: {} }], 'any');
+    expect(result.nextRevision).toBe(1);
+    const stored = await store.readStream(s('listing-1'));
+    expect(stored.map((e) => e.type)).toEqual(['Downloaded', 'Downloaded']);
+    expect(stored[1].position).toBe(result.position);
+  });
+
+  it('writes a stream_exists append and an exact-revision append once across such a crash too', async () => {
+    await store.append(s('order-1'), [{ type: 'A', data: {} }], 'no_stream');
+    standIn.refuseAppends('crash-after-write');
+    expect((await store.append(s('order-1'), [{ type: 'B', data: {} }], 'stream_exists')).nextRevision).toBe(1);
+    standIn.refuseAppends('crash-after-write');
+    expect((await store.append(s('order-1'), [{ type: 'C', data: {} }], 1)).nextRevision).toBe(2);
+    expect((await store.readStream(s('order-1'))).map((e) => e.type)).toEqual(['A', 'B', 'C']);
+  });
+
   it('says the store is unavailable when the node stays not ready past EVENTSTORE_RETRY_MS', async () => {
     const impatient = new EventStoreDbEventStore({ url: standIn.url, streamPrefixes: ['app-'], retryMs: 300 });
     try {

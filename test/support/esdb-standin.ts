@@ -81,14 +81,16 @@ type NewStored = Omit<StoredEvent, 'stream' | 'revision' | 'created' | 'position
 /** An append's expected version: an exact revision, or one of the server's three states. */
 type Expected = number | 'any' | 'no_stream' | 'stream_exists';
 
-type AppendOutcome = { kind: 'success'; last: StoredEvent | null; current: number } | { kind: 'wrong'; current: number } | { kind: 'timeout' };
+type AppendOutcome = { kind: 'success'; last: StoredEvent | null; current: number } | { kind: 'wrong'; current: number } | { kind: 'timeout' } | { kind: 'crashed' };
 
 /**
  * How a test has the next appends refused (refuseAppends): NotLeader (not executed, the
  * client reconnects to the leader it names), a timeout before the write (nothing written)
- * or after it (a commit timeout: written, the answer says it timed out).
+ * or after it (a commit timeout: written, the answer says it timed out), or a crash after
+ * the write and before the answer (the node restarts: the caller's connection is cut, and
+ * the cache of recent event ids is gone when it tries again).
  */
-export type Refusal = 'not-leader' | 'timeout' | 'timeout-after-write';
+export type Refusal = 'not-leader' | 'timeout' | 'timeout-after-write' | 'crash-after-write';
 
 export interface EsdbStandInOptions {
   /** Whether ServerFeatures lists BatchAppend, which the client then appends through (default); false keeps it to plain Append. */
@@ -397,6 +399,7 @@ export class EsdbStandIn {
       const expected: Expected = c === C.REVISION ? Number(options.getRevision()) : c === C.NO_STREAM ? 'no_stream' : c === C.STREAM_EXISTS ? 'stream_exists' : 'any';
       this.appendsServed.append++;
       const outcome = this.appendNow(streamName(options.getStreamIdentifier()), expected, proposed, refusal);
+      if (outcome.kind === 'crashed') return;
       // A commit timeout (RpcExceptions.Timeout): ABORTED without status details, which the client reports as an unknown error.
       if (outcome.kind === 'timeout') return callback({ code: grpc.status.ABORTED, details: 'Operation timed out: Commit timed out.', metadata: new grpc.Metadata() });
       const resp = new pb.AppendResp();
@@ -466,6 +469,7 @@ export class EsdbStandIn {
       const expected: Expected = c === C.STREAM_POSITION ? Number(options.getStreamPosition()) : c === C.NO_STREAM ? 'no_stream' : c === C.STREAM_EXISTS ? 'stream_exists' : 'any';
       this.appendsServed.batchAppend++;
       const outcome = this.appendNow(stream, expected, write.events, refusal);
+      if (outcome.kind === 'crashed') return;
       answer(correlation, stream, (r) => {
         if (outcome.kind === 'timeout') return r.setError(status(4, 'Timeout', 'event_store.client.Timeout', new shared.Timeout()));
         if (outcome.kind === 'wrong') {
@@ -516,6 +520,10 @@ export class EsdbStandIn {
     if (events.length === 0) return { kind: 'success', last: null, current };
     const written = this.write(stream, events);
     if (refusal === 'timeout-after-write') return { kind: 'timeout' };
+    if (refusal === 'crash-after-write') {
+      void this.restart();
+      return { kind: 'crashed' };
+    }
     return { kind: 'success', last: written[written.length - 1], current };
   }
 
@@ -575,7 +583,6 @@ export class EsdbStandIn {
     const options = call.request.getOptions();
     if (!options) throw new Error('read without options');
     const backwards = options.getReadDirection() === pb.ReadReq.Options.ReadDirection.BACKWARDS;
-    if (backwards && !options.hasAll()) throw new Error('the stand-in reads backwards only $all');
     const structuredIds = options.getUuidOption()?.hasStructured() ?? false;
     const count = options.hasCount() ? Number(BigInt(options.getCount())) : Infinity;
 
@@ -589,8 +596,17 @@ export class EsdbStandIn {
         return void call.end();
       }
       // Events before the stream's $tb are gone to readers; a read from before it starts at it.
-      const from = Math.max(this.truncateBefore(name), stream.hasRevision() ? Number(stream.getRevision()) : stream.hasEnd() ? events.length : 0);
       const resolveLinks = options.getResolveLinks();
+      const tb = this.truncateBefore(name);
+      if (backwards) {
+        // Backwards from a revision (inclusive) or the end, newest first, down to the $tb.
+        const top = stream.hasRevision() ? Math.min(Number(stream.getRevision()), events.length - 1) : events.length - 1;
+        const picked = [];
+        for (let r = top; r >= tb && picked.length < count; r--) picked.push(events[r]);
+        for (const e of picked) call.write(this.eventResponse(e, structuredIds, resolveLinks));
+        return void call.end();
+      }
+      const from = Math.max(tb, stream.hasRevision() ? Number(stream.getRevision()) : stream.hasEnd() ? events.length : 0);
       for (const e of events.slice(from, from + Math.min(count, events.length))) call.write(this.eventResponse(e, structuredIds, resolveLinks));
       return void call.end();
     }
