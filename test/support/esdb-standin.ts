@@ -42,7 +42,9 @@
  * answered by the link's id; then a "$metadata" event on "$$<parked stream>" sets its
  * "$tb" (truncate before) to where the replay stopped, and stream reads skip the events
  * before a stream's $tb; a second replay while one runs fails ("already in progress").
- * Not kept: checkpoints (a group's state lives in memory and survives restart()), the
+ * GetInfo reports a checkpoint (the last event read before the first one outstanding),
+ * always up to date where the server's lags. Not kept: reloading from the checkpoint on a
+ * restart (a group's state lives in memory and survives restart() exactly), the
  * server's exact clock tick (timeouts are checked every 100 ms), other consumer
  * strategies, stream-sourced groups, truncation of the parked stream without a replay
  * (TruncateParked), metadata other than $tb, the parked stream's ACL (written, not checked).
@@ -676,6 +678,8 @@ interface Group {
   messageTimeoutMs: number;
   /** Index in the log of the next event not yet considered. */
   cursor: number;
+  /** Index in the log of its first event (its start). */
+  startIndex: number;
   retries: Delivery[];
   consumers: Consumer[];
   nextConsumer: number;
@@ -728,7 +732,7 @@ class PersistentGroups {
     const f = all.hasFilter() ? all.getFilter()! : null;
     const filter = f ? expressionFilter(f.hasStreamIdentifier(), f.hasStreamIdentifier() ? f.getStreamIdentifier()! : f.getEventType()!) : () => true;
     const messageTimeoutMs = settings.hasMessageTimeoutMs() ? settings.getMessageTimeoutMs() : Number(BigInt(settings.getMessageTimeoutTicks() || '0') / 10_000n);
-    this.groups.set(name, { name, filter, startFrom, maxRetryCount: settings.getMaxRetryCount(), messageTimeoutMs, cursor, retries: [], consumers: [], nextConsumer: 0, replaying: false });
+    this.groups.set(name, { name, filter, startFrom, maxRetryCount: settings.getMaxRetryCount(), messageTimeoutMs, cursor, startIndex: cursor, retries: [], consumers: [], nextConsumer: 0, replaying: false });
     this.startClock();
     callback(null, new ps.CreateResp());
   }
@@ -752,6 +756,7 @@ class PersistentGroups {
       .setTotalInFlightMessages(inFlight)
       .setOutstandingMessagesCount(inFlight)
       .setParkedMessageCount(String(this.parkedCount(name)))
+      .setLastCheckpointedEventPosition(this.checkpoint(group))
       .setConnectionsList(group.consumers.map((c) => new ps.SubscriptionInfo.ConnectionInfo().setFrom(c.call.getPeer()).setAvailableSlots(c.bufferSize - c.inFlight.size).setInFlightMessages(c.inFlight.size)));
     callback(null, new ps.GetInfoResp().setSubscriptionInfo(info));
   }
@@ -798,6 +803,22 @@ class PersistentGroups {
         group.replaying = false;
       });
     });
+  }
+
+  /**
+   * Where the group would resume after a restart: the last event it read before the first
+   * one still outstanding or waiting for a retry ("C:<commit>/P:<prepare>"; "" before any).
+   * Kept up to date at every answer, where the server writes it only every so often
+   * (checkPointAfter, min and max checkpoint counts): the server's lags behind this.
+   */
+  private checkpoint(group: Group): string {
+    const pending = [...group.retries, ...group.consumers.flatMap((c) => [...c.inFlight.values()].map((f) => f.delivery))].filter((d) => !d.link).map((d) => d.event.position);
+    const lowest = pending.reduce((min, p) => (p < min ? p : min), BigInt(Number.MAX_SAFE_INTEGER) ** 2n);
+    const log = this.host.events;
+    for (let i = group.cursor - 1; i >= group.startIndex; i--) {
+      if (log[i].position < lowest) return `C:${log[i].position}/P:${log[i].position}`;
+    }
+    return '';
   }
 
   /** One consumer: options first, then acks and nacks; events go out as the group hands them to it. */

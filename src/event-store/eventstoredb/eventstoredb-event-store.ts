@@ -44,7 +44,7 @@ import {
 } from '../event-store';
 import { ConcurrencyConflict } from '../../platform/errors';
 import { LiveWakeUp } from './live-wake-up';
-import { joinPersistentGroup, parkedStreamOf } from './persistent-group';
+import { joinPersistentGroup, parkedStreamOf, serverGroupName } from './persistent-group';
 import { asUnavailable, toRecorded } from './recorded';
 import { rideOut } from './ride-out';
 import { serviceStreamPrefixes } from './stream-prefixes';
@@ -299,7 +299,12 @@ export class EventStoreDbEventStore implements EventStore {
    * resolved by the server. A link whose event is gone (deleted, scavenged) is left out.
    */
   async parkedEvents(group: string): Promise<RecordedEvent[]> {
-    return (await this.readParked(group)).events;
+    return (await this.readParked(await this.serverGroup(group))).events;
+  }
+
+  /** The server's name of the group's current version (see persistent-group.ts): its parked events are the ones listed and replayed. */
+  private serverGroup(group: string): Promise<string> {
+    return rideOut(`read of the versions of ${group}`, this.retryMs, () => serverGroupName(this.client, group));
   }
 
   /**
@@ -310,7 +315,8 @@ export class EventStoreDbEventStore implements EventStore {
    * replay started; this waits until the truncation shows, so that parkedEvents() no longer
    * lists what was replayed when it resolves.
    */
-  async replayParked(group: string): Promise<number> {
+  async replayParked(logical: string): Promise<number> {
+    const group = await this.serverGroup(logical);
     const { events, stopAt } = await this.readParked(group);
     if (stopAt === null) return 0;
     const what = `replay of the parked events of ${group}`;
