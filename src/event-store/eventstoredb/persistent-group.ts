@@ -71,11 +71,11 @@ export async function serverGroupName(client: KurrentDBClient, group: string): P
   return (await currentVersion(client, group)).version?.name ?? group;
 }
 
-const sameTypes = (a: readonly string[], b: readonly string[]) => a.length === b.length && [...a].sort().every((t, i) => t === [...b].sort()[i]);
+const sameTypes = (a: readonly string[], b: readonly string[]) => [...a].sort().join('\n') === [...b].sort().join('\n');
 
-/** Creates a group on the server; false when it exists already. */
 type StartFrom = ReturnType<typeof persistentSubscriptionToAllSettingsFromDefaults>['startFrom'];
 
+/** Creates a group on the server; false when it exists already. */
 async function create(client: KurrentDBClient, name: string, startFrom: StartFrom, options: PersistentSubscriptionOptions): Promise<boolean> {
   const settings = persistentSubscriptionToAllSettingsFromDefaults({ startFrom, maxRetryCount: options.maxRetries, messageTimeout: options.messageTimeoutMs });
   try {
