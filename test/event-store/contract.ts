@@ -462,6 +462,26 @@ export function eventStoreContract(name: string, open: () => Promise<ContractHar
         expect(deliveries.map(([, e, retry]) => [e, retry])).toEqual([[id, 0], [id, 1]]);
       });
 
+      it('hands a type added to the group in a later release to its consumers from then on', async () => {
+        const added = `${type}Added`;
+        const firstRelease: string[] = [];
+        const v1 = store.subscribePersistent(group, options(), async (e) => {
+          firstRelease.push(e.id);
+        });
+        const [before] = await appendJobs(1);
+        await until('the first release handled its event', () => firstRelease.includes(before));
+        await v1.stop();
+        // The next release: the same group, one more event type.
+        const handled: string[] = [];
+        join(async (e) => {
+          handled.push(e.id);
+        }, { types: [type, added] });
+        const addedId = randomUUID();
+        await store.append(s('added-1'), [{ id: addedId, type: added, data: {} }], 'no_stream');
+        const [after] = await appendJobs(1, 1);
+        await until('the added type and the old one were handled', () => handled.includes(addedId) && handled.includes(after));
+      });
+
       it('starts a new group after its start position', async () => {
         await appendJobs(2);
         const start = await store.headPosition();

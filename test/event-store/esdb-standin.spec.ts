@@ -13,7 +13,20 @@ import {
   type PersistentSubscriptionToAll,
   type PersistentSubscriptionToAllResolvedEvent,
 } from '@kurrent/kurrentdb-client';
+import { randomUUID } from 'node:crypto';
+import { isUnanswered } from '../../src/event-store/eventstoredb/recorded';
 import { EsdbStandIn } from '../support/esdb-standin';
+
+/** Tries again while the client's channel reconnects after a restart. */
+async function eventually<T>(call: () => Promise<T>): Promise<T> {
+  for (const deadline = Date.now() + 5000; ; await new Promise((r) => setTimeout(r, 100))) {
+    try {
+      return await call();
+    } catch (error) {
+      if (Date.now() > deadline || !isUnanswered(error)) throw error;
+    }
+  }
+}
 
 /** The real client against the stand-in: the wire subset the adapter relies on. */
 describe('EventStoreDB stand-in, through the real client', () => {
@@ -41,6 +54,26 @@ describe('EventStoreDB stand-in, through the real client', () => {
     const seen: string[] = [];
     for await (const e of client.readAll({ fromPosition: START, filter: streamNameFilter({ prefixes: ['order-'] }), maxCount: 10 })) seen.push(e.event!.streamId);
     expect(seen).toEqual(['order-1', 'order-1']);
+  });
+
+  describe("the server's idempotency window", () => {
+    const ids = (stream: string) => standIn.streamEvents(stream).map((e) => e.id);
+    const ev = (id: string) => jsonEvent({ id, type: 'A', data: {} });
+
+    it('takes an any append twice as one write while the node remembers its ids, and twice after a restart emptied them; an exact revision once either way', async () => {
+      const d = randomUUID();
+      await client.appendToStream('idem-2', ev(d), { streamState: 'any' });
+      await client.appendToStream('idem-2', ev(d), { streamState: 'any' });
+      expect(ids('idem-2')).toEqual([d]);
+      await standIn.restart(0, { notReadyMs: 0 });
+      await eventually(() => client.appendToStream('idem-2', ev(d), { streamState: 'any' }));
+      expect(ids('idem-2')).toEqual([d, d]);
+      // An exact revision is checked against the stream itself, which a restart keeps.
+      await client.appendToStream('idem-2', ev(d), { streamState: 'no_stream' });
+      expect(ids('idem-2')).toEqual([d, d]);
+      // All through BatchAppend, the client's path when the server lists it.
+      expect(standIn.appendsServed.append).toBe(0);
+    });
   });
 
   describe('persistent subscriptions to $all', () => {

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { KurrentDBClient, jsonEvent } from '@kurrent/kurrentdb-client';
+import { KurrentDBClient, eventTypeFilter, jsonEvent, persistentSubscriptionToAllSettingsFromDefaults } from '@kurrent/kurrentdb-client';
 import { EventStoreUnavailableError, RecordedEvent, START, WrongExpectedRevisionError } from '../../src/event-store/event-store';
 import { EventStoreDbEventStore } from '../../src/event-store/eventstoredb/eventstoredb-event-store';
+import { isUnanswered } from '../../src/event-store/eventstoredb/recorded';
 import { serviceStreamPrefixes } from '../../src/event-store/eventstoredb/stream-prefixes';
 import { EsdbStandIn } from '../support/esdb-standin';
 
@@ -82,8 +83,8 @@ describe('EventStoreDbEventStore on the stand-in', () => {
         await raw.appendToStream(stream, event);
         return;
       } catch (error) {
-        // Its gRPC channel may still be reconnecting after the stand-in came back.
-        if (Date.now() > deadline || !String(error).includes('UNAVAILABLE')) throw error;
+        // Its gRPC channel may still be reconnecting after the stand-in came back, which answers "not ready" a while.
+        if (Date.now() > deadline || !isUnanswered(error)) throw error;
       }
     }
   }
@@ -164,6 +165,32 @@ describe('EventStoreDbEventStore on the stand-in', () => {
         await sub.stop();
       }
     }
+
+    it('succeeds a group made before its types were recorded (an upgrade) by a version at its checkpoint that has the added type', async () => {
+      const [old, added] = [`Old${run}`, `Added${run}`];
+      const group = `legacy-${randomUUID().slice(0, 8)}`;
+      // As an earlier release left it: the group on the server, its types known only to its filter.
+      await raw.createPersistentSubscriptionToAll(group, persistentSubscriptionToAllSettingsFromDefaults({ startFrom: 'start' }), { filter: eventTypeFilter({ regex: `^${old}$` }) });
+      const handled: string[] = [];
+      const sub = store.subscribePersistent(group, { types: [old, added], maxRetries: 0, messageTimeoutMs: 10_000, bufferSize: 4, onError: () => undefined }, async (e) => {
+        if (e.type === added && !handled.includes(e.id)) {
+          handled.push(e.id);
+          throw new Error('refused once, to be parked');
+        }
+        handled.push(e.id);
+      });
+      try {
+        const [a, b] = [randomUUID(), randomUUID()];
+        await store.append(s('legacy-1'), [{ id: a, type: old, data: {} }], 'no_stream');
+        await store.append(s('legacy-2'), [{ id: b, type: added, data: {} }], 'no_stream');
+        await until('both types were handled', () => handled.includes(a) && handled.includes(b));
+        // The version now consumed is the one whose parked events are listed.
+        await until('the added one was parked', () => standIn.persistent.parkedCount(`${group}-v2`) === 1);
+        expect((await store.parkedEvents(group)).map((e) => e.id)).toEqual([b]);
+      } finally {
+        await sub.stop();
+      }
+    });
 
     it('joins again after its connection dropped', async () => {
       await consumeThrough(async () => standIn.dropSubscriptions());

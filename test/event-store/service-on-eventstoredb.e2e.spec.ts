@@ -40,4 +40,26 @@ describe('the service with EVENTSTORE_URL set (on the stand-in)', () => {
     expect(status).toBe(201);
     expect(standIn.events.filter((e) => e.type === 'AccountOpened' || e.stream.startsWith('account-')).length).toBeGreaterThan(0);
   });
+
+  it('serves requests through a not-ready window, a busy spell, a failover (NotLeader) and a crash after a write, writing each once (no 500)', async () => {
+    const open = async (name: string, refuse: () => void) => {
+      refuse();
+      const email = `${name.toLowerCase().replace(/ /g, '-')}@example.com`;
+      const opened = await t.admin('POST', '/admin/accounts', { name, email });
+      expect([name, opened.status]).toEqual([name, 201]);
+      return opened.body.id as string;
+    };
+    const ids = [
+      await open('Not ready', () => standIn.notReady(800)),
+      await open('Busy', () => standIn.busy(500)),
+      await open('Failover', () => standIn.refuseAppends('not-leader')),
+      await open('Timed out', () => standIn.refuseAppends('timeout-after-write')),
+      await open('Crashed', () => standIn.refuseAppends('crash-after-write')),
+    ];
+    for (const id of ids) {
+      const types = standIn.events.filter((e) => e.stream === `account-${id}`).map((e) => e.type);
+      expect(types.length).toBeGreaterThan(0);
+      expect(new Set(types).size).toBe(types.length);
+    }
+  });
 });

@@ -3,18 +3,27 @@
  * server can be installed: an in-process gRPC server on the service definitions the client
  * package itself ships, holding everything in memory. The real client talks to it
  * unmodified (esdb://127.0.0.1:PORT?tls=false). It speaks only what the adapter uses:
- * Append, Read of a stream (resolving links when asked), Read of $all forward (and backwards,
+ * BatchAppend and Append, Read of a stream (resolving links when asked), Read of $all forward (and backwards,
  * from its end or before a position) with a filter, subscriptions to $all (catch-up, then live), persistent
  * subscriptions to $all (Create, Read, GetInfo, ReplayParked) and ServerFeatures, which lists just those
  * methods, as the server does, so the client enables persistent subscriptions to $all and
- * still appends with plain Append (no BatchAppend listed). Every other method answers
- * UNIMPLEMENTED.
+ * appends through BatchAppend, as it does against a server when no per-call credentials are
+ * given (new EsdbStandIn({ batchAppend: false }) leaves BatchAppend out, for the plain Append
+ * path). Every other method answers UNIMPLEMENTED.
  *
  * Semantics kept from the server: expected-version checks answered as WrongExpectedVersion
- * (not a gRPC error), an append of event ids already at the stream's head is idempotent,
- * $all is one total order of (commit, prepare) positions, a read of $all from a position
+ * (a message on Append, a status on BatchAppend), idempotence as IndexWriter.CheckCommit
+ * decides it (see appendNow: any/stream_exists appends are recognised only through an
+ * in-memory cache of recent event ids that restart() empties; exact revisions through the
+ * stream itself), $all is one total order of (commit, prepare) positions, a read of $all from a position
  * includes the event at it while a subscription from a position starts after it, and the
  * log holds system events ($-prefixed streams) that readers must filter out.
+ *
+ * A node's refusals, on demand: notReady(ms) and busy(ms) windows (a restart() opens a
+ * not-ready one by default, as every node start passes through it), answered as the server
+ * answers each call (UNAVAILABLE on plain calls; on BatchAppend a status the client cannot
+ * recognise); refuseAppends() for NotLeader (naming the stand-in itself as the leader; on
+ * BatchAppend it ends the whole call), a timeout before the write, or a commit timeout after it.
  *
  * Persistent subscriptions (KurrentDB's PersistentSubscription.cs, round robin): a group
  * on $all keeps its filter and its start, which is inclusive (a group created from a
@@ -33,7 +42,9 @@
  * answered by the link's id; then a "$metadata" event on "$$<parked stream>" sets its
  * "$tb" (truncate before) to where the replay stopped, and stream reads skip the events
  * before a stream's $tb; a second replay while one runs fails ("already in progress").
- * Not kept: checkpoints (a group's state lives in memory and survives restart()), the
+ * GetInfo reports a checkpoint (the last event read before the first one outstanding),
+ * always up to date where the server's lags. Not kept: reloading from the checkpoint on a
+ * restart (a group's state lives in memory and survives restart() exactly), the
  * server's exact clock tick (timeouts are checked every 100 ms), other consumer
  * strategies, stream-sourced groups, truncation of the parked stream without a replay
  * (TruncateParked), metadata other than $tb, the parked stream's ACL (written, not checked).
@@ -49,6 +60,8 @@ import * as psGrpc from '@kurrent/kurrentdb-client/generated/kurrentdb/protocols
 import * as ps from '@kurrent/kurrentdb-client/generated/kurrentdb/protocols/v1/persistentsubscriptions_pb';
 import * as featuresGrpc from '@kurrent/kurrentdb-client/generated/kurrentdb/protocols/v1/serverfeatures_grpc_pb';
 import * as features from '@kurrent/kurrentdb-client/generated/kurrentdb/protocols/v1/serverfeatures_pb';
+import * as rpcStatus from '@kurrent/kurrentdb-client/generated/kurrentdb/protocols/v1/status_pb';
+import { Any } from 'google-protobuf/google/protobuf/any_pb';
 
 interface StoredEvent {
   id: string;
@@ -62,6 +75,43 @@ interface StoredEvent {
   created: bigint;
   /** Single-node log: commit and prepare are the event's own log record position. */
   position: bigint;
+}
+
+/** An event as proposed in an append, before the log gives it a stream revision and a position. */
+type NewStored = Omit<StoredEvent, 'stream' | 'revision' | 'created' | 'position'>;
+
+/** An append's expected version: an exact revision, or one of the server's three states. */
+type Expected = number | 'any' | 'no_stream' | 'stream_exists';
+
+type AppendOutcome = { kind: 'success'; last: StoredEvent | null; current: number } | { kind: 'wrong'; current: number } | { kind: 'timeout' } | { kind: 'crashed' };
+
+/**
+ * How a test has the next appends refused (refuseAppends): NotLeader (not executed, the
+ * client reconnects to the leader it names), a timeout before the write (nothing written)
+ * or after it (a commit timeout: written, the answer says it timed out), or a crash after
+ * the write and before the answer (the node restarts: the caller's connection is cut, and
+ * the cache of recent event ids is gone when it tries again).
+ */
+export type Refusal = 'not-leader' | 'timeout' | 'timeout-after-write' | 'crash-after-write';
+
+export interface EsdbStandInOptions {
+  /** Whether ServerFeatures lists BatchAppend, which the client then appends through (default); false keeps it to plain Append. */
+  batchAppend?: boolean;
+}
+
+/** How long a restarted node answers "not ready" before it serves again (restart's default). */
+const RESTART_NOT_READY_MS = 300;
+
+function proposedEvent(m: pb.AppendReq.ProposedMessage | pb.BatchAppendReq.ProposedMessage): NewStored {
+  const meta = m.getMetadataMap();
+  return { id: uuidString(m.getId()), type: meta.get('type') ?? '', contentType: meta.get('content-type') ?? 'application/json', data: m.getData_asU8(), metadata: m.getCustomMetadata_asU8() };
+}
+
+/** A google.rpc.Status with one packed detail, as BatchAppend answers a refused append (Status.cs). */
+function status(code: number, message: string, typeName: string, detail: { serializeBinary(): Uint8Array }): rpcStatus.Status {
+  const any = new Any();
+  any.pack(detail.serializeBinary(), typeName);
+  return new rpcStatus.Status().setCode(code).setMessage(message).setDetails(any);
 }
 
 interface Live {
@@ -140,6 +190,7 @@ function fillRecord<R extends pb.ReadResp.ReadEvent.RecordedEvent | ps.ReadResp.
 const SUPPORTED: [service: string, method: string, features: string[]][] = [
   ['event_store.client.streams.Streams', 'Read', ['position', 'events']],
   ['event_store.client.streams.Streams', 'Append', []],
+  ['event_store.client.streams.Streams', 'BatchAppend', []],
   ['event_store.client.persistent_subscriptions.PersistentSubscriptions', 'Create', ['stream', 'all']],
   ['event_store.client.persistent_subscriptions.PersistentSubscriptions', 'Read', ['stream', 'all']],
   ['event_store.client.persistent_subscriptions.PersistentSubscriptions', 'GetInfo', ['stream', 'all']],
@@ -153,8 +204,17 @@ export class EsdbStandIn {
   private readonly streams = new Map<string, StoredEvent[]>();
   private readonly live = new Set<Live>();
   private nextPosition = 0n;
+  /** The node's cache of recently committed event ids (IndexWriter._committedEvents): in memory, emptied by a restart. */
+  private readonly recentIds = new Map<string, StoredEvent>();
+  private notReadyUntil = 0;
+  private busyUntil = 0;
+  private readonly refusals: Refusal[] = [];
+  /** Appends answered, by the call they came through (tests check which path the client took). */
+  readonly appendsServed = { append: 0, batchAppend: 0 };
   readonly persistent = new PersistentGroups(this);
   port = 0;
+
+  constructor(private readonly options: EsdbStandInOptions = {}) {}
 
   get url(): string {
     return `esdb://127.0.0.1:${this.port}?tls=false`;
@@ -165,7 +225,24 @@ export class EsdbStandIn {
     return this.log;
   }
 
-  async start(port = 0): Promise<this> {
+  /** Every call but ServerFeatures answers "Server Is Not Ready" for the next ms, as a node does while it starts or elects. */
+  notReady(ms: number): void {
+    this.notReadyUntil = Date.now() + ms;
+  }
+
+  /** Every call but ServerFeatures answers "Server Is Busy" for the next ms, as an overloaded node does. */
+  busy(ms: number): void {
+    this.busyUntil = Date.now() + ms;
+  }
+
+  /** The next `times` appends (either path) meet this refusal instead of the usual answer. */
+  refuseAppends(refusal: Refusal, times = 1): void {
+    for (let i = 0; i < times; i++) this.refusals.push(refusal);
+  }
+
+  /** Starts serving; with notReadyMs, answering "not ready" that long first, as a node that just started does. */
+  async start(port = 0, { notReadyMs = 0 }: { notReadyMs?: number } = {}): Promise<this> {
+    if (notReadyMs > 0) this.notReady(notReadyMs);
     // A real log never starts empty: the server writes system events first.
     if (this.log.length === 0) {
       this.write('$epoch-information', [{ id: '00000000-0000-4000-8000-000000000001', type: '$epoch-information', contentType: 'application/json', data: Buffer.from('{}'), metadata: new Uint8Array() }]);
@@ -173,6 +250,7 @@ export class EsdbStandIn {
     this.server = new grpc.Server();
     this.server.addService(streamsGrpc.StreamsService as any, {
       append: (call: any, callback: any) => this.append(call, callback),
+      batchAppend: (call: any) => this.batchAppend(call),
       read: (call: any) => this.read(call),
     });
     this.server.addService(psGrpc.PersistentSubscriptionsService as any, {
@@ -200,20 +278,26 @@ export class EsdbStandIn {
   }
 
   private supportedMethods(): features.SupportedMethods {
-    const methods = SUPPORTED.map(([service, method, list]) =>
+    const served = SUPPORTED.filter(([, method]) => method !== 'BatchAppend' || this.options.batchAppend !== false);
+    const methods = served.map(([service, method, list]) =>
       new features.SupportedMethod().setServiceName(service.toLowerCase()).setMethodName(method.toLowerCase()).setFeaturesList(list),
     );
     return new features.SupportedMethods().setEventStoreServerVersion('25.0.0').setMethodsList(methods);
   }
 
-  /** A node restart: every connection is cut, the log is kept, the same port answers again. */
-  async restart(downMs = 0): Promise<void> {
+  /**
+   * A node restart: every connection is cut, the log is kept, the cache of recent event ids
+   * is emptied, and the same port answers again, "not ready" for notReadyMs first.
+   */
+  async restart(downMs = 0, { notReadyMs = RESTART_NOT_READY_MS }: { notReadyMs?: number } = {}): Promise<void> {
     await this.stop();
     await new Promise((r) => setTimeout(r, downMs));
-    await this.start(this.port);
+    await this.start(this.port, { notReadyMs });
   }
 
+  /** The node goes down: connections cut, what it held only in memory (recent event ids) gone. */
   async stop(): Promise<void> {
+    this.recentIds.clear();
     this.dropSubscriptions();
     this.persistent.stopClock();
     this.server.forceShutdown();
@@ -242,7 +326,7 @@ export class EsdbStandIn {
   }
 
   /** Appends (the server's checks having passed) and wakes the live and persistent subscriptions. */
-  write(stream: string, events: Omit<StoredEvent, 'stream' | 'revision' | 'created' | 'position'>[]): StoredEvent[] {
+  write(stream: string, events: NewStored[]): StoredEvent[] {
     const existing = this.streams.get(stream) ?? [];
     const written = events.map((e, i) => {
       this.nextPosition += 100n + BigInt(e.data.length);
@@ -250,6 +334,7 @@ export class EsdbStandIn {
     });
     this.streams.set(stream, [...existing, ...written]);
     this.log.push(...written);
+    for (const e of written) this.recentIds.set(e.id, e);
     for (const sub of this.live) this.deliver(sub);
     this.persistent.pumpAll();
     return written;
@@ -263,61 +348,208 @@ export class EsdbStandIn {
     }
   }
 
+  /**
+   * The refusal a call meets now, if any: a node starting or restarting is not ready, a
+   * loaded one too busy (ClusterVNodeController's NotHandled). Every client call but
+   * ServerFeatures meets it.
+   */
+  private unready(): 'not-ready' | 'busy' | null {
+    const now = Date.now();
+    if (now < this.notReadyUntil) return 'not-ready';
+    if (now < this.busyUntil) return 'busy';
+    return null;
+  }
+
+  /** Not ready (or busy) as the plain calls answer it: UNAVAILABLE (RpcExceptions.ServerNotReady, ServerBusy). */
+  unreadyError(): grpc.ServiceError | null {
+    const state = this.unready();
+    if (!state) return null;
+    const details = state === 'not-ready' ? 'Server Is Not Ready' : 'Server Is Too Busy';
+    return Object.assign(new Error(details), { code: grpc.status.UNAVAILABLE, details, metadata: new grpc.Metadata() });
+  }
+
+  /** NotLeader with the leader's endpoint (RpcExceptions.LeaderInfo): here the stand-in itself, which the client reconnects to. */
+  private notLeaderError(): grpc.ServiceError {
+    const metadata = new grpc.Metadata();
+    metadata.set('exception', 'not-leader');
+    metadata.set('leader-endpoint-host', '127.0.0.1');
+    metadata.set('leader-endpoint-port', String(this.port));
+    return Object.assign(new Error('Leader info available'), { code: grpc.status.NOT_FOUND, details: 'Leader info available', metadata });
+  }
+
+  /** The next appends' fate when a test set one (refuseAppends), else none. */
+  private nextRefusal(): Refusal | null {
+    return this.refusals.shift() ?? null;
+  }
+
   private append(call: grpc.ServerReadableStream<pb.AppendReq, pb.AppendResp>, callback: grpc.sendUnaryData<pb.AppendResp>): void {
     let options: pb.AppendReq.Options | undefined;
-    const proposed: pb.AppendReq.ProposedMessage[] = [];
+    const proposed: NewStored[] = [];
     call.on('data', (req: pb.AppendReq) => {
       if (req.hasOptions()) options = req.getOptions();
-      else if (req.hasProposedMessage()) proposed.push(req.getProposedMessage()!);
+      else if (req.hasProposedMessage()) proposed.push(proposedEvent(req.getProposedMessage()!));
     });
     call.on('error', () => undefined);
     call.on('end', () => {
       if (!options) return callback({ code: grpc.status.INVALID_ARGUMENT, details: 'append without options' });
-      callback(null, this.appendNow(streamName(options.getStreamIdentifier()), options, proposed));
+      const unready = this.unreadyError();
+      if (unready) return callback(unready);
+      const refusal = this.nextRefusal();
+      if (refusal === 'not-leader') return callback(this.notLeaderError());
+      const C = pb.AppendReq.Options.ExpectedStreamRevisionCase;
+      const c = options.getExpectedStreamRevisionCase();
+      const expected: Expected = c === C.REVISION ? Number(options.getRevision()) : c === C.NO_STREAM ? 'no_stream' : c === C.STREAM_EXISTS ? 'stream_exists' : 'any';
+      this.appendsServed.append++;
+      const outcome = this.appendNow(streamName(options.getStreamIdentifier()), expected, proposed, refusal);
+      if (outcome.kind === 'crashed') return;
+      // A commit timeout (RpcExceptions.Timeout): ABORTED without status details, which the client reports as an unknown error.
+      if (outcome.kind === 'timeout') return callback({ code: grpc.status.ABORTED, details: 'Operation timed out: Commit timed out.', metadata: new grpc.Metadata() });
+      const resp = new pb.AppendResp();
+      if (outcome.kind === 'wrong') {
+        const wrong = new pb.AppendResp.WrongExpectedVersion();
+        if (outcome.current >= 0) wrong.setCurrentRevision(String(outcome.current));
+        else wrong.setCurrentNoStream(empty());
+        if (typeof expected === 'number') wrong.setExpectedRevision(String(expected));
+        else if (expected === 'no_stream') wrong.setExpectedNoStream(empty());
+        else if (expected === 'stream_exists') wrong.setExpectedStreamExists(empty());
+        else wrong.setExpectedAny(empty());
+        return callback(null, resp.setWrongExpectedVersion(wrong));
+      }
+      if (!outcome.last) {
+        const success = new pb.AppendResp.Success().setNoPosition(empty());
+        return callback(null, resp.setSuccess(outcome.current >= 0 ? success.setCurrentRevision(String(outcome.current)) : success.setNoStream(empty())));
+      }
+      const position = new pb.AppendResp.Position().setCommitPosition(String(outcome.last.position)).setPreparePosition(String(outcome.last.position));
+      callback(null, resp.setSuccess(new pb.AppendResp.Success().setCurrentRevision(String(outcome.last.revision)).setPosition(position)));
     });
   }
 
-  private appendNow(stream: string, options: pb.AppendReq.Options, proposed: pb.AppendReq.ProposedMessage[]): pb.AppendResp {
+  /**
+   * BatchAppend (Streams.BatchAppend.cs), one call the client shares between all its
+   * appends: each append is a correlation id, its options in the first request, events in
+   * one or more, the last one final; each is answered on its own, in the order they finish.
+   * Refusals come as a google.rpc.Status in the answer: WrongExpectedVersion, Timeout,
+   * AccessDenied, StreamDeleted with their typed details; not ready and busy with an empty
+   * detail and only a message ("Server Is Not Ready", "Server Is Busy"), which the client
+   * cannot recognise. NotLeader ends the whole call with the leader's endpoint (the server
+   * throws it out of the append's callback), failing every append pending on it.
+   */
+  private batchAppend(call: grpc.ServerDuplexStream<pb.BatchAppendReq, pb.BatchAppendResp>): void {
+    const pending = new Map<string, { options: pb.BatchAppendReq.Options; events: NewStored[] }>();
+    let ended = false;
+    const answer = (correlation: shared.UUID, stream: string, fill: (r: pb.BatchAppendResp) => void) => {
+      if (ended) return;
+      const resp = new pb.BatchAppendResp().setCorrelationId(correlation).setStreamIdentifier(new shared.StreamIdentifier().setStreamName(Buffer.from(stream, 'utf8')));
+      fill(resp);
+      call.write(resp);
+    };
+    call.on('data', (req: pb.BatchAppendReq) => {
+      const correlation = req.getCorrelationId()!;
+      const id = uuidString(correlation);
+      if (req.hasOptions()) pending.set(id, { options: req.getOptions()!, events: [] });
+      const write = pending.get(id);
+      if (!write) return;
+      write.events.push(...req.getProposedMessagesList().map(proposedEvent));
+      if (!req.getIsFinal()) return;
+      pending.delete(id);
+      const options = write.options;
+      const stream = streamName(options.getStreamIdentifier());
+      const deadline = options.hasDeadline21100() ? options.getDeadline21100()!.toDate().getTime() : Infinity;
+      if (deadline <= Date.now()) return answer(correlation, stream, (r) => r.setError(status(4, 'Timeout', 'event_store.client.Timeout', new shared.Timeout())));
+      const unready = this.unready();
+      if (unready) {
+        const message = unready === 'not-ready' ? 'Server Is Not Ready' : 'Server Is Busy';
+        return answer(correlation, stream, (r) => r.setError(status(0, message, 'google.protobuf.Empty', empty())));
+      }
+      const refusal = this.nextRefusal();
+      if (refusal === 'not-leader') {
+        ended = true;
+        return call.emit('error', this.notLeaderError());
+      }
+      const C = pb.BatchAppendReq.Options.ExpectedStreamPositionCase;
+      const c = options.getExpectedStreamPositionCase();
+      const expected: Expected = c === C.STREAM_POSITION ? Number(options.getStreamPosition()) : c === C.NO_STREAM ? 'no_stream' : c === C.STREAM_EXISTS ? 'stream_exists' : 'any';
+      this.appendsServed.batchAppend++;
+      const outcome = this.appendNow(stream, expected, write.events, refusal);
+      if (outcome.kind === 'crashed') return;
+      answer(correlation, stream, (r) => {
+        if (outcome.kind === 'timeout') return r.setError(status(4, 'Timeout', 'event_store.client.Timeout', new shared.Timeout()));
+        if (outcome.kind === 'wrong') {
+          const wrong = new shared.WrongExpectedVersion();
+          if (outcome.current >= 0) wrong.setCurrentStreamRevision(String(outcome.current));
+          else wrong.setCurrentNoStream(empty());
+          if (typeof expected === 'number') wrong.setExpectedStreamPosition(String(expected));
+          else if (expected === 'no_stream') wrong.setExpectedNoStream(empty());
+          else if (expected === 'stream_exists') wrong.setExpectedStreamExists(empty());
+          else wrong.setExpectedAny(empty());
+          return r.setError(status(6, 'WrongExpectedVersion', 'event_store.client.WrongExpectedVersion', wrong));
+        }
+        const success = new pb.BatchAppendResp.Success();
+        if (outcome.last) success.setCurrentRevision(String(outcome.last.revision)).setPosition(new shared.AllStreamPosition().setCommitPosition(String(outcome.last.position)).setPreparePosition(String(outcome.last.position)));
+        else if (outcome.current >= 0) success.setCurrentRevision(String(outcome.current)).setNoPosition(empty());
+        else success.setNoStream(empty()).setNoPosition(empty());
+        return r.setSuccess(success);
+      });
+    });
+    call.on('error', () => undefined);
+    call.on('end', () => {
+      if (ended) return;
+      ended = true;
+      call.end();
+    });
+  }
+
+  /**
+   * The server's commit check (IndexWriter.CheckCommit), then the write. Idempotence
+   * depends on the expected version, as there:
+   * - any / stream_exists: the ids are looked up in the node's cache of recently committed
+   *   event ids only (in memory, emptied by a restart): all of them there, in this stream,
+   *   is the earlier result again; the first not there is a new write (a second copy, if
+   *   it was written before the restart); some there and some not, WrongExpectedVersion;
+   * - an exact revision (no_stream is -1): behind the stream's end, the events after that
+   *   revision are compared by id with the index (durable): the same ids are the earlier
+   *   result again, any other WrongExpectedVersion; ahead of it, WrongExpectedVersion;
+   *   equal to it, a new write, even of ids written elsewhere in the stream before.
+   */
+  private appendNow(stream: string, expected: Expected, events: NewStored[], refusal: Refusal | null): AppendOutcome {
     const existing = this.streams.get(stream) ?? [];
     const current = existing.length - 1;
-    const events = proposed.map((m) => {
-      const meta = m.getMetadataMap();
-      return { id: uuidString(m.getId()), type: meta.get('type') ?? '', contentType: meta.get('content-type') ?? 'application/json', data: m.getData_asU8(), metadata: m.getCustomMetadata_asU8() };
-    });
-    const resp = new pb.AppendResp();
-    // Idempotence: the same ids already written together in this stream are acknowledged
-    // again with their original result, whatever the expected version now says.
-    const first = existing.findIndex((e) => e.id === events[0]?.id);
-    if (first >= 0 && events.every((e, i) => existing[first + i]?.id === e.id)) {
-      return resp.setSuccess(this.success(existing[first + events.length - 1]));
-    }
-    const C = pb.AppendReq.Options.ExpectedStreamRevisionCase;
-    const expectedCase = options.getExpectedStreamRevisionCase();
-    const ok =
-      expectedCase === C.ANY ||
-      (expectedCase === C.NO_STREAM && current < 0) ||
-      (expectedCase === C.STREAM_EXISTS && current >= 0) ||
-      (expectedCase === C.REVISION && BigInt(options.getRevision()) === BigInt(current));
-    if (!ok) {
-      const wrong = new pb.AppendResp.WrongExpectedVersion();
-      if (current >= 0) wrong.setCurrentRevision(String(current));
-      else wrong.setCurrentNoStream(empty());
-      if (expectedCase === C.REVISION) wrong.setExpectedRevision(options.getRevision());
-      else if (expectedCase === C.NO_STREAM) wrong.setExpectedNoStream(empty());
-      else wrong.setExpectedStreamExists(empty());
-      return resp.setWrongExpectedVersion(wrong);
-    }
-    if (events.length === 0) {
-      const success = new pb.AppendResp.Success().setNoPosition(empty());
-      return resp.setSuccess(current >= 0 ? success.setCurrentRevision(String(current)) : success.setNoStream(empty()));
-    }
+    const decision = this.commitCheck(stream, existing, expected, events.map((e) => e.id));
+    if (decision.kind === 'wrong') return { kind: 'wrong', current };
+    if (decision.kind === 'idempotent') return refusal === 'timeout' ? { kind: 'timeout' } : { kind: 'success', last: decision.last, current };
+    // A timeout before the write leaves nothing; a commit timeout ("timeout-after-write") is answered after it.
+    if (refusal === 'timeout') return { kind: 'timeout' };
+    if (events.length === 0) return { kind: 'success', last: null, current };
     const written = this.write(stream, events);
-    return resp.setSuccess(this.success(written[written.length - 1]));
+    if (refusal === 'timeout-after-write') return { kind: 'timeout' };
+    if (refusal === 'crash-after-write') {
+      void this.restart();
+      return { kind: 'crashed' };
+    }
+    return { kind: 'success', last: written[written.length - 1], current };
   }
 
-  private success(last: StoredEvent): pb.AppendResp.Success {
-    const position = new pb.AppendResp.Position().setCommitPosition(String(last.position)).setPreparePosition(String(last.position));
-    return new pb.AppendResp.Success().setCurrentRevision(String(last.revision)).setPosition(position);
+  private commitCheck(stream: string, existing: StoredEvent[], expected: Expected, ids: string[]): { kind: 'ok' | 'wrong' } | { kind: 'idempotent'; last: StoredEvent } {
+    const current = existing.length - 1;
+    if (expected === 'stream_exists' && current < 0) return { kind: 'wrong' };
+    if (expected === 'any' || expected === 'stream_exists') {
+      if (ids.length === 0) return { kind: 'ok' };
+      let last: StoredEvent | undefined;
+      for (const [i, id] of ids.entries()) {
+        const known = this.recentIds.get(id);
+        // Not the first: CorruptedIdempotency, answered as WrongExpectedVersion.
+        if (!known || known.stream !== stream) return { kind: i === 0 ? 'ok' : 'wrong' };
+        last = known;
+      }
+      return { kind: 'idempotent', last: last! };
+    }
+    const revision = expected === 'no_stream' ? -1 : expected;
+    if (revision < current) {
+      if (ids.length === 0) return { kind: 'wrong' };
+      for (const [i, id] of ids.entries()) if (existing[revision + 1 + i]?.id !== id) return { kind: 'wrong' };
+      return { kind: 'idempotent', last: existing[revision + ids.length] };
+    }
+    return { kind: revision > current ? 'wrong' : 'ok' };
   }
 
   private eventResponse(e: StoredEvent, structuredIds: boolean, resolveLinks = false): pb.ReadResp {
@@ -340,6 +572,8 @@ export class EsdbStandIn {
   }
 
   private read(call: grpc.ServerWritableStream<pb.ReadReq, pb.ReadResp>): void {
+    const unready = this.unreadyError();
+    if (unready) return void call.emit('error', unready);
     try {
       this.readNow(call);
     } catch (error: any) {
@@ -351,7 +585,6 @@ export class EsdbStandIn {
     const options = call.request.getOptions();
     if (!options) throw new Error('read without options');
     const backwards = options.getReadDirection() === pb.ReadReq.Options.ReadDirection.BACKWARDS;
-    if (backwards && !options.hasAll()) throw new Error('the stand-in reads backwards only $all');
     const structuredIds = options.getUuidOption()?.hasStructured() ?? false;
     const count = options.hasCount() ? Number(BigInt(options.getCount())) : Infinity;
 
@@ -365,8 +598,17 @@ export class EsdbStandIn {
         return void call.end();
       }
       // Events before the stream's $tb are gone to readers; a read from before it starts at it.
-      const from = Math.max(this.truncateBefore(name), stream.hasRevision() ? Number(stream.getRevision()) : stream.hasEnd() ? events.length : 0);
       const resolveLinks = options.getResolveLinks();
+      const tb = this.truncateBefore(name);
+      if (backwards) {
+        // Backwards from a revision (inclusive) or the end, newest first, down to the $tb.
+        const top = stream.hasRevision() ? Math.min(Number(stream.getRevision()), events.length - 1) : events.length - 1;
+        const picked = [];
+        for (let r = top; r >= tb && picked.length < count; r--) picked.push(events[r]);
+        for (const e of picked) call.write(this.eventResponse(e, structuredIds, resolveLinks));
+        return void call.end();
+      }
+      const from = Math.max(tb, stream.hasRevision() ? Number(stream.getRevision()) : stream.hasEnd() ? events.length : 0);
       for (const e of events.slice(from, from + Math.min(count, events.length))) call.write(this.eventResponse(e, structuredIds, resolveLinks));
       return void call.end();
     }
@@ -436,6 +678,8 @@ interface Group {
   messageTimeoutMs: number;
   /** Index in the log of the next event not yet considered. */
   cursor: number;
+  /** Index in the log of its first event (its start). */
+  startIndex: number;
   retries: Delivery[];
   consumers: Consumer[];
   nextConsumer: number;
@@ -464,6 +708,8 @@ class PersistentGroups {
   }
 
   create(call: grpc.ServerUnaryCall<ps.CreateReq, ps.CreateResp>, callback: grpc.sendUnaryData<ps.CreateResp>): void {
+    const unready = this.host.unreadyError();
+    if (unready) return callback(unready);
     const options = call.request.getOptions();
     if (!options?.hasAll()) return callback({ code: grpc.status.UNIMPLEMENTED, details: 'the stand-in has persistent subscriptions to $all only' });
     const name = options.getGroupName();
@@ -486,12 +732,14 @@ class PersistentGroups {
     const f = all.hasFilter() ? all.getFilter()! : null;
     const filter = f ? expressionFilter(f.hasStreamIdentifier(), f.hasStreamIdentifier() ? f.getStreamIdentifier()! : f.getEventType()!) : () => true;
     const messageTimeoutMs = settings.hasMessageTimeoutMs() ? settings.getMessageTimeoutMs() : Number(BigInt(settings.getMessageTimeoutTicks() || '0') / 10_000n);
-    this.groups.set(name, { name, filter, startFrom, maxRetryCount: settings.getMaxRetryCount(), messageTimeoutMs, cursor, retries: [], consumers: [], nextConsumer: 0, replaying: false });
+    this.groups.set(name, { name, filter, startFrom, maxRetryCount: settings.getMaxRetryCount(), messageTimeoutMs, cursor, startIndex: cursor, retries: [], consumers: [], nextConsumer: 0, replaying: false });
     this.startClock();
     callback(null, new ps.CreateResp());
   }
 
   getInfo(call: grpc.ServerUnaryCall<ps.GetInfoReq, ps.GetInfoResp>, callback: grpc.sendUnaryData<ps.GetInfoResp>): void {
+    const unready = this.host.unreadyError();
+    if (unready) return callback(unready);
     const name = call.request.getOptions()?.getGroupName() ?? '';
     const group = this.groups.get(name);
     if (!group) return callback(rpcError(grpc.status.NOT_FOUND, 'persistent-subscription-does-not-exist', `Subscription group ${name} on stream $all does not exist.`, name));
@@ -508,6 +756,7 @@ class PersistentGroups {
       .setTotalInFlightMessages(inFlight)
       .setOutstandingMessagesCount(inFlight)
       .setParkedMessageCount(String(this.parkedCount(name)))
+      .setLastCheckpointedEventPosition(this.checkpoint(group))
       .setConnectionsList(group.consumers.map((c) => new ps.SubscriptionInfo.ConnectionInfo().setFrom(c.call.getPeer()).setAvailableSlots(c.bufferSize - c.inFlight.size).setInFlightMessages(c.inFlight.size)));
     callback(null, new ps.GetInfoResp().setSubscriptionInfo(info));
   }
@@ -521,6 +770,8 @@ class PersistentGroups {
    * A link whose event is gone is skipped (and truncated with the rest).
    */
   replayParked(call: grpc.ServerUnaryCall<ps.ReplayParkedReq, ps.ReplayParkedResp>, callback: grpc.sendUnaryData<ps.ReplayParkedResp>): void {
+    const unready = this.host.unreadyError();
+    if (unready) return callback(unready);
     const options = call.request.getOptions();
     if (!options?.hasAll()) return callback({ code: grpc.status.UNIMPLEMENTED, details: 'the stand-in has persistent subscriptions to $all only' });
     const name = options.getGroupName();
@@ -554,6 +805,22 @@ class PersistentGroups {
     });
   }
 
+  /**
+   * Where the group would resume after a restart: the last event it read before the first
+   * one still outstanding or waiting for a retry ("C:<commit>/P:<prepare>"; "" before any).
+   * Kept up to date at every answer, where the server writes it only every so often
+   * (checkPointAfter, min and max checkpoint counts): the server's lags behind this.
+   */
+  private checkpoint(group: Group): string {
+    const pending = [...group.retries, ...group.consumers.flatMap((c) => [...c.inFlight.values()].map((f) => f.delivery))].filter((d) => !d.link).map((d) => d.event.position);
+    const lowest = pending.reduce((min, p) => (p < min ? p : min), BigInt(Number.MAX_SAFE_INTEGER) ** 2n);
+    const log = this.host.events;
+    for (let i = group.cursor - 1; i >= group.startIndex; i--) {
+      if (log[i].position < lowest) return `C:${log[i].position}/P:${log[i].position}`;
+    }
+    return '';
+  }
+
   /** One consumer: options first, then acks and nacks; events go out as the group hands them to it. */
   read(call: grpc.ServerDuplexStream<ps.ReadReq, ps.ReadResp>): void {
     let consumer: Consumer | null = null;
@@ -568,6 +835,8 @@ class PersistentGroups {
       if (req.hasOptions()) {
         const options = req.getOptions()!;
         const name = options.getGroupName();
+        const unready = this.host.unreadyError();
+        if (unready) return call.emit('error', unready);
         group = this.groups.get(name);
         if (!options.hasAll()) return call.emit('error', Object.assign(new Error('the stand-in has persistent subscriptions to $all only'), { code: grpc.status.UNIMPLEMENTED }));
         if (!group) return call.emit('error', rpcError(grpc.status.NOT_FOUND, 'persistent-subscription-does-not-exist', `Subscription group ${name} on stream $all does not exist.`, name));

@@ -44,7 +44,7 @@ import {
 } from '../event-store';
 import { ConcurrencyConflict } from '../../platform/errors';
 import { LiveWakeUp } from './live-wake-up';
-import { joinPersistentGroup, parkedStreamOf } from './persistent-group';
+import { joinPersistentGroup, parkedStreamOf, serverGroupName } from './persistent-group';
 import { asUnavailable, toRecorded } from './recorded';
 import { rideOut } from './ride-out';
 import { serviceStreamPrefixes } from './stream-prefixes';
@@ -63,6 +63,11 @@ export interface EventStoreDbOptions {
 const POLL_FALLBACK_MS = 1000;
 /** Pause before a failed batch (or read) is tried again. */
 const RETRY_MS = 1000;
+/**
+ * How far back from a stream's end a retried any/stream_exists append looks for its own
+ * event ids before it appends again (see append).
+ */
+const READ_BACK_EVENTS = 1000;
 /** How often a replay of parked events looks whether the server has truncated the parked stream yet. */
 const REPLAY_POLL_MS = 50;
 
@@ -88,14 +93,17 @@ export class EventStoreDbEventStore implements EventStore {
     this.wakeUp = new LiveWakeUp(this.client, this.filter);
   }
 
-  /** Proves the server answers (a read of the head), so a wrong URL fails at start, not at the first request. */
+  /**
+   * Proves the server answers (a read of the head), so a wrong URL fails at start, not at
+   * the first request. A node still starting (not ready) is waited for, up to timeoutMs.
+   */
   async start(timeoutMs = 5000): Promise<void> {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
     });
     try {
-      await Promise.race([this.head(), timeout]);
+      await Promise.race([rideOut('read of the head of $all', timeoutMs, () => this.head()), timeout]);
     } finally {
       clearTimeout(timer);
     }
@@ -106,21 +114,58 @@ export class EventStoreDbEventStore implements EventStore {
     return () => this.appendListeners.delete(listener);
   }
 
+  /**
+   * Appends, riding out a node that gives no outcome (see rideOut). A retry is the same
+   * write, never a second one: at an exact expected revision (no_stream too) the server
+   * recognises the event ids from the stream itself; at any/stream_exists only from a
+   * per-node cache of recent ids that a restart or a leader change empties, so before
+   * making such an append again this reads the stream's end back, and an attempt that did
+   * land is answered from there.
+   */
   async append(streamId: string, events: readonly NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
-    // Ids are fixed here, so a retried append carries the same ids and the server takes it once.
+    // Ids are fixed here, so a retried append carries the same ids.
     const proposed = events.map((e) => jsonEvent({ id: e.id ?? randomUUID(), type: e.type, data: e.data as any, metadata: (e.metadata ?? {}) as any }));
-    let result;
+    const ids = proposed.map((e) => e.id);
+    const readBack = expected === 'any' || expected === 'stream_exists';
+    let attempted = false;
+    let appended: AppendResult;
     try {
-      result = await rideOut(`append to ${streamId}`, this.retryMs, () => this.client.appendToStream(streamId, proposed, { streamState: toClientStreamState(expected) }));
+      appended = await rideOut(`append to ${streamId}`, this.retryMs, async () => {
+        if (attempted && readBack) {
+          const landed = await this.landed(streamId, ids);
+          if (landed) return landed;
+        }
+        attempted = true;
+        const result = await this.client.appendToStream(streamId, proposed, { streamState: toClientStreamState(expected) });
+        if (!result.position) throw new Error(`append to ${streamId} returned no position`);
+        return { nextRevision: Number(result.nextExpectedRevision), position: toPosition(result.position.commit, result.position.prepare) };
+      });
     } catch (error) {
       if (error instanceof WrongExpectedVersionError) throw new WrongExpectedRevisionError(streamId, expected);
       throw error;
     }
-    if (!result.position) throw new Error(`append to ${streamId} returned no position`);
-    const appended = { nextRevision: Number(result.nextExpectedRevision), position: toPosition(result.position.commit, result.position.prepare) };
     this.wakeUp.wake();
     for (const listener of this.appendListeners) listener(streamId, events, appended);
     return appended;
+  }
+
+  /** An earlier attempt's result, when all of its event ids are among the stream's last events (null when none is). */
+  private async landed(streamId: string, ids: readonly string[]): Promise<AppendResult | null> {
+    const found = new Map<string, RecordedEvent>();
+    try {
+      for await (const resolved of this.client.readStream(streamId, { direction: BACKWARDS, fromRevision: END, maxCount: READ_BACK_EVENTS })) {
+        const recorded = toRecorded(resolved);
+        if (recorded && ids.includes(recorded.id)) found.set(recorded.id, recorded);
+      }
+    } catch (error) {
+      if (error instanceof StreamNotFoundError) return null;
+      throw error;
+    }
+    if (found.size === 0) return null;
+    const last = found.get(ids[ids.length - 1]);
+    // Part of them there: the server's own answer to such an append is WrongExpectedVersion.
+    if (found.size < ids.length || !last) throw new WrongExpectedVersionError(undefined, { streamName: streamId, current: BigInt(Math.max(...[...found.values()].map((e) => e.revision))), expected: 'any' });
+    return { nextRevision: last.revision, position: last.position };
   }
 
   async readStream(streamId: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
@@ -254,7 +299,12 @@ export class EventStoreDbEventStore implements EventStore {
    * resolved by the server. A link whose event is gone (deleted, scavenged) is left out.
    */
   async parkedEvents(group: string): Promise<RecordedEvent[]> {
-    return (await this.readParked(group)).events;
+    return (await this.readParked(await this.serverGroup(group))).events;
+  }
+
+  /** The server's name of the group's current version (see persistent-group.ts): its parked events are the ones listed and replayed. */
+  private serverGroup(group: string): Promise<string> {
+    return rideOut(`read of the versions of ${group}`, this.retryMs, () => serverGroupName(this.client, group));
   }
 
   /**
@@ -265,7 +315,8 @@ export class EventStoreDbEventStore implements EventStore {
    * replay started; this waits until the truncation shows, so that parkedEvents() no longer
    * lists what was replayed when it resolves.
    */
-  async replayParked(group: string): Promise<number> {
+  async replayParked(logical: string): Promise<number> {
+    const group = await this.serverGroup(logical);
     const { events, stopAt } = await this.readParked(group);
     if (stopAt === null) return 0;
     const what = `replay of the parked events of ${group}`;

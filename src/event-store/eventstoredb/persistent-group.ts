@@ -6,12 +6,16 @@
  * disconnected consumer held. This side creates the group, runs handlers and answers.
  */
 import {
+  BACKWARDS,
   END,
   FORWARDS,
   KurrentDBClient,
   PersistentSubscriptionExistsError,
   START as CLIENT_START,
+  StreamNotFoundError,
+  WrongExpectedVersionError,
   eventTypeFilter,
+  jsonEvent,
   persistentSubscriptionToAllSettingsFromDefaults,
   type PersistentSubscriptionToAll,
   type PersistentSubscriptionToAllResolvedEvent,
@@ -34,28 +38,109 @@ function typesRegex(types: readonly string[]): string {
 }
 
 /**
- * Creates the group when it does not exist, then returns its start position when that is
- * a position. The server starts a group AT its start position (it reads $all from there,
- * inclusively, and drops only live events before it: PersistentSubscription.cs); the port
- * starts it AFTER, so consumers acknowledge the event at exactly that position unhandled.
- * The start is read back from the server (GetInfo), not taken from the options, because
- * the group may have been created by another consumer with another startAfter.
+ * The versions of a group, newest last, in a stream of their own: a group on $all cannot
+ * have its filter (its event types) changed in place, and the server does not report it,
+ * so each set of types is a group of its own on the server, "<group>" for the first and
+ * "<group>-v<n>" after, created where the one before had got to (its checkpoint). The
+ * stream is none of the service's categories, so no reader of $all sees it.
  */
-async function prepareGroup(client: KurrentDBClient, group: string, options: PersistentSubscriptionOptions): Promise<Position | null> {
-  const startAfter = options.startAfter ?? START;
-  const settings = persistentSubscriptionToAllSettingsFromDefaults({
-    startFrom: startAfter === START ? CLIENT_START : parsePosition(startAfter),
-    maxRetryCount: options.maxRetries,
-    messageTimeout: options.messageTimeoutMs,
-  });
+export function groupVersionsStreamOf(group: string): string {
+  return `persistentgroupversions-${group}`;
+}
+
+interface GroupVersion {
+  /** The group's name on the server. */
+  name: string;
+  types: string[];
+}
+
+/** The current version of a group (null: none recorded) and the revision it is at. */
+async function currentVersion(client: KurrentDBClient, group: string): Promise<{ version: GroupVersion | null; revision: bigint | 'no_stream' }> {
   try {
-    await client.createPersistentSubscriptionToAll(group, settings, { filter: eventTypeFilter({ regex: typesRegex(options.types) }) });
+    for await (const resolved of client.readStream(groupVersionsStreamOf(group), { direction: BACKWARDS, fromRevision: END, maxCount: 1 })) {
+      if (resolved.event) return { version: resolved.event.data as unknown as GroupVersion, revision: resolved.event.revision };
+    }
   } catch (error) {
-    if (!(error instanceof PersistentSubscriptionExistsError)) throw error;
+    if (!(error instanceof StreamNotFoundError)) throw error;
   }
-  const start = (await client.getPersistentSubscriptionToAllInfo(group)).settings.startFrom;
-  if (!start || start === CLIENT_START || start === END) return null;
-  return toPosition(start.commit, start.prepare);
+  return { version: null, revision: 'no_stream' };
+}
+
+/** The name on the server of a group's current version: the one its consumers join, whose parked events are its. */
+export async function serverGroupName(client: KurrentDBClient, group: string): Promise<string> {
+  return (await currentVersion(client, group)).version?.name ?? group;
+}
+
+const sameTypes = (a: readonly string[], b: readonly string[]) => [...a].sort().join('\n') === [...b].sort().join('\n');
+
+type StartFrom = ReturnType<typeof persistentSubscriptionToAllSettingsFromDefaults>['startFrom'];
+
+/** Creates a group on the server; false when it exists already. */
+async function create(client: KurrentDBClient, name: string, startFrom: StartFrom, options: PersistentSubscriptionOptions): Promise<boolean> {
+  const settings = persistentSubscriptionToAllSettingsFromDefaults({ startFrom, maxRetryCount: options.maxRetries, messageTimeout: options.messageTimeoutMs });
+  try {
+    await client.createPersistentSubscriptionToAll(name, settings, { filter: eventTypeFilter({ regex: typesRegex(options.types) }) });
+    return true;
+  } catch (error) {
+    if (error instanceof PersistentSubscriptionExistsError) return false;
+    throw error;
+  }
+}
+
+/** Where a group has got to: its last checkpoint, else its start. */
+async function reachedBy(client: KurrentDBClient, name: string): Promise<StartFrom> {
+  const info = await client.getPersistentSubscriptionToAllInfo(name);
+  return info.stats.lastCheckpointedEventPosition ?? info.settings.startFrom;
+}
+
+/**
+ * The server group of the consumer's version of the group, created if needed: the
+ * recorded current version when its types are the consumer's (created again where
+ * startAfter says if it was deleted); else a new version, created at the checkpoint of the
+ * one before and recorded (a group that exists with no version recorded was made before
+ * versions were, with types unknown, so it is succeeded too). Two consumers of a new
+ * release racing make the same new version: the record is appended at the revision read.
+ */
+async function prepareVersion(client: KurrentDBClient, group: string, options: PersistentSubscriptionOptions): Promise<string> {
+  const startAfter = options.startAfter ?? START;
+  const startFrom = startAfter === START ? CLIENT_START : parsePosition(startAfter);
+  for (;;) {
+    const { version, revision } = await currentVersion(client, group);
+    if (version && sameTypes(version.types, options.types)) {
+      await create(client, version.name, startFrom, options);
+      return version.name;
+    }
+    let name = group;
+    if (version || !(await create(client, group, startFrom, options))) {
+      const previous = version?.name ?? group;
+      const n = Number(/-v(\d+)$/.exec(previous)?.[1] ?? 1) + 1;
+      name = `${group}-v${n}`;
+      await create(client, name, await reachedBy(client, previous), options);
+    }
+    try {
+      await client.appendToStream(groupVersionsStreamOf(group), jsonEvent({ type: 'PersistentGroupVersion', data: { name, types: [...options.types].sort() } }), { streamState: revision });
+      return name;
+    } catch (error) {
+      // Another consumer recorded a version meanwhile: take it (or succeed it) instead.
+      if (!(error instanceof WrongExpectedVersionError)) throw error;
+    }
+  }
+}
+
+/**
+ * Prepares the group (see prepareVersion), then returns its server name and its start
+ * position when that is a position. The server starts a group AT its start position (it
+ * reads $all from there, inclusively, and drops only live events before it:
+ * PersistentSubscription.cs); the port starts it AFTER, so consumers acknowledge the event
+ * at exactly that position unhandled. The start is read back from the server (GetInfo),
+ * not taken from the options, because the group may have been created by another consumer
+ * with another startAfter, or as a later version at its predecessor's checkpoint.
+ */
+async function prepareGroup(client: KurrentDBClient, group: string, options: PersistentSubscriptionOptions): Promise<{ name: string; skipAt: Position | null }> {
+  const name = await prepareVersion(client, group, options);
+  const start = (await client.getPersistentSubscriptionToAllInfo(name)).settings.startFrom;
+  if (!start || start === CLIENT_START || start === END) return { name, skipAt: null };
+  return { name, skipAt: toPosition(start.commit, start.prepare) };
 }
 
 export function joinPersistentGroup(
@@ -71,8 +156,6 @@ export function joinPersistentGroup(
   let cancelPause: (() => void) | null = null;
   const ours = (streamId: string) => streamPrefixes.some((prefix) => streamId.startsWith(prefix));
 
-  const parkedStream = parkedStreamOf(group);
-
   /**
    * A replayed parked event comes as the server read it from the parked stream: with its
    * link, and both at the link's position (PersistentSubscriptions.Read sends a resolved
@@ -86,7 +169,7 @@ export function joinPersistentGroup(
     throw new Error(`replayed parked event ${event.id} is no longer at ${event.revision}@${event.streamId}`);
   };
 
-  const answer = async (sub: PersistentSubscriptionToAll, resolved: PersistentSubscriptionToAllResolvedEvent, skipAt: Position | null) => {
+  const answer = async (sub: PersistentSubscriptionToAll, resolved: PersistentSubscriptionToAllResolvedEvent, skipAt: Position | null, parkedStream: string) => {
     const replayed = resolved.link?.streamId === parkedStream;
     const event = toRecorded(resolved);
     // Other applications' events (the server filters on type only) and the event at the
@@ -106,9 +189,9 @@ export function joinPersistentGroup(
 
   /** One connection: joins, handles until the stream ends (stop, drop, server error). */
   const session = async (onJoined: () => void): Promise<void> => {
-    const skipAt = await prepareGroup(client, group, options);
+    const { name, skipAt } = await prepareGroup(client, group, options);
     if (stopped) return;
-    const sub = client.subscribeToPersistentSubscriptionToAll(group, { bufferSize: options.bufferSize });
+    const sub = client.subscribeToPersistentSubscriptionToAll(name, { bufferSize: options.bufferSize });
     subscription = sub;
     await new Promise<void>((resolve) => {
       let ended = false;
@@ -126,7 +209,7 @@ export function joinPersistentGroup(
       // count does not: that event is another consumer's (or this one's again) by now.
       sub.on('data', (resolved: PersistentSubscriptionToAllResolvedEvent) => {
         // An answer the closed stream cannot carry is moot: the server retries the event.
-        answer(sub, resolved, skipAt).catch(() => undefined);
+        answer(sub, resolved, skipAt, parkedStreamOf(name)).catch(() => undefined);
       });
       sub.on('error', end);
       sub.on('end', () => end());

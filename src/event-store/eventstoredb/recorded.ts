@@ -1,4 +1,4 @@
-import { CancelledError, DeadlineExceededError, UnavailableError, UnknownError, type AllStreamResolvedEvent, type ResolvedEvent } from '@kurrent/kurrentdb-client';
+import { CancelledError, DeadlineExceededError, NotLeaderError, TimeoutError, UnavailableError, UnknownError, type AllStreamResolvedEvent, type ResolvedEvent } from '@kurrent/kurrentdb-client';
 import { EventStoreUnavailableError, RecordedEvent, toPosition } from '../event-store';
 
 /** The client's event as the port's; null when it carries no event or no position. */
@@ -29,10 +29,26 @@ const GRPC_CANCELLED = 1;
  */
 const CUT_MID_CALL = /operation was cancelled|h2 protocol error|connection (reset|refused|closed)/i;
 
-/** The server did not answer, or the connection was cut mid-call (down, restarting, unreachable): worth the same call again. */
+/**
+ * A node's refusals that the client passes on as unknown errors: BatchAppend answers "not
+ * ready" and "busy" as a status with an empty detail ("Could not recognize Server Is Not
+ * Ready"), and a plain Append's commit timeout comes as ABORTED without details
+ * ("Operation timed out: ..."), which the client maps to UnknownError, not TimeoutError.
+ */
+const REFUSED = /Server Is (Not Ready|Busy|Too Busy)|Operation timed out/i;
+
+/**
+ * The server gave no outcome: it did not answer, the connection was cut mid-call (down,
+ * restarting, unreachable), it was not ready or too busy (every start and restart passes
+ * through that), it is not the leader (the client reconnects to the one it names), or the
+ * write timed out: worth the same call again. A timeout may come after the write was made:
+ * the same call again is then the same write only where the server recognises its event
+ * ids (see rideOut).
+ */
 export function isUnanswered(error: unknown): error is Error {
   if (error instanceof UnavailableError || error instanceof DeadlineExceededError || error instanceof CancelledError) return true;
-  if (error instanceof UnknownError && CUT_MID_CALL.test(error.message)) return true;
+  if (error instanceof NotLeaderError || error instanceof TimeoutError) return true;
+  if (error instanceof UnknownError && (CUT_MID_CALL.test(error.message) || REFUSED.test(error.message))) return true;
   const code = (error as { code?: unknown } | null)?.code;
   return error instanceof Error && (code === GRPC_UNAVAILABLE || code === GRPC_DEADLINE_EXCEEDED || code === GRPC_CANCELLED);
 }
