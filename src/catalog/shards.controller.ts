@@ -57,7 +57,7 @@ export class ShardsController {
     }
     const storagePath = `${shardPrefix(dataset)}${body.name}`;
     // A large shard is a multipart upload, completed through POST /v1/uploads/complete.
-    const grant = await this.grants.grant(this.blobs(dataset), storagePath, body.size);
+    const grant = await this.grants.grant(this.blobs(dataset), dataset.mode, storagePath, body.size);
     return { name: body.name, size: body.size, storage_path: storagePath, ...grant };
   }
 

@@ -4,6 +4,7 @@ import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { defaultMetadataStorage } from 'class-transformer/cjs/storage';
 import { validationMetadatasToSchemas } from 'class-validator-jsonschema';
 import { REQUIRED_SCOPES } from '../platform/auth/auth-context';
+import { handlerParameters } from '../platform/known-parameters';
 import { OPERATIONS, OperationNotes } from './operations';
 import { OPENAPI_PATH } from './paths';
 import { ref, SCHEMAS } from './schemas';
@@ -19,7 +20,10 @@ const errorResponse = (description: string) => ({ description, content: { 'appli
 
 /** The error statuses every route shares (spec part 7), as reusable responses. */
 const ERROR_RESPONSES: Record<string, { status: string; description: string }> = {
-  BadRequest: { status: '400', description: 'validation_failed (names the field) or invalid_request; some operations add their own codes.' },
+  BadRequest: {
+    status: '400',
+    description: 'validation_failed (every problem in the message and in `errors`, each naming its field; a query parameter or body field the operation does not take is one: `Unknown parameter "tittle".`) or invalid_request; some operations add their own codes.',
+  },
   Unauthorized: { status: '401', description: 'missing_credentials or invalid_key (malformed, unknown, revoked or expired).' },
   Forbidden: { status: '403', description: 'scope_required: the key lacks every scope this operation accepts.' },
   NotFound: { status: '404', description: 'not_found: no such resource, or it belongs to another account.' },
@@ -63,6 +67,23 @@ function requiredScopes(controllers: Map<string, Type>, operationId: string): st
   return Reflect.getMetadata(REQUIRED_SCOPES, controller.prototype[method]) ?? Reflect.getMetadata(REQUIRED_SCOPES, controller) ?? [];
 }
 
+/**
+ * The query parameters a handler takes (its @Query names or @QueryParameters list, which the
+ * KnownParametersGuard enforces) are the ones operations.ts documents: the build fails on a
+ * difference, so a filter cannot be accepted undocumented nor documented and refused.
+ */
+function assertQueryDocumented(controllers: Map<string, Type>, operationId: string, key: string, notes: OperationNotes): void {
+  const [controllerName, method] = operationId.split('_');
+  const controller = controllers.get(controllerName)!;
+  const accepted = handlerParameters(controller, controller.prototype[method]).query;
+  const documented = (notes.query ?? []).map((q) => q.name);
+  const undocumented = accepted.filter((name) => !documented.includes(name));
+  const refused = documented.filter((name) => !accepted.includes(name));
+  if (undocumented.length || refused.length) {
+    throw new Error(`OpenAPI: ${key} takes query parameters [${accepted.join(', ')}] but src/openapi/operations.ts documents [${documented.join(', ')}]`);
+  }
+}
+
 /** OpenAPI 3.0's `nullable: true` is a type array in 3.1 (JSON Schema 2020-12). */
 function toJsonSchema2020(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(toJsonSchema2020);
@@ -100,7 +121,8 @@ function describeOperation(operation: Operation, scopes: string[], notes: Operat
   const responses: Record<string, unknown> = { [success]: { description: notes.summary, ...(notes.response || notes.events ? { content } : {}) } };
   operation.responses = responses;
   const reference = (name: string) => ({ $ref: `#/components/responses/${name}` });
-  if (operation.requestBody || params.some((p) => p.in === 'query')) responses['400'] = reference('BadRequest');
+  // Every operation refuses a parameter it does not take (issue 39), so every one can answer 400.
+  responses['400'] = reference('BadRequest');
   responses['401'] = reference('Unauthorized');
   if (scopes.length) responses['403'] = reference('Forbidden');
   if (params.some((p) => p.in === 'path')) responses['404'] = reference('NotFound');
@@ -145,6 +167,7 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
       const notes = OPERATIONS[key];
       if (!notes) throw new Error(`OpenAPI: ${key} has no entry in src/openapi/operations.ts`);
       unused.delete(key);
+      assertQueryDocumented(controllers, operation.operationId, key, notes);
       describeOperation(operation, notes.scopes ?? requiredScopes(controllers, operation.operationId), notes);
     }
   }
