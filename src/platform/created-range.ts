@@ -18,27 +18,34 @@ const ISO_WITH_OFFSET = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(
 const ISO_WITHOUT_OFFSET = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?)?$/i;
 
 /**
- * A `created[...]` value: unix seconds (the events' `created`, Stripe's filter) or an ISO
- * 8601 date-time with an offset. Unix seconds name a whole second, so `gt` and `lte` of one
- * mean after / up to the end of that second, whatever precision the column keeps.
+ * A bound on an instant that names a whole unit (a second, a millisecond): `gt` and `lte`
+ * mean after / up to the end of that unit, whatever precision the column keeps (Postgres keeps
+ * microseconds; the API prints milliseconds, or unix seconds for events).
+ */
+function over(which: Bound, start: Date, unitMs: number): CreatedBound {
+  if (which === 'gt') return { op: '>=', at: new Date(start.getTime() + unitMs) };
+  if (which === 'lte') return { op: '<', at: new Date(start.getTime() + unitMs) };
+  return { op: OPERATORS[which] as CreatedBound['op'], at: start };
+}
+
+/**
+ * A `created[...]` value: unix seconds (the events' `created`, Stripe's filter), naming a whole
+ * second, or an ISO 8601 date-time with an offset, naming its millisecond (the precision the
+ * API prints `created_at` in: a value read from a list bounds that item exactly).
  */
 function bound(field: string, which: Bound, raw: unknown): CreatedBound {
-  if (typeof raw === 'string' && /^\d{1,11}$/.test(raw)) {
-    const seconds = Number(raw);
-    if (which === 'gt') return { op: '>=', at: new Date((seconds + 1) * 1000) };
-    if (which === 'lte') return { op: '<', at: new Date((seconds + 1) * 1000) };
-    return { op: OPERATORS[which] as CreatedBound['op'], at: new Date(seconds * 1000) };
-  }
+  // Ten digits (2001-09-09 to 2286): `created[gte]=2026`, a year, must not read as 1970.
+  if (typeof raw === 'string' && /^\d{10}$/.test(raw)) return over(which, new Date(Number(raw) * 1000), 1000);
   const match = typeof raw === 'string' ? ISO_WITH_OFFSET.exec(raw) : null;
   const at = match ? new Date(raw as string) : undefined;
   // Date rolls 2026-02-30 over to March: the date must read back the same (in its own offset, so compare the fields).
   const real = at && !Number.isNaN(at.getTime()) && Number(match![2]) <= 12 && Number(match![3]) <= new Date(Date.UTC(Number(match![1]), Number(match![2]), 0)).getUTCDate();
-  if (at && real) return { op: OPERATORS[which] as CreatedBound['op'], at };
+  if (at && real) return over(which, at, 1);
   if (typeof raw === 'string' && ISO_WITHOUT_OFFSET.test(raw)) {
     throw Errors.validationFailed(`Invalid field "${field}": must be unix seconds or an ISO 8601 date-time with an offset (Z or +02:00, such as 2026-01-01T00:00:00Z); "${raw}" has no offset.`);
   }
   if (Array.isArray(raw)) throw Errors.validationFailed(`Invalid field "${field}": give it once.`);
-  throw Errors.validationFailed(`Invalid field "${field}": must be unix seconds (such as 1767225600) or an ISO 8601 date-time with an offset (such as 2026-01-01T00:00:00Z).`);
+  throw Errors.validationFailed(`Invalid field "${field}": must be unix seconds (ten digits, such as 1767225600) or an ISO 8601 date-time with an offset (such as 2026-01-01T00:00:00Z).`);
 }
 
 /** The `created[gt|gte|lt|lte]` bounds given in a query; each one refused (400 naming it) when it is not an instant. */
