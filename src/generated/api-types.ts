@@ -883,9 +883,28 @@ export interface components {
          *         "request_id": "req_5f0c2a9d8e7b6a5f4e3d2c1b"
          *       }
          *     }
+         * @example {
+         *       "error": {
+         *         "code": "validation_failed",
+         *         "message": "Invalid request: \"type\" is required; \"license\" is required.",
+         *         "request_id": "req_5f0c2a9d8e7b6a5f4e3d2c1c",
+         *         "errors": [
+         *           {
+         *             "field": "type",
+         *             "code": "required",
+         *             "message": "\"type\" is required."
+         *           },
+         *           {
+         *             "field": "license",
+         *             "code": "required",
+         *             "message": "\"license\" is required."
+         *           }
+         *         ]
+         *       }
+         *     }
          */
         ErrorEnvelope: {
-            /** @description Some codes attach more fields (scope_required: scope, scopes; purchase_required: the price; unsupported_parameter: param). */
+            /** @description Some codes attach more fields (scope_required: scope, scopes; purchase_required: the price; unsupported_parameter: param; validation_failed: errors). */
             error: {
                 /**
                  * @description Stable; one of invalid_request, validation_failed, invalid_storage_path, file_not_found, price_too_low, missing_credentials, invalid_key, payment_required, purchase_required, scope_required, forbidden, not_found, model_not_found, unsupported_parameter, conflict, method_not_allowed, request_timeout, payload_too_large, uri_too_long, unsupported_media_type, headers_too_large, rate_limited, service_unavailable, internal_error.
@@ -915,10 +934,29 @@ export interface components {
                  * @example internal_error
                  */
                 code: string;
-                /** @description For humans; may change. */
+                /** @description For humans; may change. validation_failed names every problem: `Invalid request: "type" is required; "license" is required.`, or `Unknown parameter "tittle".` */
                 message: string;
                 /** @description Also sent in the x-request-id header. */
                 request_id: string;
+                /** @description validation_failed: every problem of the request, one per field. */
+                errors?: {
+                    /** @description The body field or query parameter, as sent: `title`, `answers[0].id`, `created[gt]`. */
+                    field: string;
+                    /**
+                     * @description Stable; one of required, wrong_type, too_long, too_short, too_large, too_small, not_allowed, invalid.
+                     * @example required
+                     * @example wrong_type
+                     * @example too_long
+                     * @example too_short
+                     * @example too_large
+                     * @example too_small
+                     * @example not_allowed
+                     * @example invalid
+                     */
+                    code: string;
+                    /** @description For humans; may change. */
+                    message: string;
+                }[];
             };
         };
         /** @description The account behind the key, the key used, and the credits left in its mode. */
@@ -1562,7 +1600,7 @@ export interface components {
         };
     };
     responses: {
-        /** @description validation_failed (names the field) or invalid_request; some operations add their own codes. */
+        /** @description validation_failed (every problem in the message and in `errors`, each naming its field; a query parameter or body field the operation does not take is one: `Unknown parameter "tittle".`) or invalid_request; some operations add their own codes. */
         BadRequest: {
             headers: {
                 [name: string]: unknown;
@@ -1633,6 +1671,7 @@ export interface operations {
                     "application/json": components["schemas"]["Account"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             default: components["responses"]["Error"];
         };
@@ -1655,6 +1694,7 @@ export interface operations {
                     "application/json": components["schemas"]["UploadLimits"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             default: components["responses"]["Error"];
@@ -1859,6 +1899,14 @@ export interface operations {
                 jetson_compatible?: "true" | "false";
                 /** @description Only Isaac Sim-compatible assets (or only others). */
                 isaac_sim_compatible?: "true" | "false";
+                /** @description Only items created after this instant: unix seconds (a whole second), or ISO 8601 with an offset (Z or +02:00; without one: 400). */
+                "created[gt]"?: string;
+                /** @description Only items created at or after this instant: unix seconds (a whole second), or ISO 8601 with an offset (Z or +02:00; without one: 400). */
+                "created[gte]"?: string;
+                /** @description Only items created before this instant: unix seconds (a whole second), or ISO 8601 with an offset (Z or +02:00; without one: 400). */
+                "created[lt]"?: string;
+                /** @description Only items created at or before this instant: unix seconds (a whole second), or ISO 8601 with an offset (Z or +02:00; without one: 400). */
+                "created[lte]"?: string;
                 /** @description Items per page, 1-100 (default 20). */
                 limit?: number;
                 /** @description next_cursor of the previous page. */
@@ -1957,6 +2005,7 @@ export interface operations {
                     "application/json": components["schemas"]["Asset"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
@@ -1983,6 +2032,7 @@ export interface operations {
                     "application/json": components["schemas"]["Listing"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
@@ -2048,6 +2098,7 @@ export interface operations {
                     "application/json": components["schemas"]["Download"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             /** @description purchase_required: a paid asset the caller has not bought (the price is attached). */
             402: {
@@ -2068,6 +2119,14 @@ export interface operations {
             query?: {
                 /** @description Only listings in this state. */
                 status?: "draft" | "published" | "unpublished";
+                /** @description Only items created after this instant: unix seconds (a whole second), or ISO 8601 with an offset (Z or +02:00; without one: 400). */
+                "created[gt]"?: string;
+                /** @description Only items created at or after this instant: unix seconds (a whole second), or ISO 8601 with an offset (Z or +02:00; without one: 400). */
+                "created[gte]"?: string;
+                /** @description Only items created before this instant: unix seconds (a whole second), or ISO 8601 with an offset (Z or +02:00; without one: 400). */
+                "created[lt]"?: string;
+                /** @description Only items created at or before this instant: unix seconds (a whole second), or ISO 8601 with an offset (Z or +02:00; without one: 400). */
+                "created[lte]"?: string;
                 /** @description Items per page, 1-100 (default 20). */
                 limit?: number;
                 /** @description next_cursor of the previous page. */
@@ -2154,6 +2213,7 @@ export interface operations {
                     "application/json": components["schemas"]["Listing"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
@@ -2263,6 +2323,7 @@ export interface operations {
                     "application/json": components["schemas"]["Listing"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
@@ -2290,6 +2351,14 @@ export interface operations {
                 jetson_compatible?: "true" | "false";
                 /** @description Only Isaac Sim-compatible assets (or only others). */
                 isaac_sim_compatible?: "true" | "false";
+                /** @description Only items created after this instant: unix seconds (a whole second), or ISO 8601 with an offset (Z or +02:00; without one: 400). */
+                "created[gt]"?: string;
+                /** @description Only items created at or after this instant: unix seconds (a whole second), or ISO 8601 with an offset (Z or +02:00; without one: 400). */
+                "created[gte]"?: string;
+                /** @description Only items created before this instant: unix seconds (a whole second), or ISO 8601 with an offset (Z or +02:00; without one: 400). */
+                "created[lt]"?: string;
+                /** @description Only items created at or before this instant: unix seconds (a whole second), or ISO 8601 with an offset (Z or +02:00; without one: 400). */
+                "created[lte]"?: string;
                 /** @description Items per page, 1-100 (default 20). */
                 limit?: number;
                 /** @description next_cursor of the previous page. */
@@ -2376,6 +2445,7 @@ export interface operations {
                     "application/json": components["schemas"]["Asset"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
@@ -2402,6 +2472,7 @@ export interface operations {
                     "application/json": components["schemas"]["Listing"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
@@ -2511,6 +2582,7 @@ export interface operations {
                     "application/json": components["schemas"]["ShardList"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
@@ -2569,6 +2641,7 @@ export interface operations {
                     "application/json": components["schemas"]["ShardDownload"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             /** @description purchase_required: a paid asset the caller has not bought (the price is attached). */
             402: {
@@ -2665,6 +2738,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEndpoint"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
@@ -2695,6 +2769,7 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
@@ -2851,6 +2926,14 @@ export interface operations {
     WebhookEndpointsController_deliveries: {
         parameters: {
             query?: {
+                /** @description Only items created after this instant: unix seconds (a whole second), or ISO 8601 with an offset (Z or +02:00; without one: 400). */
+                "created[gt]"?: string;
+                /** @description Only items created at or after this instant: unix seconds (a whole second), or ISO 8601 with an offset (Z or +02:00; without one: 400). */
+                "created[gte]"?: string;
+                /** @description Only items created before this instant: unix seconds (a whole second), or ISO 8601 with an offset (Z or +02:00; without one: 400). */
+                "created[lt]"?: string;
+                /** @description Only items created at or before this instant: unix seconds (a whole second), or ISO 8601 with an offset (Z or +02:00; without one: 400). */
+                "created[lte]"?: string;
                 /** @description Items per page, 1-100 (default 20). */
                 limit?: number;
                 /** @description next_cursor of the previous page. */
@@ -2889,10 +2972,14 @@ export interface operations {
             query?: {
                 /** @description Only events of this type; several comma-separated. */
                 type?: string;
-                /** @description Only events created at or after this: unix seconds, or an ISO 8601 instant. */
+                /** @description Only items created after this instant: unix seconds (a whole second), or ISO 8601 with an offset (Z or +02:00; without one: 400). */
+                "created[gt]"?: string;
+                /** @description Only items created at or after this instant: unix seconds (a whole second), or ISO 8601 with an offset (Z or +02:00; without one: 400). */
                 "created[gte]"?: string;
-                /** @description Only events created before this: unix seconds, or an ISO 8601 instant. */
+                /** @description Only items created before this instant: unix seconds (a whole second), or ISO 8601 with an offset (Z or +02:00; without one: 400). */
                 "created[lt]"?: string;
+                /** @description Only items created at or before this instant: unix seconds (a whole second), or ISO 8601 with an offset (Z or +02:00; without one: 400). */
+                "created[lte]"?: string;
                 /** @description Items per page, 1-100 (default 20). */
                 limit?: number;
                 /** @description next_cursor of the previous page. */
@@ -2943,6 +3030,7 @@ export interface operations {
                     "application/json": components["schemas"]["Event"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
@@ -3012,10 +3100,14 @@ export interface operations {
             query?: {
                 /** @description Only entries of this type. */
                 type?: "sale" | "refund" | "payout" | "dispute" | "dispute_reversal";
-                /** @description Only entries created at or after this ISO 8601 instant. */
+                /** @description Only items created after this instant: unix seconds (a whole second), or ISO 8601 with an offset (Z or +02:00; without one: 400). */
+                "created[gt]"?: string;
+                /** @description Only items created at or after this instant: unix seconds (a whole second), or ISO 8601 with an offset (Z or +02:00; without one: 400). */
                 "created[gte]"?: string;
-                /** @description Only entries created before this ISO 8601 instant. */
+                /** @description Only items created before this instant: unix seconds (a whole second), or ISO 8601 with an offset (Z or +02:00; without one: 400). */
                 "created[lt]"?: string;
+                /** @description Only items created at or before this instant: unix seconds (a whole second), or ISO 8601 with an offset (Z or +02:00; without one: 400). */
+                "created[lte]"?: string;
                 /** @description Only the sales and refunds this payout (po_...) paid out; their net_cents add up to its amount. */
                 payout?: string;
                 /** @description Items per page, 1-100 (default 20). */
@@ -3062,6 +3154,14 @@ export interface operations {
     BalanceController_payouts: {
         parameters: {
             query?: {
+                /** @description Only items created after this instant: unix seconds (a whole second), or ISO 8601 with an offset (Z or +02:00; without one: 400). */
+                "created[gt]"?: string;
+                /** @description Only items created at or after this instant: unix seconds (a whole second), or ISO 8601 with an offset (Z or +02:00; without one: 400). */
+                "created[gte]"?: string;
+                /** @description Only items created before this instant: unix seconds (a whole second), or ISO 8601 with an offset (Z or +02:00; without one: 400). */
+                "created[lt]"?: string;
+                /** @description Only items created at or before this instant: unix seconds (a whole second), or ISO 8601 with an offset (Z or +02:00; without one: 400). */
+                "created[lte]"?: string;
                 /** @description Items per page, 1-100 (default 20). */
                 limit?: number;
                 /** @description next_cursor of the previous page. */
@@ -3098,6 +3198,14 @@ export interface operations {
     PurchasesController_list: {
         parameters: {
             query?: {
+                /** @description Only items created after this instant: unix seconds (a whole second), or ISO 8601 with an offset (Z or +02:00; without one: 400). */
+                "created[gt]"?: string;
+                /** @description Only items created at or after this instant: unix seconds (a whole second), or ISO 8601 with an offset (Z or +02:00; without one: 400). */
+                "created[gte]"?: string;
+                /** @description Only items created before this instant: unix seconds (a whole second), or ISO 8601 with an offset (Z or +02:00; without one: 400). */
+                "created[lt]"?: string;
+                /** @description Only items created at or before this instant: unix seconds (a whole second), or ISO 8601 with an offset (Z or +02:00; without one: 400). */
+                "created[lte]"?: string;
                 /** @description Items per page, 1-100 (default 20). */
                 limit?: number;
                 /** @description next_cursor of the previous page. */
@@ -3188,6 +3296,7 @@ export interface operations {
                     "application/json": components["schemas"]["InferenceModels"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             default: components["responses"]["Error"];
         };
@@ -3377,6 +3486,7 @@ export interface operations {
                     "application/json": components["schemas"]["FactoryJob"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
