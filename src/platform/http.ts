@@ -164,6 +164,9 @@ export function createValidationPipe(): ValidationPipe {
     whitelist: true,
     forbidNonWhitelisted: true,
     transform: true,
+    // Kept on each error for the answer's words: the object (its class names the decorators'
+    // arguments) and the value (absent means required); neither is sent.
+    validationError: { target: true, value: true },
     exceptionFactory: (errors) => {
       const problems = problemsOf(errors);
       return problems.length ? validationAnswer(problems) : Errors.validationFailed('The request failed validation.');
