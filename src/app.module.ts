@@ -19,6 +19,7 @@ import { LedgerModule } from './ledger/ledger.module';
 import { PaymentsModule } from './payments/payments.module';
 import { ApiKeyGuard } from './accounts/api-key.guard';
 import { ErrorFilter } from './platform/error-filter';
+import { KnownParametersGuard } from './platform/known-parameters';
 import { createValidationPipe } from './platform/http';
 import { StorageModule } from './storage/storage.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
@@ -59,6 +60,8 @@ export class AppModule {
       providers: [
         { provide: APP_FILTER, useClass: ErrorFilter },
         { provide: APP_GUARD, useClass: ApiKeyGuard },
+        // After the key's check: strict query parameters and bodies of body-less routes (issue 39).
+        { provide: APP_GUARD, useClass: KnownParametersGuard },
         { provide: APP_PIPE, useFactory: createValidationPipe },
       ],
     };

@@ -33,7 +33,7 @@ export class CreateKeyDto {
   @IsOptional()
   @IsArray()
   @ArrayUnique()
-  @IsIn(SCOPES, { each: true, message: `each value must be one of: ${SCOPES.join(', ')}` })
+  @IsIn(SCOPES, { each: true, message: `must list only these scopes: ${SCOPES.join(', ')}` })
   scopes?: string[];
 
   @IsOptional()

@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DATABASE, Database } from '../database/database';
+import { CreatedBound, createdSql } from '../platform/created-range';
 import type { Mode } from '../platform/mode';
 import { inMode, Owner, ownedBy, Scope } from '../platform/owner-scope';
 import { invalidCursor, Page, toPage } from '../platform/pagination';
@@ -19,12 +20,14 @@ export interface PublicListQuery {
   ros_compatible?: boolean;
   jetson_compatible?: boolean;
   isaac_sim_compatible?: boolean;
+  created?: readonly CreatedBound[];
   cursor?: string;
   limit: number;
 }
 
 export interface OwnListQuery {
   status?: ListingStatus;
+  created?: readonly CreatedBound[];
   cursor?: string;
   limit: number;
 }
@@ -81,6 +84,7 @@ export class CatalogQueries {
     for (const flag of ['ros_compatible', 'jetson_compatible', 'isaac_sim_compatible'] as const) {
       if (query[flag] !== undefined) where.push(`${flag} = ${s.param(query[flag])}`);
     }
+    where.push(...createdSql(query.created ?? [], 'created_at', (v) => s.param(v)));
     if (query.cursor) await this.assertCursor(query.mode, query.cursor);
     if (query.q !== undefined && query.q.trim() !== '') {
       return this.search({ where, values: s.params, q: query.q, cursor: query.cursor, candidates: this.candidates }, query.limit);
@@ -112,6 +116,7 @@ export class CatalogQueries {
     const s = ownedBy(owner);
     const where = [s.where()];
     if (query.status) where.push(`status = ${s.param(query.status)}`);
+    where.push(...createdSql(query.created ?? [], 'created_at', (v) => s.param(v)));
     if (query.cursor) {
       await this.assertCursor(owner.mode, query.cursor);
       where.push(`(created_at, id) < (SELECT c.created_at, c.id FROM catalog_listings c WHERE c.id = ${s.param(query.cursor)})`);

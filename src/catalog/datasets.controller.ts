@@ -9,7 +9,8 @@ import { UnpublishListingCommand } from './commands/unpublish-listing';
 import { UpdateListingCommand } from './commands/update-listing';
 import { CreateDatasetDto, listingDetails, metadataChanges, UpdateListingDto } from './dto';
 import { toListingObject, toPublicObject } from './listing';
-import { publicListQuery } from './list-params';
+import { PUBLIC_LIST_PARAMETERS, publicListQuery } from './list-params';
+import { QueryParameters } from '../platform/known-parameters';
 import { LongRunning } from '../platform/long-running';
 
 /** Datasets (spec part 4): drafts filled with shards, published once a shard landed. */
@@ -22,6 +23,7 @@ export class DatasetsController {
 
   @Get()
   @RequireScope('datasets:read')
+  @QueryParameters(...PUBLIC_LIST_PARAMETERS)
   async list(@Auth() auth: AuthContext, @Query() query: Record<string, unknown>) {
     const page = await this.queries.listPublished(publicListQuery(auth, 'dataset', query));
     return { ...page, items: page.items.map(toPublicObject) };

@@ -1,3 +1,4 @@
+import { createdRange, CREATED_PARAMETERS } from '../platform/created-range';
 import { Errors } from '../platform/errors';
 import { parseCursor, parseLimit } from '../platform/pagination';
 import type { PublicListQuery } from './catalog-queries';
@@ -17,6 +18,12 @@ function optionalBoolean(raw: unknown, field: string): boolean | undefined {
   throw Errors.validationFailed(`Invalid field "${field}": must be true or false.`);
 }
 
+/** The query parameters of GET /v1/models and GET /v1/datasets (their @QueryParameters). */
+export const PUBLIC_LIST_PARAMETERS = [
+  'q', 'type', 'category', 'framework', 'hardware', 'sensor', 'ros_compatible', 'jetson_compatible', 'isaac_sim_compatible',
+  ...CREATED_PARAMETERS, 'limit', 'cursor',
+] as const;
+
 /** The query string of GET /v1/models and GET /v1/datasets; facets are additive filters. */
 export function publicListQuery(auth: AuthContext, kind: ListingKind, raw: Record<string, unknown>): PublicListQuery {
   return {
@@ -31,6 +38,7 @@ export function publicListQuery(auth: AuthContext, kind: ListingKind, raw: Recor
     ros_compatible: optionalBoolean(raw.ros_compatible, 'ros_compatible'),
     jetson_compatible: optionalBoolean(raw.jetson_compatible, 'jetson_compatible'),
     isaac_sim_compatible: optionalBoolean(raw.isaac_sim_compatible, 'isaac_sim_compatible'),
+    created: createdRange(raw),
     cursor: parseCursor(raw.cursor),
     limit: parseLimit(raw.limit, { fallback: 20, max: 100 }),
   };

@@ -2,6 +2,8 @@ import { Body, Controller, Get, HttpCode, Param, Patch, Post, Query } from '@nes
 import { CommandBus } from '@nestjs/cqrs';
 import { Auth, AuthContext, RequireScope } from '../platform/auth/auth-context';
 import { Errors } from '../platform/errors';
+import { createdRange, CREATED_PARAMETERS } from '../platform/created-range';
+import { QueryParameters } from '../platform/known-parameters';
 import { parseCursor, parseLimit } from '../platform/pagination';
 import { CatalogQueries } from './catalog-queries';
 import { DraftListingCommand } from './commands/draft-listing';
@@ -24,6 +26,7 @@ export class ListingsController {
 
   @Get()
   @RequireScope('listings:read')
+  @QueryParameters('status', 'limit', 'cursor', ...CREATED_PARAMETERS)
   async list(@Auth() auth: AuthContext, @Query() query: Record<string, unknown>) {
     const status = query.status === undefined || query.status === '' ? undefined : String(query.status);
     if (status !== undefined && !STATUSES.includes(status as ListingStatus)) {
@@ -33,6 +36,7 @@ export class ListingsController {
       status: status as ListingStatus | undefined,
       cursor: parseCursor(query.cursor),
       limit: parseLimit(query.limit, { fallback: 20, max: 100 }),
+      created: createdRange(query),
     });
     return { ...page, items: page.items.map(toListingObject) };
   }

@@ -9,7 +9,8 @@ import { UnpublishListingCommand } from './commands/unpublish-listing';
 import { UpdateListingCommand } from './commands/update-listing';
 import { listingDetails, metadataChanges, PublishModelDto, UpdateListingDto } from './dto';
 import { DATASET_TYPES, toListingObject, toPublicObject } from './listing';
-import { publicListQuery } from './list-params';
+import { PUBLIC_LIST_PARAMETERS, publicListQuery } from './list-params';
+import { QueryParameters } from '../platform/known-parameters';
 import { LongRunning } from '../platform/long-running';
 
 /** Models (spec part 4): public reads of published rows; writes act on the caller's own. */
@@ -22,6 +23,7 @@ export class ModelsController {
 
   @Get()
   @RequireScope('models:read')
+  @QueryParameters(...PUBLIC_LIST_PARAMETERS)
   async list(@Auth() auth: AuthContext, @Query() query: Record<string, unknown>) {
     const page = await this.queries.listPublished(publicListQuery(auth, 'model', query));
     return { ...page, items: page.items.map(toPublicObject) };

@@ -76,7 +76,7 @@ export class ShardsController {
     }
     const storagePath = `${shardPrefix(dataset)}${body.name}`;
     // A large shard is a multipart upload, completed through POST /v1/uploads/complete.
-    const grant = await this.grants.grant(this.blobs(dataset), storagePath, body.size, body.sha256);
+    const grant = await this.grants.grant(this.blobs(dataset), dataset.mode, storagePath, body.size, body.sha256);
     return { name: body.name, size: body.size, storage_path: storagePath, ...(body.sha256 && { sha256: body.sha256 }), ...grant };
   }
 

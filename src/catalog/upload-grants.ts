@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { SETTINGS, Settings } from '../config/settings';
 import { ApiError, Errors } from '../platform/errors';
+import { isMode, Mode } from '../platform/mode';
 import {
   BlobStore, InvalidPartsError, MAX_PARTS, MAX_SINGLE_PUT_BYTES, MIN_PART_SIZE, UPLOAD_URL_TTL_SECONDS, UploadNotFoundError,
 } from '../storage/blob-store';
@@ -59,17 +60,25 @@ export function partSizeOf(plan: PartPlan, partNumber: number): number {
 
 const UPLOAD_ID_PREFIX = 'mpu_';
 
+const noSuchUpload = () =>
+  new ApiError(404, 'not_found', 'No such upload in progress: it was completed, aborted, or abandoned and swept. Start a new upload.');
+
 /**
  * The upload_id clients hold: the store's own id with the plan it was granted, so part URLs
  * can be signed again (after expiry) and a completion checked without a record of the
  * grant. A client that edits the plan gains nothing a new grant would not give: the plan
  * is checked against the same limits, and S3 and the local store check every part.
  */
-export function encodeUploadId(storeUploadId: string, plan: PartPlan): string {
-  return UPLOAD_ID_PREFIX + Buffer.from(JSON.stringify([storeUploadId, plan.fileSize, plan.partSize])).toString('base64url');
+export function encodeUploadId(storeUploadId: string, plan: PartPlan, mode: Mode): string {
+  return UPLOAD_ID_PREFIX + Buffer.from(JSON.stringify([storeUploadId, plan.fileSize, plan.partSize, mode])).toString('base64url');
 }
 
-function decodeUploadId(uploadId: string, maxBytes: number): { storeUploadId: string; plan: PartPlan } {
+/**
+ * The upload an id names, for a caller in `mode`. The id carries the mode that granted it: the
+ * other mode's key gets 404, as every cross-mode read does (issue 39), rather than part URLs
+ * that would 404 themselves. Ids granted before the mode was recorded (three items) still work.
+ */
+function decodeUploadId(uploadId: string, maxBytes: number, mode: Mode): { storeUploadId: string; plan: PartPlan } {
   const invalid = () => Errors.validationFailed('Invalid field "upload_id": not an upload id this API granted.');
   if (!uploadId.startsWith(UPLOAD_ID_PREFIX)) throw invalid();
   let decoded: unknown;
@@ -78,8 +87,10 @@ function decodeUploadId(uploadId: string, maxBytes: number): { storeUploadId: st
   } catch {
     throw invalid();
   }
-  if (!Array.isArray(decoded) || decoded.length !== 3) throw invalid();
-  const [storeUploadId, fileSize, partSize] = decoded as unknown[];
+  if (!Array.isArray(decoded) || (decoded.length !== 3 && decoded.length !== 4)) throw invalid();
+  const [storeUploadId, fileSize, partSize, grantedIn] = decoded as unknown[];
+  if (grantedIn !== undefined && !isMode(grantedIn)) throw invalid();
+  if (grantedIn !== undefined && grantedIn !== mode) throw noSuchUpload();
   const whole = (n: unknown): n is number => Number.isSafeInteger(n) && (n as number) > 0;
   if (typeof storeUploadId !== 'string' || !storeUploadId || !whole(fileSize) || !whole(partSize)) throw invalid();
   const plan: PartPlan = { fileSize, partSize, partCount: Math.ceil(fileSize / partSize) };
@@ -101,8 +112,9 @@ export class UploadGrants {
    * With sha256, the single-PUT URL takes those bytes only (issue 41). Multipart parts are not
    * bound: S3 has no whole-object SHA-256 over parts, so a large file's sha256 is the one the
    * service computes once it landed (shard-checksums.ts), which clients compare.
+   * `store` is `mode`'s view of the blob store (blobsOfMode).
    */
-  async grant(store: BlobStore, storagePath: string, fileSize: number, sha256?: string): Promise<GrantView> {
+  async grant(store: BlobStore, mode: Mode, storagePath: string, fileSize: number, sha256?: string): Promise<GrantView> {
     const single = fileSize <= MAX_SINGLE_PUT_BYTES
       ? await store.signUpload(storagePath, { expiresIn: UPLOAD_URL_TTL_SECONDS, maxBytes: fileSize, ...(sha256 && { sha256 }) })
       : undefined;
@@ -112,22 +124,22 @@ export class UploadGrants {
     if (fileSize <= this.settings.uploads.multipartThresholdBytes) return view;
     const plan = planParts(fileSize, this.settings.uploads.partSizeBytes);
     const storeUploadId = await store.startMultipart(storagePath);
-    return { ...view, multipart: await this.signParts(store, storagePath, storeUploadId, plan, firstParts(plan)) };
+    return { ...view, multipart: await this.signParts(store, mode, storagePath, storeUploadId, plan, firstParts(plan)) };
   }
 
   /** URLs for parts of an upload in progress (the rest of a large one, or fresh ones after expiry): part_numbers, or the first ones. */
-  async resign(store: BlobStore, storagePath: string, uploadId: string, partNumbers?: number[]): Promise<MultipartView> {
-    const { storeUploadId, plan } = decodeUploadId(uploadId, this.settings.uploads.maxBytes);
+  async resign(store: BlobStore, mode: Mode, storagePath: string, uploadId: string, partNumbers?: number[]): Promise<MultipartView> {
+    const { storeUploadId, plan } = decodeUploadId(uploadId, this.settings.uploads.maxBytes, mode);
     const numbers = partNumbers ?? firstParts(plan);
     numbers.forEach((n, i) => {
       if (n > plan.partCount) throw Errors.validationFailed(`Invalid field "part_numbers[${i}]": this upload has ${plan.partCount} parts.`);
     });
-    return this.signParts(store, storagePath, storeUploadId, plan, numbers);
+    return this.signParts(store, mode, storagePath, storeUploadId, plan, numbers);
   }
 
   /** Parts must be listed once each, in order; the store checks each one's ETag and size. */
-  async complete(store: BlobStore, storagePath: string, uploadId: string, parts: { part_number: number; etag: string }[]) {
-    const { storeUploadId, plan } = decodeUploadId(uploadId, this.settings.uploads.maxBytes);
+  async complete(store: BlobStore, mode: Mode, storagePath: string, uploadId: string, parts: { part_number: number; etag: string }[]) {
+    const { storeUploadId, plan } = decodeUploadId(uploadId, this.settings.uploads.maxBytes, mode);
     if (parts.length !== plan.partCount) {
       throw Errors.validationFailed(`Invalid field "parts": this upload has ${plan.partCount} parts and ${parts.length} were given.`);
     }
@@ -146,8 +158,8 @@ export class UploadGrants {
     }
   }
 
-  async abort(store: BlobStore, storagePath: string, uploadId: string) {
-    const { storeUploadId } = decodeUploadId(uploadId, this.settings.uploads.maxBytes);
+  async abort(store: BlobStore, mode: Mode, storagePath: string, uploadId: string) {
+    const { storeUploadId } = decodeUploadId(uploadId, this.settings.uploads.maxBytes, mode);
     try {
       await store.abortMultipart(storagePath, storeUploadId);
     } catch (error) {
@@ -156,18 +168,17 @@ export class UploadGrants {
     return { storage_path: storagePath, upload_id: uploadId, aborted: true };
   }
 
-  private async signParts(store: BlobStore, storagePath: string, storeUploadId: string, plan: PartPlan, numbers: number[]): Promise<MultipartView> {
+  private async signParts(store: BlobStore, mode: Mode, storagePath: string, storeUploadId: string, plan: PartPlan, numbers: number[]): Promise<MultipartView> {
     const parts = await Promise.all(
       numbers.map(async (n) => {
         const size = partSizeOf(plan, n);
         return { part_number: n, size, url: await store.signPart(storagePath, storeUploadId, { partNumber: n, size }, { expiresIn: UPLOAD_URL_TTL_SECONDS }) };
       }),
     );
-    return { upload_id: encodeUploadId(storeUploadId, plan), part_size: plan.partSize, part_count: plan.partCount, parts, expires_in: UPLOAD_URL_TTL_SECONDS };
+    return { upload_id: encodeUploadId(storeUploadId, plan, mode), part_size: plan.partSize, part_count: plan.partCount, parts, expires_in: UPLOAD_URL_TTL_SECONDS };
   }
 
   private unknownUpload(error: unknown): unknown {
-    if (!(error instanceof UploadNotFoundError)) return error;
-    return new ApiError(404, 'not_found', 'No such upload in progress: it was completed, aborted, or abandoned and swept. Start a new upload.');
+    return error instanceof UploadNotFoundError ? noSuchUpload() : error;
   }
 }

@@ -102,7 +102,7 @@ export class UploadsController {
     assertAllowedExtension(extension, 'file_name');
     assertWithinMaxBytes(body.file_size, this.settings.uploads.maxBytes, 'file_size');
     const storagePath = uploadPath(auth.accountId, fileName);
-    const grant = await this.grants.grant(blobsOfMode(this.store, auth.mode), storagePath, body.file_size, body.sha256);
+    const grant = await this.grants.grant(blobsOfMode(this.store, auth.mode), auth.mode, storagePath, body.file_size, body.sha256);
     const { multipart, ...single } = grant;
     return {
       storage_path: storagePath, ...single, file_name: fileName, file_size: body.file_size, file_extension: extension,
@@ -115,7 +115,7 @@ export class UploadsController {
   @HttpCode(200)
   parts(@Auth() auth: AuthContext, @Body() body: ResignPartsDto) {
     assertOwnStoragePath(auth.accountId, body.storage_path);
-    return this.grants.resign(blobsOfMode(this.store, auth.mode), body.storage_path, body.upload_id, body.part_numbers);
+    return this.grants.resign(blobsOfMode(this.store, auth.mode), auth.mode, body.storage_path, body.upload_id, body.part_numbers);
   }
 
   /** Joins the parts: the file is at storage_path whole, or (400 naming the part) nothing changed. */
@@ -124,14 +124,14 @@ export class UploadsController {
   @HttpCode(200)
   complete(@Auth() auth: AuthContext, @Body() body: CompleteUploadDto) {
     assertOwnStoragePath(auth.accountId, body.storage_path);
-    return this.grants.complete(blobsOfMode(this.store, auth.mode), body.storage_path, body.upload_id, body.parts);
+    return this.grants.complete(blobsOfMode(this.store, auth.mode), auth.mode, body.storage_path, body.upload_id, body.parts);
   }
 
   @Post('abort')
   @HttpCode(200)
   abort(@Auth() auth: AuthContext, @Body() body: MultipartDto) {
     assertOwnStoragePath(auth.accountId, body.storage_path);
-    return this.grants.abort(blobsOfMode(this.store, auth.mode), body.storage_path, body.upload_id);
+    return this.grants.abort(blobsOfMode(this.store, auth.mode), auth.mode, body.storage_path, body.upload_id);
   }
 
   @Put()

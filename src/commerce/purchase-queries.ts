@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { DATABASE, Database } from '../database/database';
 import type { Mode } from '../platform/mode';
 import { inMode, Owner, ownedBy } from '../platform/owner-scope';
+import { CreatedBound, createdSql } from '../platform/created-range';
 import { invalidCursor, Page, toPage } from '../platform/pagination';
 import type { Purchase } from './events';
 
@@ -44,14 +45,14 @@ export class PurchaseQueries {
   constructor(@Inject(DATABASE) private readonly db: Database) {}
 
   /** The buyer's purchases in one mode, newest first; the cursor is a purchase id. */
-  async list(buyer: Owner, options: { limit: number; cursor?: string }): Promise<Page<Purchase>> {
+  async list(buyer: Owner, options: { limit: number; cursor?: string; created?: readonly CreatedBound[] }): Promise<Page<Purchase>> {
     const s = ownedBy(buyer, 'buyer_account_id');
-    let after = '';
+    let after = createdSql(options.created ?? [], 'created_at', (v) => s.param(v)).map((c) => `AND ${c} `).join('');
     if (options.cursor) {
       const c = ownedBy(buyer, 'buyer_account_id');
       const { rows } = await this.db.query(`SELECT 1 FROM purchases WHERE ${c.where()} AND id = ${c.param(options.cursor)}`, c.params);
       if (!rows.length) throw invalidCursor();
-      after = `AND (created_at, id) < (SELECT created_at, id FROM purchases WHERE id = ${s.param(options.cursor)})`;
+      after += `AND (created_at, id) < (SELECT created_at, id FROM purchases WHERE id = ${s.param(options.cursor)})`;
     }
     const { rows } = await this.db.query<{ id: string; purchase: Purchase }>(
       `SELECT id, purchase FROM purchases WHERE ${s.where()} ${after}

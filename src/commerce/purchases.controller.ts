@@ -1,6 +1,8 @@
 import { Body, Controller, Get, Post, Query } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { Auth, AuthContext, RequireScope } from '../platform/auth/auth-context';
+import { createdRange, CREATED_PARAMETERS } from '../platform/created-range';
+import { QueryParameters } from '../platform/known-parameters';
 import { parseCursor, parseLimit } from '../platform/pagination';
 import { OpenPurchaseCheckoutCommand } from './commands/open-checkout';
 import { OpenPurchaseDto } from './dto';
@@ -24,7 +26,8 @@ export class PurchasesController {
   }
 
   @Get()
-  list(@Auth() auth: AuthContext, @Query('limit') limit?: unknown, @Query('cursor') cursor?: unknown) {
-    return this.purchases.list(auth, { limit: parseLimit(limit, { fallback: 20, max: 100 }), cursor: parseCursor(cursor) });
+  @QueryParameters('limit', 'cursor', ...CREATED_PARAMETERS)
+  list(@Auth() auth: AuthContext, @Query() query: Record<string, unknown>) {
+    return this.purchases.list(auth, { limit: parseLimit(query.limit, { fallback: 20, max: 100 }), cursor: parseCursor(query.cursor), created: createdRange(query) });
   }
 }

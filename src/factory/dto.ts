@@ -7,7 +7,7 @@ export const MAX_PROMPT_LENGTH = 4000;
 export class CreateJobDto {
   @IsString()
   @Length(1, MAX_PROMPT_LENGTH)
-  @Matches(/\S/, { message: 'prompt must not be blank' })
+  @Matches(/\S/, { message: 'must not be blank' })
   prompt: string;
 }
 
@@ -18,7 +18,7 @@ export class AnswerDto {
 
   @IsString()
   @Length(1, 2000)
-  @Matches(/\S/, { message: 'answer must not be blank' })
+  @Matches(/\S/, { message: 'must not be blank' })
   answer: string;
 }
 

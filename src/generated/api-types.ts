@@ -358,9 +358,7 @@ export interface paths {
         };
         /**
          * The shards that landed in storage
-         * @description Names are relative paths (data/chunk-000/episode_000000.parquet); every shard shows its sha256 (null while a large draft shard is still being hashed).
-         *
-         *     Needs one of the scopes: datasets:read, datasets:upload (an unrestricted key has all).
+         * @description Needs one of the scopes: datasets:read, datasets:upload (an unrestricted key has all).
          */
         get: operations["ShardsController_list"];
         put?: never;
@@ -375,7 +373,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/v1/datasets/{idOrSlug}/shards/{path}": {
+    "/v1/datasets/{idOrSlug}/shards/{name}": {
         parameters: {
             query?: never;
             header?: never;
@@ -384,9 +382,7 @@ export interface paths {
         };
         /**
          * A signed download URL for one shard
-         * @description The shard name is the rest of the path, folders included (shards/meta/info.json), or the same with "/" encoded as %2F.
-         *
-         *     Needs one of the scopes: datasets:read, datasets:upload (an unrestricted key has all).
+         * @description Needs one of the scopes: datasets:read, datasets:upload (an unrestricted key has all).
          */
         get: operations["ShardsController_fetch"];
         put?: never;
@@ -694,65 +690,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/v1/openai/models": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Inference models, as OpenAI lists them
-         * @description The OpenAI-compatible base URL is `/v1/openai`: point an `openai` client’s `baseURL` there.
-         */
-        get: operations["ChatController_openaiModels"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/openai/models/{id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** One inference model, as OpenAI retrieves it */
-        get: operations["ChatController_openaiModel"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/openai/chat/completions": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * OpenAI-compatible chat completion, at the OpenAI base URL
-         * @description Needs a premium key. The body and answer are OpenAI’s; `stream: true` answers server-sent events.
-         *
-         *     Needs one of the scopes: inference:run (an unrestricted key has all).
-         */
-        post: operations["ChatController_openaiCreate"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/v1/chat/completions": {
         parameters: {
             query?: never;
@@ -946,12 +883,31 @@ export interface components {
          *         "request_id": "req_5f0c2a9d8e7b6a5f4e3d2c1b"
          *       }
          *     }
+         * @example {
+         *       "error": {
+         *         "code": "validation_failed",
+         *         "message": "Invalid request: \"type\" is required; \"license\" is required.",
+         *         "request_id": "req_5f0c2a9d8e7b6a5f4e3d2c1c",
+         *         "errors": [
+         *           {
+         *             "field": "type",
+         *             "code": "required",
+         *             "message": "\"type\" is required."
+         *           },
+         *           {
+         *             "field": "license",
+         *             "code": "required",
+         *             "message": "\"license\" is required."
+         *           }
+         *         ]
+         *       }
+         *     }
          */
         ErrorEnvelope: {
-            /** @description Some codes attach more fields (scope_required: scope, scopes; purchase_required: the price; unsupported_parameter: param; idempotency_key_reused: differs). */
+            /** @description Some codes attach more fields (scope_required: scope, scopes; purchase_required: the price; unsupported_parameter: param; validation_failed: errors). */
             error: {
                 /**
-                 * @description Stable; one of invalid_request, validation_failed, invalid_storage_path, file_not_found, price_too_low, missing_credentials, invalid_key, payment_required, purchase_required, scope_required, forbidden, not_found, model_not_found, unsupported_parameter, conflict, idempotency_key_reused, idempotency_key_in_use, method_not_allowed, request_timeout, payload_too_large, uri_too_long, unsupported_media_type, headers_too_large, rate_limited, service_unavailable, internal_error.
+                 * @description Stable; one of invalid_request, validation_failed, invalid_storage_path, file_not_found, price_too_low, missing_credentials, invalid_key, payment_required, purchase_required, scope_required, forbidden, not_found, model_not_found, unsupported_parameter, conflict, method_not_allowed, request_timeout, payload_too_large, uri_too_long, unsupported_media_type, headers_too_large, rate_limited, service_unavailable, internal_error.
                  * @example invalid_request
                  * @example validation_failed
                  * @example invalid_storage_path
@@ -967,8 +923,6 @@ export interface components {
                  * @example model_not_found
                  * @example unsupported_parameter
                  * @example conflict
-                 * @example idempotency_key_reused
-                 * @example idempotency_key_in_use
                  * @example method_not_allowed
                  * @example request_timeout
                  * @example payload_too_large
@@ -980,10 +934,29 @@ export interface components {
                  * @example internal_error
                  */
                 code: string;
-                /** @description For humans; may change. */
+                /** @description For humans; may change. validation_failed names every problem: `Invalid request: "type" is required; "license" is required.`, or `Unknown parameter "tittle".` */
                 message: string;
                 /** @description Also sent in the x-request-id header. */
                 request_id: string;
+                /** @description validation_failed: every problem of the request, one per field. */
+                errors?: {
+                    /** @description The body field or query parameter, as sent: `title`, `answers[0].id`, `created[gt]`. */
+                    field: string;
+                    /**
+                     * @description Stable; one of required, wrong_type, too_long, too_short, too_large, too_small, not_allowed, invalid.
+                     * @example required
+                     * @example wrong_type
+                     * @example too_long
+                     * @example too_short
+                     * @example too_large
+                     * @example too_small
+                     * @example not_allowed
+                     * @example invalid
+                     */
+                    code: string;
+                    /** @description For humans; may change. */
+                    message: string;
+                }[];
             };
         };
         /** @description The account behind the key, the key used, and the credits left in its mode. */
@@ -998,22 +971,10 @@ export interface components {
              */
             created_at: string;
             key: {
-                /** @description The key’s public id (key_...), as `svc keys list` shows it; never its secret. */
-                id: string;
                 /** @enum {string} */
                 mode: "test" | "live";
-                /**
-                 * @description Premium keys may call the inference API.
-                 * @enum {string}
-                 */
-                tier: "free" | "premium";
-                /** @description Empty: the key is unrestricted (it carries every scope). */
+                /** @description Empty: the key is unrestricted. */
                 scopes: string[];
-                /**
-                 * Format: date-time
-                 * @description When the key stops working; null: never.
-                 */
-                expires_at: string | null;
             };
             /** @description Generation credits left in the key’s mode. */
             credits: number;
@@ -1109,12 +1070,6 @@ export interface components {
             file_size: number;
             /** @example .onnx */
             file_extension: string;
-            /** @description The sha256 the upload URL is bound to, when one was given: a PUT of other bytes is refused. */
-            sha256?: string;
-            /** @description Headers the PUT to upload_url must carry (S3 with a bound sha256: x-amz-checksum-sha256); absent when none are needed. */
-            upload_headers?: {
-                [key: string]: string;
-            };
             multipart?: components["schemas"]["MultipartUpload"];
         };
         /** @description A multipart upload: PUT each part to its URL (in parallel if you like), then POST /v1/uploads/complete with every part’s ETag. `parts` holds 100 URLs at most; POST /v1/uploads/parts gives the others. */
@@ -1152,12 +1107,6 @@ export interface components {
             upload_url: string | null;
             token: string | null;
             expires_in: number;
-            /** @description The sha256 the upload URL is bound to, when one was given: a PUT of other bytes is refused. */
-            sha256?: string;
-            /** @description Headers the PUT to upload_url must carry (S3 with a bound sha256: x-amz-checksum-sha256); absent when none are needed. */
-            upload_headers?: {
-                [key: string]: string;
-            };
             multipart?: components["schemas"]["MultipartUpload"];
         };
         ShardList: {
@@ -1237,18 +1186,7 @@ export interface components {
              * @description ISO 8601 UTC with milliseconds
              */
             created_at: string;
-            /** @description The spec’s `{ purchase_id, asset }` on every line type, so one client type reads them all. */
-            source: {
-                /** @description The purchase behind the line; null on a payout (and any line no purchase made). */
-                purchase_id: string | null;
-                /** @description The asset sold; null where purchase_id is. */
-                asset: {
-                    slug: string;
-                    title: string;
-                } | null;
-                /** @description On a payout line only: the payout (GET /v1/payouts). */
-                payout_id?: string;
-            };
+            source: Record<string, never>;
             description: string;
             /** @enum {string} */
             reporting_category: "charge" | "refund" | "payout" | "dispute" | "dispute_reversal";
@@ -1345,32 +1283,13 @@ export interface components {
                 cost_usd: number;
             }[];
         };
-        /** @description The inference models with the prices in force; `data` (OpenAI’s name) holds the same list as `items`. */
+        /** @description The inference models with the prices in force. */
         InferenceModels: {
             /** @constant */
             object: "list";
-            items: components["schemas"]["InferenceModel"][];
-            data: components["schemas"]["InferenceModel"][];
-        };
-        /** @description OpenAI’s model object, with our context window and prices in force as extra fields. */
-        InferenceModel: {
-            id: string;
-            /** @constant */
-            object: "model";
-            /** @description Unix seconds */
-            created: number;
-            owned_by: string;
-            context_window: number;
-            pricing: {
-                input_usd_per_million: number;
-                output_usd_per_million: number;
-            };
-        };
-        /** @description OpenAI’s model list, as `client.models.list()` reads it. */
-        OpenAIModelList: {
-            /** @constant */
-            object: "list";
-            data: components["schemas"]["InferenceModel"][];
+            items: {
+                id: string;
+            }[];
         };
         WebhookEndpoint: {
             id: string;
@@ -1547,7 +1466,6 @@ export interface components {
         CreateUploadDto: {
             file_name: string;
             file_size: number;
-            sha256?: string;
         };
         CheckUploadDto: {
             storage_path: string;
@@ -1641,7 +1559,6 @@ export interface components {
         CreateShardDto: {
             name: string;
             size: number;
-            sha256?: string;
         };
         CreateWebhookEndpointDto: {
             url: string;
@@ -1683,7 +1600,7 @@ export interface components {
         };
     };
     responses: {
-        /** @description validation_failed (names the field) or invalid_request; idempotency_key_reused on a POST; some operations add their own codes. */
+        /** @description validation_failed (every problem in the message and in `errors`, each naming its field; a query parameter or body field the operation does not take is one: `Unknown parameter "tittle".`) or invalid_request; some operations add their own codes. */
         BadRequest: {
             headers: {
                 [name: string]: unknown;
@@ -1729,10 +1646,7 @@ export interface components {
             };
         };
     };
-    parameters: {
-        /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
-        IdempotencyKey: string;
-    };
+    parameters: never;
     requestBodies: never;
     headers: never;
     pathItems: never;
@@ -1757,6 +1671,7 @@ export interface operations {
                     "application/json": components["schemas"]["Account"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             default: components["responses"]["Error"];
         };
@@ -1779,6 +1694,7 @@ export interface operations {
                     "application/json": components["schemas"]["UploadLimits"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             default: components["responses"]["Error"];
@@ -1823,10 +1739,7 @@ export interface operations {
     UploadsController_grant: {
         parameters: {
             query?: never;
-            header?: {
-                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-            };
+            header?: never;
             path?: never;
             cookie?: never;
         };
@@ -1845,8 +1758,6 @@ export interface operations {
             /** @description A signed URL to upload one file to, and part URLs for a large one */
             200: {
                 headers: {
-                    /** @description Sent on an answer replayed for an Idempotency-Key. */
-                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1856,25 +1767,13 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            /** @description idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
             default: components["responses"]["Error"];
         };
     };
     UploadsController_parts: {
         parameters: {
             query?: never;
-            header?: {
-                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-            };
+            header?: never;
             path?: never;
             cookie?: never;
         };
@@ -1887,8 +1786,6 @@ export interface operations {
             /** @description Part URLs of a multipart upload, 100 at most: part_numbers, or the first 100 */
             200: {
                 headers: {
-                    /** @description Sent on an answer replayed for an Idempotency-Key. */
-                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1906,25 +1803,13 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            /** @description idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
             default: components["responses"]["Error"];
         };
     };
     UploadsController_complete: {
         parameters: {
             query?: never;
-            header?: {
-                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-            };
+            header?: never;
             path?: never;
             cookie?: never;
         };
@@ -1937,8 +1822,6 @@ export interface operations {
             /** @description Complete a multipart upload with its parts’ ETags */
             200: {
                 headers: {
-                    /** @description Sent on an answer replayed for an Idempotency-Key. */
-                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1956,25 +1839,13 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            /** @description idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
             default: components["responses"]["Error"];
         };
     };
     UploadsController_abort: {
         parameters: {
             query?: never;
-            header?: {
-                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-            };
+            header?: never;
             path?: never;
             cookie?: never;
         };
@@ -1987,8 +1858,6 @@ export interface operations {
             /** @description Abort a multipart upload and drop its parts */
             200: {
                 headers: {
-                    /** @description Sent on an answer replayed for an Idempotency-Key. */
-                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2006,15 +1875,6 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            /** @description idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
             default: components["responses"]["Error"];
         };
     };
@@ -2039,6 +1899,14 @@ export interface operations {
                 jetson_compatible?: "true" | "false";
                 /** @description Only Isaac Sim-compatible assets (or only others). */
                 isaac_sim_compatible?: "true" | "false";
+                /** @description Only items created after this instant: unix seconds (a whole second), or ISO 8601 with an offset (Z or +02:00; without one: 400). */
+                "created[gt]"?: string;
+                /** @description Only items created at or after this instant: unix seconds (a whole second), or ISO 8601 with an offset (Z or +02:00; without one: 400). */
+                "created[gte]"?: string;
+                /** @description Only items created before this instant: unix seconds (a whole second), or ISO 8601 with an offset (Z or +02:00; without one: 400). */
+                "created[lt]"?: string;
+                /** @description Only items created at or before this instant: unix seconds (a whole second), or ISO 8601 with an offset (Z or +02:00; without one: 400). */
+                "created[lte]"?: string;
                 /** @description Items per page, 1-100 (default 20). */
                 limit?: number;
                 /** @description next_cursor of the previous page. */
@@ -2072,10 +1940,7 @@ export interface operations {
     ModelsController_publish: {
         parameters: {
             query?: never;
-            header?: {
-                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-            };
+            header?: never;
             path?: never;
             cookie?: never;
         };
@@ -2100,8 +1965,6 @@ export interface operations {
             /** @description Publish a model from an uploaded file */
             201: {
                 headers: {
-                    /** @description Sent on an answer replayed for an Idempotency-Key. */
-                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2119,15 +1982,6 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            /** @description idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
             default: components["responses"]["Error"];
         };
     };
@@ -2151,6 +2005,7 @@ export interface operations {
                     "application/json": components["schemas"]["Asset"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
@@ -2177,6 +2032,7 @@ export interface operations {
                     "application/json": components["schemas"]["Listing"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
@@ -2225,10 +2081,7 @@ export interface operations {
     ModelsController_download: {
         parameters: {
             query?: never;
-            header?: {
-                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-            };
+            header?: never;
             path: {
                 idOrSlug: string;
             };
@@ -2239,8 +2092,6 @@ export interface operations {
             /** @description A signed download URL for a model or dataset file */
             200: {
                 headers: {
-                    /** @description Sent on an answer replayed for an Idempotency-Key. */
-                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2260,15 +2111,6 @@ export interface operations {
             };
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
-            /** @description idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
             default: components["responses"]["Error"];
         };
     };
@@ -2277,6 +2119,14 @@ export interface operations {
             query?: {
                 /** @description Only listings in this state. */
                 status?: "draft" | "published" | "unpublished";
+                /** @description Only items created after this instant: unix seconds (a whole second), or ISO 8601 with an offset (Z or +02:00; without one: 400). */
+                "created[gt]"?: string;
+                /** @description Only items created at or after this instant: unix seconds (a whole second), or ISO 8601 with an offset (Z or +02:00; without one: 400). */
+                "created[gte]"?: string;
+                /** @description Only items created before this instant: unix seconds (a whole second), or ISO 8601 with an offset (Z or +02:00; without one: 400). */
+                "created[lt]"?: string;
+                /** @description Only items created at or before this instant: unix seconds (a whole second), or ISO 8601 with an offset (Z or +02:00; without one: 400). */
+                "created[lte]"?: string;
                 /** @description Items per page, 1-100 (default 20). */
                 limit?: number;
                 /** @description next_cursor of the previous page. */
@@ -2310,10 +2160,7 @@ export interface operations {
     ListingsController_draft: {
         parameters: {
             query?: never;
-            header?: {
-                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-            };
+            header?: never;
             path?: never;
             cookie?: never;
         };
@@ -2326,8 +2173,6 @@ export interface operations {
             /** @description Create a listing draft */
             201: {
                 headers: {
-                    /** @description Sent on an answer replayed for an Idempotency-Key. */
-                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2345,15 +2190,6 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            /** @description idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
             default: components["responses"]["Error"];
         };
     };
@@ -2377,6 +2213,7 @@ export interface operations {
                     "application/json": components["schemas"]["Listing"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
@@ -2425,10 +2262,7 @@ export interface operations {
     ListingsController_publish: {
         parameters: {
             query?: never;
-            header?: {
-                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-            };
+            header?: never;
             path: {
                 idOrSlug: string;
             };
@@ -2439,8 +2273,6 @@ export interface operations {
             /** @description Validate and publish an own listing */
             200: {
                 headers: {
-                    /** @description Sent on an answer replayed for an Idempotency-Key. */
-                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2459,7 +2291,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
-            /** @description conflict: the file changed while it was being published; retry. Or idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
+            /** @description conflict: the file changed while it was being published; retry. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2474,10 +2306,7 @@ export interface operations {
     ListingsController_unpublish: {
         parameters: {
             query?: never;
-            header?: {
-                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-            };
+            header?: never;
             path: {
                 idOrSlug: string;
             };
@@ -2488,8 +2317,6 @@ export interface operations {
             /** @description Unpublish an own listing */
             200: {
                 headers: {
-                    /** @description Sent on an answer replayed for an Idempotency-Key. */
-                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2500,15 +2327,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
-            /** @description idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
             default: components["responses"]["Error"];
         };
     };
@@ -2533,6 +2351,14 @@ export interface operations {
                 jetson_compatible?: "true" | "false";
                 /** @description Only Isaac Sim-compatible assets (or only others). */
                 isaac_sim_compatible?: "true" | "false";
+                /** @description Only items created after this instant: unix seconds (a whole second), or ISO 8601 with an offset (Z or +02:00; without one: 400). */
+                "created[gt]"?: string;
+                /** @description Only items created at or after this instant: unix seconds (a whole second), or ISO 8601 with an offset (Z or +02:00; without one: 400). */
+                "created[gte]"?: string;
+                /** @description Only items created before this instant: unix seconds (a whole second), or ISO 8601 with an offset (Z or +02:00; without one: 400). */
+                "created[lt]"?: string;
+                /** @description Only items created at or before this instant: unix seconds (a whole second), or ISO 8601 with an offset (Z or +02:00; without one: 400). */
+                "created[lte]"?: string;
                 /** @description Items per page, 1-100 (default 20). */
                 limit?: number;
                 /** @description next_cursor of the previous page. */
@@ -2566,10 +2392,7 @@ export interface operations {
     DatasetsController_create: {
         parameters: {
             query?: never;
-            header?: {
-                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-            };
+            header?: never;
             path?: never;
             cookie?: never;
         };
@@ -2582,8 +2405,6 @@ export interface operations {
             /** @description Create a dataset draft (its data arrives as shards) */
             201: {
                 headers: {
-                    /** @description Sent on an answer replayed for an Idempotency-Key. */
-                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2601,15 +2422,6 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            /** @description idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
             default: components["responses"]["Error"];
         };
     };
@@ -2633,6 +2445,7 @@ export interface operations {
                     "application/json": components["schemas"]["Asset"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
@@ -2659,6 +2472,7 @@ export interface operations {
                     "application/json": components["schemas"]["Listing"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
@@ -2707,10 +2521,7 @@ export interface operations {
     DatasetsController_publish: {
         parameters: {
             query?: never;
-            header?: {
-                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-            };
+            header?: never;
             path: {
                 idOrSlug: string;
             };
@@ -2721,8 +2532,6 @@ export interface operations {
             /** @description Publish an own dataset, fixing its shards */
             200: {
                 headers: {
-                    /** @description Sent on an answer replayed for an Idempotency-Key. */
-                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2741,7 +2550,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
-            /** @description conflict: a shard changed while it was being published; retry. Or idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
+            /** @description conflict: a shard changed while it was being published; retry. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2755,10 +2564,7 @@ export interface operations {
     };
     ShardsController_list: {
         parameters: {
-            query?: {
-                /** @description Only shards whose name starts with this (e.g. data/). */
-                prefix?: string;
-            };
+            query?: never;
             header?: never;
             path: {
                 idOrSlug: string;
@@ -2786,10 +2592,7 @@ export interface operations {
     ShardsController_mint: {
         parameters: {
             query?: never;
-            header?: {
-                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-            };
+            header?: never;
             path: {
                 idOrSlug: string;
             };
@@ -2804,8 +2607,6 @@ export interface operations {
             /** @description A signed URL to upload one shard to */
             200: {
                 headers: {
-                    /** @description Sent on an answer replayed for an Idempotency-Key. */
-                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2816,15 +2617,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
-            /** @description idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
             default: components["responses"]["Error"];
         };
     };
@@ -2834,8 +2626,7 @@ export interface operations {
             header?: never;
             path: {
                 idOrSlug: string;
-                /** @description The shard name, folders included (meta/info.json), or the same with "/" as %2F. */
-                path: string;
+                name: string;
             };
             cookie?: never;
         };
@@ -2850,6 +2641,7 @@ export interface operations {
                     "application/json": components["schemas"]["ShardDownload"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             /** @description purchase_required: a paid asset the caller has not bought (the price is attached). */
             402: {
@@ -2901,10 +2693,7 @@ export interface operations {
     WebhookEndpointsController_create: {
         parameters: {
             query?: never;
-            header?: {
-                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-            };
+            header?: never;
             path?: never;
             cookie?: never;
         };
@@ -2917,8 +2706,6 @@ export interface operations {
             /** @description Register a webhook endpoint (its secret is shown once) */
             201: {
                 headers: {
-                    /** @description Sent on an answer replayed for an Idempotency-Key. */
-                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2928,15 +2715,6 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            /** @description idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
             default: components["responses"]["Error"];
         };
     };
@@ -2960,6 +2738,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEndpoint"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
@@ -2990,6 +2769,7 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
@@ -3030,10 +2810,7 @@ export interface operations {
     WebhookEndpointsController_rotateSecret: {
         parameters: {
             query?: never;
-            header?: {
-                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-            };
+            header?: never;
             path: {
                 id: string;
             };
@@ -3053,8 +2830,6 @@ export interface operations {
             /** @description Roll the signing secret (the new one is shown once) */
             200: {
                 headers: {
-                    /** @description Sent on an answer replayed for an Idempotency-Key. */
-                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3065,25 +2840,13 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
-            /** @description idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
             default: components["responses"]["Error"];
         };
     };
     WebhookEndpointsController_sendTest: {
         parameters: {
             query?: never;
-            header?: {
-                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-            };
+            header?: never;
             path: {
                 id: string;
             };
@@ -3094,8 +2857,6 @@ export interface operations {
             /** @description Send a signed webhook.test event to this endpoint */
             202: {
                 headers: {
-                    /** @description Sent on an answer replayed for an Idempotency-Key. */
-                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3114,25 +2875,13 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
-            /** @description idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
             default: components["responses"]["Error"];
         };
     };
     WebhookEndpointsController_retryDelivery: {
         parameters: {
             query?: never;
-            header?: {
-                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-            };
+            header?: never;
             path: {
                 id: string;
                 delivery_id: string;
@@ -3144,8 +2893,6 @@ export interface operations {
             /** @description Attempt a delivery again now (one that succeeded or failed) */
             200: {
                 headers: {
-                    /** @description Sent on an answer replayed for an Idempotency-Key. */
-                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3164,7 +2911,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
-            /** @description conflict: the delivery is pending, its next attempt scheduled already. Or idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
+            /** @description conflict: the delivery is pending, its next attempt scheduled already. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3179,6 +2926,14 @@ export interface operations {
     WebhookEndpointsController_deliveries: {
         parameters: {
             query?: {
+                /** @description Only items created after this instant: unix seconds (a whole second), or ISO 8601 with an offset (Z or +02:00; without one: 400). */
+                "created[gt]"?: string;
+                /** @description Only items created at or after this instant: unix seconds (a whole second), or ISO 8601 with an offset (Z or +02:00; without one: 400). */
+                "created[gte]"?: string;
+                /** @description Only items created before this instant: unix seconds (a whole second), or ISO 8601 with an offset (Z or +02:00; without one: 400). */
+                "created[lt]"?: string;
+                /** @description Only items created at or before this instant: unix seconds (a whole second), or ISO 8601 with an offset (Z or +02:00; without one: 400). */
+                "created[lte]"?: string;
                 /** @description Items per page, 1-100 (default 20). */
                 limit?: number;
                 /** @description next_cursor of the previous page. */
@@ -3217,10 +2972,14 @@ export interface operations {
             query?: {
                 /** @description Only events of this type; several comma-separated. */
                 type?: string;
-                /** @description Only events created at or after this: unix seconds, or an ISO 8601 instant. */
+                /** @description Only items created after this instant: unix seconds (a whole second), or ISO 8601 with an offset (Z or +02:00; without one: 400). */
+                "created[gt]"?: string;
+                /** @description Only items created at or after this instant: unix seconds (a whole second), or ISO 8601 with an offset (Z or +02:00; without one: 400). */
                 "created[gte]"?: string;
-                /** @description Only events created before this: unix seconds, or an ISO 8601 instant. */
+                /** @description Only items created before this instant: unix seconds (a whole second), or ISO 8601 with an offset (Z or +02:00; without one: 400). */
                 "created[lt]"?: string;
+                /** @description Only items created at or before this instant: unix seconds (a whole second), or ISO 8601 with an offset (Z or +02:00; without one: 400). */
+                "created[lte]"?: string;
                 /** @description Items per page, 1-100 (default 20). */
                 limit?: number;
                 /** @description next_cursor of the previous page. */
@@ -3271,6 +3030,7 @@ export interface operations {
                     "application/json": components["schemas"]["Event"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
@@ -3340,10 +3100,14 @@ export interface operations {
             query?: {
                 /** @description Only entries of this type. */
                 type?: "sale" | "refund" | "payout" | "dispute" | "dispute_reversal";
-                /** @description Only entries created at or after this ISO 8601 instant. */
+                /** @description Only items created after this instant: unix seconds (a whole second), or ISO 8601 with an offset (Z or +02:00; without one: 400). */
+                "created[gt]"?: string;
+                /** @description Only items created at or after this instant: unix seconds (a whole second), or ISO 8601 with an offset (Z or +02:00; without one: 400). */
                 "created[gte]"?: string;
-                /** @description Only entries created before this ISO 8601 instant. */
+                /** @description Only items created before this instant: unix seconds (a whole second), or ISO 8601 with an offset (Z or +02:00; without one: 400). */
                 "created[lt]"?: string;
+                /** @description Only items created at or before this instant: unix seconds (a whole second), or ISO 8601 with an offset (Z or +02:00; without one: 400). */
+                "created[lte]"?: string;
                 /** @description Only the sales and refunds this payout (po_...) paid out; their net_cents add up to its amount. */
                 payout?: string;
                 /** @description Items per page, 1-100 (default 20). */
@@ -3390,6 +3154,14 @@ export interface operations {
     BalanceController_payouts: {
         parameters: {
             query?: {
+                /** @description Only items created after this instant: unix seconds (a whole second), or ISO 8601 with an offset (Z or +02:00; without one: 400). */
+                "created[gt]"?: string;
+                /** @description Only items created at or after this instant: unix seconds (a whole second), or ISO 8601 with an offset (Z or +02:00; without one: 400). */
+                "created[gte]"?: string;
+                /** @description Only items created before this instant: unix seconds (a whole second), or ISO 8601 with an offset (Z or +02:00; without one: 400). */
+                "created[lt]"?: string;
+                /** @description Only items created at or before this instant: unix seconds (a whole second), or ISO 8601 with an offset (Z or +02:00; without one: 400). */
+                "created[lte]"?: string;
                 /** @description Items per page, 1-100 (default 20). */
                 limit?: number;
                 /** @description next_cursor of the previous page. */
@@ -3426,6 +3198,14 @@ export interface operations {
     PurchasesController_list: {
         parameters: {
             query?: {
+                /** @description Only items created after this instant: unix seconds (a whole second), or ISO 8601 with an offset (Z or +02:00; without one: 400). */
+                "created[gt]"?: string;
+                /** @description Only items created at or after this instant: unix seconds (a whole second), or ISO 8601 with an offset (Z or +02:00; without one: 400). */
+                "created[gte]"?: string;
+                /** @description Only items created before this instant: unix seconds (a whole second), or ISO 8601 with an offset (Z or +02:00; without one: 400). */
+                "created[lt]"?: string;
+                /** @description Only items created at or before this instant: unix seconds (a whole second), or ISO 8601 with an offset (Z or +02:00; without one: 400). */
+                "created[lte]"?: string;
                 /** @description Items per page, 1-100 (default 20). */
                 limit?: number;
                 /** @description next_cursor of the previous page. */
@@ -3459,10 +3239,7 @@ export interface operations {
     PurchasesController_open: {
         parameters: {
             query?: never;
-            header?: {
-                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-            };
+            header?: never;
             path?: never;
             cookie?: never;
         };
@@ -3480,8 +3257,6 @@ export interface operations {
             /** @description Open a checkout session for an asset */
             201: {
                 headers: {
-                    /** @description Sent on an answer replayed for an Idempotency-Key. */
-                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3491,7 +3266,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            /** @description conflict: the caller already bought this asset. Or idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
+            /** @description conflict: the caller already bought this asset. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3521,150 +3296,15 @@ export interface operations {
                     "application/json": components["schemas"]["InferenceModels"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            default: components["responses"]["Error"];
-        };
-    };
-    ChatController_openaiModels: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Inference models, as OpenAI lists them */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["OpenAIModelList"];
-                };
-            };
-            401: components["responses"]["Unauthorized"];
-            default: components["responses"]["Error"];
-        };
-    };
-    ChatController_openaiModel: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description One inference model, as OpenAI retrieves it */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["InferenceModel"];
-                };
-            };
-            401: components["responses"]["Unauthorized"];
-            /** @description model_not_found: no such inference model. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            default: components["responses"]["Error"];
-        };
-    };
-    ChatController_openaiCreate: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["ChatCompletionRequest"];
-            };
-        };
-        responses: {
-            /** @description OpenAI-compatible chat completion, at the OpenAI base URL */
-            200: {
-                headers: {
-                    /** @description Sent on an answer replayed for an Idempotency-Key. */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ChatCompletion"];
-                    "text/event-stream": string;
-                };
-            };
-            /** @description validation_failed (names the field); invalid_request: the engine refused the request; unsupported_parameter (test keys): a field the sandbox cannot honour, named in `param`. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            401: components["responses"]["Unauthorized"];
-            /** @description payment_required: the premium key is not activated yet. */
-            402: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            403: components["responses"]["Forbidden"];
-            /** @description model_not_found: no such inference model (GET /v1/inference/models lists them). */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description service_unavailable: inference is temporarily unavailable; retry with backoff. */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
             default: components["responses"]["Error"];
         };
     };
     ChatController_create: {
         parameters: {
             query?: never;
-            header?: {
-                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-            };
+            header?: never;
             path?: never;
             cookie?: never;
         };
@@ -3677,8 +3317,6 @@ export interface operations {
             /** @description OpenAI-compatible chat completion */
             200: {
                 headers: {
-                    /** @description Sent on an answer replayed for an Idempotency-Key. */
-                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3708,15 +3346,6 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             /** @description model_not_found: no such inference model (GET /v1/inference/models lists them). */
             404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
-            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3798,10 +3427,7 @@ export interface operations {
     JobsController_create: {
         parameters: {
             query?: never;
-            header?: {
-                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-            };
+            header?: never;
             path?: never;
             cookie?: never;
         };
@@ -3819,8 +3445,6 @@ export interface operations {
             /** @description Start a generation job from a prompt (spends one credit) */
             201: {
                 headers: {
-                    /** @description Sent on an answer replayed for an Idempotency-Key. */
-                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3839,15 +3463,6 @@ export interface operations {
                 };
             };
             403: components["responses"]["Forbidden"];
-            /** @description idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
             default: components["responses"]["Error"];
         };
     };
@@ -3871,6 +3486,7 @@ export interface operations {
                     "application/json": components["schemas"]["FactoryJob"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
@@ -3880,10 +3496,7 @@ export interface operations {
     JobsController_clarify: {
         parameters: {
             query?: never;
-            header?: {
-                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-            };
+            header?: never;
             path: {
                 id: string;
             };
@@ -3908,8 +3521,6 @@ export interface operations {
             /** @description Answer the job’s questions (in awaiting_clarification) */
             200: {
                 headers: {
-                    /** @description Sent on an answer replayed for an Idempotency-Key. */
-                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3928,25 +3539,13 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
-            /** @description idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
             default: components["responses"]["Error"];
         };
     };
     JobsController_approve: {
         parameters: {
             query?: never;
-            header?: {
-                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-            };
+            header?: never;
             path: {
                 id: string;
             };
@@ -3957,8 +3556,6 @@ export interface operations {
             /** @description Approve the plan and build the artifact */
             200: {
                 headers: {
-                    /** @description Sent on an answer replayed for an Idempotency-Key. */
-                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3977,15 +3574,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
-            /** @description idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
             default: components["responses"]["Error"];
         };
     };
@@ -3995,10 +3583,7 @@ export interface operations {
                 /** @description plan or build. */
                 stage?: "plan" | "build";
             };
-            header?: {
-                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-            };
+            header?: never;
             path: {
                 id: string;
             };
@@ -4009,8 +3594,6 @@ export interface operations {
             /** @description Plan again, or build again (spends one credit) */
             200: {
                 headers: {
-                    /** @description Sent on an answer replayed for an Idempotency-Key. */
-                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4038,25 +3621,13 @@ export interface operations {
             };
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
-            /** @description idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
             default: components["responses"]["Error"];
         };
     };
     JobsController_publish: {
         parameters: {
             query?: never;
-            header?: {
-                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-            };
+            header?: never;
             path: {
                 id: string;
             };
@@ -4076,8 +3647,6 @@ export interface operations {
             /** @description Publish the reviewed artifact as a listing */
             200: {
                 headers: {
-                    /** @description Sent on an answer replayed for an Idempotency-Key. */
-                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4096,15 +3665,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
-            /** @description idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
             default: components["responses"]["Error"];
         };
     };

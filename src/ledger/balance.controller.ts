@@ -3,6 +3,8 @@ import { Auth, AuthContext, RequireScope } from '../platform/auth/auth-context';
 import { Errors } from '../platform/errors';
 import { parseCursor, parseLimit } from '../platform/pagination';
 import { instantParam } from '../platform/instant';
+import { createdRange, CREATED_PARAMETERS } from '../platform/created-range';
+import { QueryParameters } from '../platform/known-parameters';
 import { Interval, JournalQueries, periodsOf } from './journal-queries';
 import { TRANSACTION_TYPES as TYPES, TransactionType } from './ledger.decider';
 import { LedgerQueries } from './ledger-queries';
@@ -45,15 +47,9 @@ export class BalanceController {
   }
 
   @Get('balance_transactions')
-  async balanceTransactions(
-    @Auth() auth: AuthContext,
-    @Query('type') type?: unknown,
-    @Query('limit') limit?: unknown,
-    @Query('cursor') cursor?: unknown,
-    @Query('created[gte]') createdGte?: unknown,
-    @Query('created[lt]') createdLt?: unknown,
-    @Query('payout') payout?: unknown,
-  ) {
+  @QueryParameters('type', 'payout', 'limit', 'cursor', ...CREATED_PARAMETERS)
+  async balanceTransactions(@Auth() auth: AuthContext, @Query() query: Record<string, unknown>) {
+    const { type, payout } = query;
     if (type !== undefined && !TYPES.includes(type as TransactionType)) {
       throw Errors.validationFailed(`Invalid field "type": must be one of ${TYPES.join(', ')}.`);
     }
@@ -62,10 +58,9 @@ export class BalanceController {
     }
     const options = {
       type: type as TransactionType | undefined,
-      limit: parseLimit(limit, PAGE),
-      cursor: parseCursor(cursor),
-      createdGte: instantParam('created[gte]', createdGte),
-      createdLt: instantParam('created[lt]', createdLt),
+      limit: parseLimit(query.limit, PAGE),
+      cursor: parseCursor(query.cursor),
+      created: createdRange(query),
       payoutId: payout as string | undefined,
     };
     return this.ledger.snapshot(async (q) => {
@@ -76,8 +71,9 @@ export class BalanceController {
   }
 
   @Get('payouts')
-  async payouts(@Auth() auth: AuthContext, @Query('limit') limit?: unknown, @Query('cursor') cursor?: unknown) {
-    const options = { limit: parseLimit(limit, PAGE), cursor: parseCursor(cursor) };
+  @QueryParameters('limit', 'cursor', ...CREATED_PARAMETERS)
+  async payouts(@Auth() auth: AuthContext, @Query() query: Record<string, unknown>) {
+    const options = { limit: parseLimit(query.limit, PAGE), cursor: parseCursor(query.cursor), created: createdRange(query) };
     return this.ledger.snapshot(async (q) => {
       const page = await this.ledger.payouts(auth, options, q);
       const { summary, payouts_paused } = await this.ledger.account(auth, q);

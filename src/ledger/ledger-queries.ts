@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { DATABASE, Database, Queryable } from '../database/database';
 import type { Mode } from '../platform/mode';
 import { filteredBy, inMode, Owner, ownedBy } from '../platform/owner-scope';
+import { CreatedBound, createdSql } from '../platform/created-range';
 import { Errors } from '../platform/errors';
 import { invalidCursor, Page, toPage } from '../platform/pagination';
 import type { Payout } from './events';
@@ -120,7 +121,7 @@ export class LedgerQueries {
    */
   async transactions(
     owner: Owner,
-    options: { type?: TransactionType; limit: number; cursor?: string; createdGte?: Date; createdLt?: Date; payoutId?: string },
+    options: { type?: TransactionType; limit: number; cursor?: string; created?: readonly CreatedBound[]; payoutId?: string },
     /** The ledger's whole balance (its summary's), read in the same snapshot: the balances after each line count back from it. */
     balanceCents: number,
     q: Queryable = this.db,
@@ -129,8 +130,7 @@ export class LedgerQueries {
     const where = [s.where()];
     if (options.type) where.push(`type = ${s.param(options.type)}`);
     if (options.cursor) where.push(`seq < ${s.param(await this.seqOf(q, owner, options.cursor))}`);
-    if (options.createdGte) where.push(`created_at >= ${s.param(options.createdGte.toISOString())}`);
-    if (options.createdLt) where.push(`created_at < ${s.param(options.createdLt.toISOString())}`);
+    where.push(...createdSql(options.created ?? [], 'created_at', (v) => s.param(v)));
     if (options.payoutId) {
       const { from, to } = await this.paidOutBy(q, owner, options.payoutId);
       where.push(`type <> 'payout'`, `seq > ${s.param(from)}`, `seq < ${s.param(to)}`);
@@ -180,14 +180,14 @@ export class LedgerQueries {
   }
 
   /** Payouts newest first, in transit, paid or failed; the cursor is a payout id. */
-  async payouts(owner: Owner, options: { limit: number; cursor?: string }, q: Queryable = this.db): Promise<Page<Payout>> {
+  async payouts(owner: Owner, options: { limit: number; cursor?: string; created?: readonly CreatedBound[] }, q: Queryable = this.db): Promise<Page<Payout>> {
     const s = ownedBy(owner);
-    let after = '';
+    let after = createdSql(options.created ?? [], 'created_at', (v) => s.param(v)).map((c) => `AND ${c} `).join('');
     if (options.cursor) {
       const c = ownedBy(owner);
       const { rows } = await q.query<{ seq: number }>(`SELECT seq FROM payouts WHERE ${c.where()} AND id = ${c.param(options.cursor)}`, c.params);
       if (!rows.length) throw invalidCursor();
-      after = `AND seq < ${s.param(rows[0].seq)}`;
+      after += `AND seq < ${s.param(rows[0].seq)}`;
     }
     const { rows } = await q.query(
       `SELECT * FROM payouts WHERE ${s.where()} ${after} ORDER BY seq DESC LIMIT ${s.param(options.limit + 1)}`,

@@ -4,6 +4,7 @@ import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { defaultMetadataStorage } from 'class-transformer/cjs/storage';
 import { validationMetadatasToSchemas } from 'class-validator-jsonschema';
 import { REQUIRED_SCOPES } from '../platform/auth/auth-context';
+import { handlerParameters } from '../platform/known-parameters';
 import { OPERATIONS, OperationNotes } from './operations';
 import { OPENAPI_PATH } from './paths';
 import { ref, SCHEMAS } from './schemas';
@@ -21,7 +22,7 @@ const errorResponse = (description: string) => ({ description, content: { 'appli
 const ERROR_RESPONSES: Record<string, { status: string; description: string }> = {
   BadRequest: {
     status: '400',
-    description: 'validation_failed (names the field) or invalid_request; idempotency_key_reused on a POST; some operations add their own codes.',
+    description: 'validation_failed (every problem in the message and in `errors`, each naming its field; a query parameter or body field the operation does not take is one: `Unknown parameter "tittle".`) or invalid_request; idempotency_key_reused on a POST; some operations add their own codes.',
   },
   Unauthorized: { status: '401', description: 'missing_credentials or invalid_key (malformed, unknown, revoked or expired).' },
   Forbidden: { status: '403', description: 'scope_required: the key lacks every scope this operation accepts.' },
@@ -64,6 +65,23 @@ function requiredScopes(controllers: Map<string, Type>, operationId: string): st
   const controller = controllers.get(controllerName);
   if (!controller) throw new Error(`OpenAPI: no controller for operation ${operationId}`);
   return Reflect.getMetadata(REQUIRED_SCOPES, controller.prototype[method]) ?? Reflect.getMetadata(REQUIRED_SCOPES, controller) ?? [];
+}
+
+/**
+ * The query parameters a handler takes (its @Query names or @QueryParameters list, which the
+ * KnownParametersGuard enforces) are the ones operations.ts documents: the build fails on a
+ * difference, so a filter cannot be accepted undocumented nor documented and refused.
+ */
+function assertQueryDocumented(controllers: Map<string, Type>, operationId: string, key: string, notes: OperationNotes): void {
+  const [controllerName, method] = operationId.split('_');
+  const controller = controllers.get(controllerName)!;
+  const accepted = handlerParameters(controller, controller.prototype[method]).query;
+  const documented = (notes.query ?? []).map((q) => q.name);
+  const undocumented = accepted.filter((name) => !documented.includes(name));
+  const refused = documented.filter((name) => !accepted.includes(name));
+  if (undocumented.length || refused.length) {
+    throw new Error(`OpenAPI: ${key} takes query parameters [${accepted.join(', ')}] but src/openapi/operations.ts documents [${documented.join(', ')}]`);
+  }
 }
 
 /** OpenAPI 3.0's `nullable: true` is a type array in 3.1 (JSON Schema 2020-12). */
@@ -120,7 +138,8 @@ function describeOperation(method: string, operation: Operation, scopes: string[
   };
   operation.responses = responses;
   const reference = (name: string) => ({ $ref: `#/components/responses/${name}` });
-  if (operation.requestBody || params.some((p) => p.in === 'query') || method === 'post') responses['400'] = reference('BadRequest');
+  // Every operation refuses a parameter it does not take (issue 39), so every one can answer 400.
+  responses['400'] = reference('BadRequest');
   responses['401'] = reference('Unauthorized');
   if (scopes.length) responses['403'] = reference('Forbidden');
   if (params.some((p) => p.in === 'path')) responses['404'] = reference('NotFound');
@@ -169,6 +188,7 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
       const notes = OPERATIONS[key];
       if (!notes) throw new Error(`OpenAPI: ${key} has no entry in src/openapi/operations.ts`);
       unused.delete(key);
+      assertQueryDocumented(controllers, operation.operationId, key, notes);
       describeOperation(method, operation, notes.scopes ?? requiredScopes(controllers, operation.operationId), notes);
     }
   }

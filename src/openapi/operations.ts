@@ -44,6 +44,20 @@ const PAGE: QueryParameter[] = [
   { name: 'cursor', description: 'next_cursor of the previous page.', schema: { type: 'string' } },
 ];
 
+/** Stripe's creation-time filters (src/platform/created-range.ts), on every list with a creation time. */
+const CREATED: QueryParameter[] = (
+  [
+    ['gt', 'after'],
+    ['gte', 'at or after'],
+    ['lt', 'before'],
+    ['lte', 'at or before'],
+  ] as const
+).map(([bound, words]) => ({
+  name: `created[${bound}]`,
+  description: `Only items created ${words} this instant: unix seconds (a whole second), or ISO 8601 with an offset (Z or +02:00; without one: 400).`,
+  schema: { type: 'string', examples: ['1767225600', '2026-01-01T00:00:00Z'] },
+}));
+
 /** GET /v1/models and /v1/datasets (src/catalog/list-params.ts); facets are additive filters. */
 const SEARCH: QueryParameter[] = [
   text('q', 'Full-text search over title, description and tags.'),
@@ -55,6 +69,7 @@ const SEARCH: QueryParameter[] = [
   flag('ros_compatible', 'Only ROS-compatible assets (or only others).'),
   flag('jetson_compatible', 'Only Jetson-compatible assets (or only others).'),
   flag('isaac_sim_compatible', 'Only Isaac Sim-compatible assets (or only others).'),
+  ...CREATED,
   ...PAGE,
 ];
 
@@ -158,7 +173,7 @@ export const OPERATIONS: Record<string, OperationNotes> = {
 
   'GET /v1/listings': {
     summary: 'The caller’s own models and datasets, in every state',
-    query: [{ name: 'status', description: 'Only listings in this state.', schema: { type: 'string', enum: ['draft', 'published', 'unpublished'] } }, ...PAGE],
+    query: [{ name: 'status', description: 'Only listings in this state.', schema: { type: 'string', enum: ['draft', 'published', 'unpublished'] } }, ...CREATED, ...PAGE],
     response: page(ref('Listing')),
   },
   'POST /v1/listings': { summary: 'Create a listing draft', response: ref('Listing'), errors: { 400: PRICE } },
@@ -177,7 +192,7 @@ export const OPERATIONS: Record<string, OperationNotes> = {
     response: ref('CheckoutSession'),
     errors: { 409: 'conflict: the caller already bought this asset.' },
   },
-  'GET /v1/purchases': { summary: 'The caller’s completed purchases', query: PAGE, response: page(ref('Purchase')) },
+  'GET /v1/purchases': { summary: 'The caller’s completed purchases', query: [...CREATED, ...PAGE], response: page(ref('Purchase')) },
 
   'GET /v1/balance': {
     summary: 'The creator’s balance from the journal, now or as of a past moment',
@@ -197,8 +212,7 @@ export const OPERATIONS: Record<string, OperationNotes> = {
     summary: 'The creator’s ledger: sales, refunds and payouts',
     query: [
       { name: 'type', description: 'Only entries of this type.', schema: { type: 'string', enum: ['sale', 'refund', 'payout', 'dispute', 'dispute_reversal'] } },
-      { name: 'created[gte]', description: 'Only entries created at or after this ISO 8601 instant.', schema: { type: 'string', format: 'date-time' } },
-      { name: 'created[lt]', description: 'Only entries created before this ISO 8601 instant.', schema: { type: 'string', format: 'date-time' } },
+      ...CREATED,
       { name: 'payout', description: 'Only the sales and refunds this payout (po_...) paid out; their net_cents add up to its amount.', schema: { type: 'string', maxLength: 200 } },
       ...PAGE,
     ],
@@ -207,7 +221,7 @@ export const OPERATIONS: Record<string, OperationNotes> = {
   },
   'GET /v1/payouts': {
     summary: 'Transfers to the creator, and what is owed now',
-    query: PAGE,
+    query: [...CREATED, ...PAGE],
     response: page(ref('Payout'), { amount_owed_cents: { type: 'integer' }, currency: { type: 'string' }, payouts_paused: { type: 'boolean' } }),
   },
 
@@ -263,7 +277,7 @@ export const OPERATIONS: Record<string, OperationNotes> = {
   'GET /v1/webhook_endpoints/{id}': { summary: 'One webhook endpoint', response: ref('WebhookEndpoint') },
   'PATCH /v1/webhook_endpoints/{id}': { summary: 'Change or pause a webhook endpoint', response: ref('WebhookEndpoint') },
   'DELETE /v1/webhook_endpoints/{id}': { summary: 'Delete a webhook endpoint', response: object({ id: { type: 'string' }, deleted: { const: true } }) },
-  'GET /v1/webhook_endpoints/{id}/events': { summary: 'The delivery log of an endpoint, newest first', query: PAGE, response: page(ref('WebhookDelivery')) },
+  'GET /v1/webhook_endpoints/{id}/events': { summary: 'The delivery log of an endpoint, newest first', query: [...CREATED, ...PAGE], response: page(ref('WebhookDelivery')) },
   'POST /v1/webhook_endpoints/{id}/rotate_secret': {
     summary: 'Roll the signing secret (the new one is shown once)',
     description: 'Deliveries carry a v1 signature with the new secret and, until `previous_secret_expires_at`, one with the old: receivers accept either while they switch.',
@@ -287,8 +301,7 @@ export const OPERATIONS: Record<string, OperationNotes> = {
     description: 'Every public event of the account in the key’s mode, whether or not an endpoint received it: what a receiver catches up from.',
     query: [
       { name: 'type', description: 'Only events of this type; several comma-separated.', schema: { type: 'string', examples: ['listing.purchased', 'payout.paid,payout.failed'] } },
-      { name: 'created[gte]', description: 'Only events created at or after this: unix seconds, or an ISO 8601 instant.', schema: { type: 'string', examples: ['1767225600', '2026-01-01T00:00:00Z'] } },
-      { name: 'created[lt]', description: 'Only events created before this: unix seconds, or an ISO 8601 instant.', schema: { type: 'string', examples: ['1767225600', '2026-01-01T00:00:00Z'] } },
+      ...CREATED,
       ...PAGE,
     ],
     response: page(ref('Event')),

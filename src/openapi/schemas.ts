@@ -4,6 +4,8 @@
  * per operation in operations.ts; the e2e test validates real responses against them.
  * Objects allow unknown properties: adding a field is not a breaking change (spec part 9).
  */
+import { FIELD_PROBLEM_CODES } from '../platform/validation-answer';
+
 type Schema = Record<string, unknown>;
 
 const str: Schema = { type: 'string' };
@@ -95,18 +97,44 @@ const publicAsset = object({
 export const SCHEMAS: Record<string, Schema> = {
   ErrorEnvelope: object(
     {
-      error: object(
+      error: withOptional(
+        object(
+          {
+            code: { type: 'string', description: `Stable; one of ${ERROR_CODES.join(', ')}.`, examples: ERROR_CODES },
+            message: { type: 'string', description: 'For humans; may change. validation_failed names every problem: `Invalid request: "type" is required; "license" is required.`, or `Unknown parameter "tittle".`' },
+            request_id: { type: 'string', description: 'Also sent in the x-request-id header.' },
+          },
+          { description: 'Some codes attach more fields (scope_required: scope, scopes; purchase_required: the price; unsupported_parameter: param; idempotency_key_reused: differs; validation_failed: errors).' },
+        ),
         {
-          code: { type: 'string', description: `Stable; one of ${ERROR_CODES.join(', ')}.`, examples: ERROR_CODES },
-          message: { type: 'string', description: 'For humans; may change.' },
-          request_id: { type: 'string', description: 'Also sent in the x-request-id header.' },
+          errors: {
+            type: 'array',
+            description: 'validation_failed: every problem of the request, one per field.',
+            items: object({
+              field: { type: 'string', description: 'The body field or query parameter, as sent: `title`, `answers[0].id`, `created[gt]`.' },
+              code: { type: 'string', description: `Stable; one of ${FIELD_PROBLEM_CODES.join(', ')}.`, examples: [...FIELD_PROBLEM_CODES] },
+              message: { type: 'string', description: 'For humans; may change.' },
+            }),
+          },
         },
-        { description: 'Some codes attach more fields (scope_required: scope, scopes; purchase_required: the price; unsupported_parameter: param; idempotency_key_reused: differs).' },
       ),
     },
     {
       description: 'Every non-2xx response from the service (spec part 7).',
-      examples: [{ error: { code: 'not_found', message: 'No such listing.', request_id: 'req_5f0c2a9d8e7b6a5f4e3d2c1b' } }],
+      examples: [
+        { error: { code: 'not_found', message: 'No such listing.', request_id: 'req_5f0c2a9d8e7b6a5f4e3d2c1b' } },
+        {
+          error: {
+            code: 'validation_failed',
+            message: 'Invalid request: "type" is required; "license" is required.',
+            request_id: 'req_5f0c2a9d8e7b6a5f4e3d2c1c',
+            errors: [
+              { field: 'type', code: 'required', message: '"type" is required.' },
+              { field: 'license', code: 'required', message: '"license" is required.' },
+            ],
+          },
+        },
+      ],
     },
   ),
   Account: object(

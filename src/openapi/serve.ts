@@ -4,6 +4,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { sendError } from '../platform/error-filter';
 import { Errors } from '../platform/errors';
+import { assertKnownQuery } from '../platform/known-parameters';
 import { buildOpenApiDocument } from './document';
 import { DOCS_PATH, OPENAPI_PATH } from './paths';
 
@@ -51,7 +52,9 @@ export function serveOpenApi(app: INestApplication): void {
   const fastify: FastifyInstance = app.getHttpAdapter().getInstance();
   void fastify.register(async (scope: FastifyInstance) => {
     scope.setErrorHandler((error, request, reply) => sendError(request, reply, error, logger));
-    scope.get(OPENAPI_PATH, async (_request, reply) => {
+    scope.get(OPENAPI_PATH, async (request, reply) => {
+      // A /v1 operation like the others: it takes no parameter (issue 39).
+      assertKnownQuery(request.query, []);
       document ??= JSON.stringify(buildOpenApiDocument(app));
       return reply.type('application/json; charset=utf-8').send(document);
     });

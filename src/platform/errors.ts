@@ -16,7 +16,14 @@ export class ApiError extends Error {
 
 export const Errors = {
   invalidRequest: (message: string) => new ApiError(400, 'invalid_request', message),
-  validationFailed: (message: string) => new ApiError(400, 'validation_failed', message),
+  /**
+   * One problem, written by hand as `Invalid field "x": what is wrong.`; it also gets the
+   * `errors` array every validation_failed answer carries (validation-answer.ts), code `invalid`.
+   */
+  validationFailed: (message: string) => {
+    const named = /^Invalid field "(.+?)": (.*)$/s.exec(message);
+    return new ApiError(400, 'validation_failed', message, named ? { errors: [{ field: named[1], code: 'invalid', message }] } : {});
+  },
   missingCredentials: () =>
     new ApiError(401, 'missing_credentials', 'Send your API key as "Authorization: Bearer <API_KEY>".', {}, {
       'www-authenticate': 'Bearer',

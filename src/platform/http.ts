@@ -1,4 +1,4 @@
-import { Logger, ValidationError, ValidationPipe } from '@nestjs/common';
+import { Logger, ValidationPipe } from '@nestjs/common';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { randomBytes } from 'node:crypto';
@@ -11,6 +11,7 @@ import type { AuthContext } from './auth/auth-context';
 import { clientErrorResponse, rawErrorResponse, sendError } from './error-filter';
 import { ApiError, Errors } from './errors';
 import { assertStorable, parseJsonObject } from './request-strings';
+import { problemsOf, validationAnswer } from './validation-answer';
 
 const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -154,27 +155,21 @@ function answerInEnvelopeBeforeFastify(fastify: FastifyInstance): void {
   });
 }
 
-function firstProblem(errors: ValidationError[], parent = ''): { field: string; problem: string } | undefined {
-  for (const error of errors) {
-    const field = parent ? `${parent}.${error.property}` : error.property;
-    const constraints = Object.values(error.constraints ?? {});
-    if (constraints.length) return { field, problem: constraints[0] };
-    const nested = firstProblem(error.children ?? [], field);
-    if (nested) return nested;
-  }
-  return undefined;
-}
-
-/** class-validator DTOs; unknown fields are dropped, a failure names its field. */
+/**
+ * class-validator DTOs: a field the DTO does not declare is refused (issue 39), and every
+ * problem of the body is answered at once, in our words (validation-answer.ts).
+ */
 export function createValidationPipe(): ValidationPipe {
   return new ValidationPipe({
     whitelist: true,
+    forbidNonWhitelisted: true,
     transform: true,
+    // Kept on each error for the answer's words: the object (its class names the decorators'
+    // arguments) and the value (absent means required); neither is sent.
+    validationError: { target: true, value: true },
     exceptionFactory: (errors) => {
-      const first = firstProblem(errors);
-      return first
-        ? Errors.validationFailed(`Invalid field "${first.field}": ${first.problem}.`)
-        : Errors.validationFailed('The request failed validation.');
+      const problems = problemsOf(errors);
+      return problems.length ? validationAnswer(problems) : Errors.validationFailed('The request failed validation.');
     },
   });
 }

@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { DATABASE, Database } from '../database/database';
 import type { Mode } from '../platform/mode';
 import { filteredBy, inMode } from '../platform/owner-scope';
+import { CreatedBound, createdSql } from '../platform/created-range';
 import { invalidCursor, Page, toPage } from '../platform/pagination';
 import { publicEventId } from './public-events';
 
@@ -72,18 +73,20 @@ function toOperatorDelivery(row: any): OperatorDelivery {
 export class DeliveryLog {
   constructor(@Inject(DATABASE) private readonly db: Database) {}
 
-  async list(endpointId: string, limit: number, cursor?: string): Promise<Page<DeliveryLogEntry>> {
+  async list(endpointId: string, limit: number, cursor?: string, created: readonly CreatedBound[] = []): Promise<Page<DeliveryLogEntry>> {
     if (cursor) {
       const { rows } = await this.db.query('SELECT 1 FROM webhook_deliveries WHERE id = $1 AND endpoint_id = $2', [cursor, endpointId]);
       if (!rows.length) throw invalidCursor();
     }
+    const values: unknown[] = [endpointId, cursor ?? null, limit + 1];
+    const range = createdSql(created, 'created_at', (v) => `$${values.push(v)}`).map((c) => `AND ${c}`).join(' ');
     // The cursor's sort key is read in SQL: a JS Date would drop the microseconds.
     const { rows } = await this.db.query(
       `SELECT * FROM webhook_deliveries
-        WHERE endpoint_id = $1
+        WHERE endpoint_id = $1 ${range}
           AND ($2::text IS NULL OR (created_at, id) < (SELECT created_at, id FROM webhook_deliveries WHERE id = $2))
         ORDER BY created_at DESC, id DESC LIMIT $3`,
-      [endpointId, cursor ?? null, limit + 1],
+      values,
     );
     return toPage(rows, limit, toEntry);
   }

@@ -3,6 +3,7 @@ import { DATABASE, Database, isTableNotServedYet } from '../database/database';
 import type { Mode } from '../platform/mode';
 import { inMode, Owner, ownedBy } from '../platform/owner-scope';
 import { invalidCursor, Page, toPage } from '../platform/pagination';
+import { CreatedBound, createdSql } from '../platform/created-range';
 import type { PublicEventType } from './public-events';
 
 /** The name of this context's read model (its projection in projections/, its checkpoint). */
@@ -18,8 +19,7 @@ export interface EventView {
 
 export interface EventFilter {
   types?: readonly PublicEventType[];
-  createdGte?: Date;
-  createdLt?: Date;
+  created?: readonly CreatedBound[];
   limit: number;
   cursor?: string;
 }
@@ -52,8 +52,7 @@ export class EventQueries {
       where.push(`position < ${s.param(rows[0].position)}`);
     }
     if (filter.types) where.push(`type = ANY(${s.param(filter.types)}::text[])`);
-    if (filter.createdGte) where.push(`created >= ${s.param(filter.createdGte.toISOString())}`);
-    if (filter.createdLt) where.push(`created < ${s.param(filter.createdLt.toISOString())}`);
+    where.push(...createdSql(filter.created ?? [], 'created', (v) => s.param(v)));
     const { rows } = await this.db.query<{ id: string; payload: string }>(
       `SELECT id, payload FROM public_events WHERE ${where.join(' AND ')}
         ORDER BY position DESC LIMIT ${s.param(filter.limit + 1)}`,

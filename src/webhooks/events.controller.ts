@@ -1,7 +1,8 @@
 import { Controller, Get, Param, Query } from '@nestjs/common';
 import { Auth, AuthContext, RequireScope } from '../platform/auth/auth-context';
 import { Errors } from '../platform/errors';
-import { instantParam } from '../platform/instant';
+import { createdRange, CREATED_PARAMETERS } from '../platform/created-range';
+import { QueryParameters } from '../platform/known-parameters';
 import { parseCursor, parseLimit } from '../platform/pagination';
 import { EventQueries } from './event-queries';
 import { isPublicEventType, PUBLIC_EVENT_TYPES, PublicEventType } from './public-events';
@@ -20,16 +21,6 @@ function typesParam(raw: unknown): PublicEventType[] | undefined {
   return types as PublicEventType[];
 }
 
-/** Unix seconds, as the events' `created` (Stripe's filter), or an ISO 8601 instant as the other lists take. */
-function createdParam(field: string, raw: unknown): Date | undefined {
-  if (typeof raw === 'string' && /^\d{1,11}$/.test(raw)) return new Date(Number(raw) * 1000);
-  try {
-    return instantParam(field, raw);
-  } catch {
-    throw Errors.validationFailed(`Invalid field "${field}": must be unix seconds (such as 1767225600) or an ISO 8601 date-time (such as 2026-01-01T00:00:00Z).`);
-  }
-}
-
 /**
  * The events of the caller's account in the key's mode, as webhooks send them (Stripe's
  * /v1/events): what a receiver that was down catches up from. Scope: webhooks:write, the
@@ -42,20 +33,13 @@ export class EventsController {
   constructor(private readonly events: EventQueries) {}
 
   @Get('events')
-  list(
-    @Auth() auth: AuthContext,
-    @Query('type') type?: unknown,
-    @Query('created[gte]') createdGte?: unknown,
-    @Query('created[lt]') createdLt?: unknown,
-    @Query('limit') limit?: unknown,
-    @Query('cursor') cursor?: unknown,
-  ) {
+  @QueryParameters('type', 'limit', 'cursor', ...CREATED_PARAMETERS)
+  list(@Auth() auth: AuthContext, @Query() query: Record<string, unknown>) {
     return this.events.list(auth, {
-      types: typesParam(type),
-      createdGte: createdParam('created[gte]', createdGte),
-      createdLt: createdParam('created[lt]', createdLt),
-      limit: parseLimit(limit, PAGE),
-      cursor: parseCursor(cursor),
+      types: typesParam(query.type),
+      created: createdRange(query),
+      limit: parseLimit(query.limit, PAGE),
+      cursor: parseCursor(query.cursor),
     });
   }
 

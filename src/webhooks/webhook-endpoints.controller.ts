@@ -2,6 +2,8 @@ import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } fr
 import { CommandBus } from '@nestjs/cqrs';
 import { Auth, AuthContext, RequireScope } from '../platform/auth/auth-context';
 import { Errors } from '../platform/errors';
+import { createdRange, CREATED_PARAMETERS } from '../platform/created-range';
+import { QueryParameters } from '../platform/known-parameters';
 import { parseCursor, parseLimit } from '../platform/pagination';
 import { CreateWebhookEndpointCommand } from './commands/create-endpoint';
 import { DeleteWebhookEndpointCommand } from './commands/delete-endpoint';
@@ -74,8 +76,12 @@ export class WebhookEndpointsController {
 
   /** The delivery log: one entry per event sent to this endpoint, newest first. */
   @Get('webhook_endpoints/:id/events')
-  async deliveries(@Auth() auth: AuthContext, @Param('id') id: string, @Query('limit') limit?: string, @Query('cursor') cursor?: string) {
+  @QueryParameters('limit', 'cursor', ...CREATED_PARAMETERS)
+  async deliveries(@Auth() auth: AuthContext, @Param('id') id: string, @Query() query: Record<string, unknown>) {
+    const limit = parseLimit(query.limit, PAGE);
+    const cursor = parseCursor(query.cursor);
+    const created = createdRange(query);
     if (!(await this.endpoints.find(auth, id))) throw Errors.notFound('webhook endpoint');
-    return this.log.list(id, parseLimit(limit, PAGE), parseCursor(cursor));
+    return this.log.list(id, limit, cursor, created);
   }
 }

@@ -17,11 +17,18 @@ describe('models: publish, read, update, unpublish', () => {
 
   it('publishes an uploaded file and reads it by id and by slug, exactly as the event recorded it', async () => {
     const grant = await upload(t, seller.key, 'arm policy.onnx', 'weights!');
-    const res = await t.request('POST', '/v1/models', {
+    // A field the body does not take is refused, not dropped (issue 39), and publishes nothing.
+    const typo = await t.request('POST', '/v1/models', {
       key: seller.key,
       body: modelBody(grant, { title: 'Arm Reach', price_cents: 0, file_extension: 'onnx', frameworks: ['pytorch'], unknown_field: 1 }),
     });
+    expect([typo.status, typo.body.error.code, typo.body.error.message]).toEqual([400, 'validation_failed', 'Unknown parameter "unknown_field".']);
+    const res = await t.request('POST', '/v1/models', {
+      key: seller.key,
+      body: modelBody(grant, { title: 'Arm Reach', price_cents: 0, file_extension: 'onnx', frameworks: ['pytorch'] }),
+    });
     expect(res.status).toBe(201);
+    expect(res.body.slug).toBe('arm-reach');
     expect(res.body).toEqual({
       id: expect.stringMatching(/^lst_/),
       slug: 'arm-reach',

@@ -106,7 +106,7 @@ describe('multipart uploads', () => {
       [parts.slice(0, 2), '"parts"'],
       [[parts[0], parts[2], parts[1]], '"parts[1].part_number"'],
       [[parts[0], parts[0], parts[2]], '"parts[1].part_number"'],
-      [[{ part_number: 0, etag: '"0"' }, parts[1], parts[2]], '"parts.0.part_number"'],
+      [[{ part_number: 0, etag: '"0"' }, parts[1], parts[2]], '"parts[0].part_number"'],
     ] as const) {
       const res = await complete(g.storage_path, g.multipart.upload_id, list);
       expect(res.status).toBe(400);

@@ -68,4 +68,26 @@ describe('staging uploads are kept apart by mode', () => {
     expect((await check('live', shard.body.storage_path)).body).toEqual({ exists: false, size: 0 });
     expect((await t.request('GET', `/v1/datasets/${dataset.body.id}/shards`, { key: keys.live })).status).toBe(404);
   });
+
+  it.each([
+    ['test', 'live'],
+    ['live', 'test'],
+  ] as const)('a multipart upload started with a %s key is 404 to the %s key: no part URLs, no completion, no abort (issue 39)', async (started, other) => {
+    const granted = await t.request('POST', '/v1/uploads', { key: keys[started], body: { file_name: `big-${started}.safetensors`, file_size: 200 * 1024 * 1024 } });
+    expect(granted.status).toBe(200);
+    const { storage_path } = granted.body;
+    const { upload_id } = granted.body.multipart;
+    const calls = [
+      ['/v1/uploads/parts', { storage_path, upload_id, part_numbers: [1] }],
+      ['/v1/uploads/complete', { storage_path, upload_id, parts: [{ part_number: 1, etag: '"x"' }] }],
+      ['/v1/uploads/abort', { storage_path, upload_id }],
+    ] as const;
+    for (const [path, body] of calls) {
+      const res = await t.request('POST', path, { key: keys[other], body });
+      expect({ path, status: res.status, code: res.body.error?.code, parts: res.body.parts }).toEqual({ path, status: 404, code: 'not_found', parts: undefined });
+    }
+    // The upload is untouched for its own mode: its part URLs are still signed, and it can be aborted.
+    expect((await t.request('POST', '/v1/uploads/parts', { key: keys[started], body: { storage_path, upload_id, part_numbers: [2] } })).body.parts).toHaveLength(1);
+    expect((await t.request('POST', '/v1/uploads/abort', { key: keys[started], body: { storage_path, upload_id } })).body).toMatchObject({ aborted: true });
+  });
 });

@@ -23,8 +23,8 @@ describe('planParts', () => {
   });
 
   it('names the store upload and the plan in an opaque upload id', () => {
-    const id = encodeUploadId('2~abc', planParts(6 * GiB, 64 * MiB));
+    const id = encodeUploadId('2~abc', planParts(6 * GiB, 64 * MiB), 'test');
     expect(id).toMatch(/^mpu_[A-Za-z0-9_-]+$/);
-    expect(JSON.parse(Buffer.from(id.slice(4), 'base64url').toString())).toEqual(['2~abc', 6 * GiB, 64 * MiB]);
+    expect(JSON.parse(Buffer.from(id.slice(4), 'base64url').toString())).toEqual(['2~abc', 6 * GiB, 64 * MiB, 'test']);
   });
 });

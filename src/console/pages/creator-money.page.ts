@@ -101,7 +101,11 @@ ${chart(
       from,
       to,
       payout: payout || undefined,
-      options: { type: (type || undefined) as TransactionType | undefined, createdGte, createdLt, payoutId: payout || undefined },
+      options: {
+        type: (type || undefined) as TransactionType | undefined,
+        created: [...(createdGte ? [{ op: '>=' as const, at: createdGte }] : []), ...(createdLt ? [{ op: '<' as const, at: createdLt }] : [])],
+        payoutId: payout || undefined,
+      },
     };
   }
 
