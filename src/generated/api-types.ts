@@ -358,7 +358,9 @@ export interface paths {
         };
         /**
          * The shards that landed in storage
-         * @description Needs one of the scopes: datasets:read, datasets:upload (an unrestricted key has all).
+         * @description Names are relative paths (data/chunk-000/episode_000000.parquet); every shard shows its sha256 (null while a large draft shard is still being hashed).
+         *
+         *     Needs one of the scopes: datasets:read, datasets:upload (an unrestricted key has all).
          */
         get: operations["ShardsController_list"];
         put?: never;
@@ -373,7 +375,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/v1/datasets/{idOrSlug}/shards/{name}": {
+    "/v1/datasets/{idOrSlug}/shards/{path}": {
         parameters: {
             query?: never;
             header?: never;
@@ -382,7 +384,9 @@ export interface paths {
         };
         /**
          * A signed download URL for one shard
-         * @description Needs one of the scopes: datasets:read, datasets:upload (an unrestricted key has all).
+         * @description The shard name is the rest of the path, folders included (shards/meta/info.json), or the same with "/" encoded as %2F.
+         *
+         *     Needs one of the scopes: datasets:read, datasets:upload (an unrestricted key has all).
          */
         get: operations["ShardsController_fetch"];
         put?: never;
@@ -690,6 +694,65 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/openai/models": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Inference models, as OpenAI lists them
+         * @description The OpenAI-compatible base URL is `/v1/openai`: point an `openai` client’s `baseURL` there.
+         */
+        get: operations["ChatController_openaiModels"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/openai/models/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One inference model, as OpenAI retrieves it */
+        get: operations["ChatController_openaiModel"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/openai/chat/completions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * OpenAI-compatible chat completion, at the OpenAI base URL
+         * @description Needs a premium key. The body and answer are OpenAI’s; `stream: true` answers server-sent events.
+         *
+         *     Needs one of the scopes: inference:run (an unrestricted key has all).
+         */
+        post: operations["ChatController_openaiCreate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/chat/completions": {
         parameters: {
             query?: never;
@@ -904,10 +967,10 @@ export interface components {
          *     }
          */
         ErrorEnvelope: {
-            /** @description Some codes attach more fields (scope_required: scope, scopes; purchase_required: the price; unsupported_parameter: param; validation_failed: errors). */
+            /** @description Some codes attach more fields (scope_required: scope, scopes; purchase_required: the price; unsupported_parameter: param; idempotency_key_reused: differs; validation_failed: errors). */
             error: {
                 /**
-                 * @description Stable; one of invalid_request, validation_failed, invalid_storage_path, file_not_found, price_too_low, missing_credentials, invalid_key, payment_required, purchase_required, scope_required, forbidden, not_found, model_not_found, unsupported_parameter, conflict, method_not_allowed, request_timeout, payload_too_large, uri_too_long, unsupported_media_type, headers_too_large, rate_limited, service_unavailable, internal_error.
+                 * @description Stable; one of invalid_request, validation_failed, invalid_storage_path, file_not_found, price_too_low, missing_credentials, invalid_key, payment_required, purchase_required, scope_required, forbidden, not_found, model_not_found, unsupported_parameter, conflict, idempotency_key_reused, idempotency_key_in_use, method_not_allowed, request_timeout, payload_too_large, uri_too_long, unsupported_media_type, headers_too_large, rate_limited, service_unavailable, internal_error.
                  * @example invalid_request
                  * @example validation_failed
                  * @example invalid_storage_path
@@ -923,6 +986,8 @@ export interface components {
                  * @example model_not_found
                  * @example unsupported_parameter
                  * @example conflict
+                 * @example idempotency_key_reused
+                 * @example idempotency_key_in_use
                  * @example method_not_allowed
                  * @example request_timeout
                  * @example payload_too_large
@@ -971,10 +1036,22 @@ export interface components {
              */
             created_at: string;
             key: {
+                /** @description The key’s public id (key_...), as `svc keys list` shows it; never its secret. */
+                id: string;
                 /** @enum {string} */
                 mode: "test" | "live";
-                /** @description Empty: the key is unrestricted. */
+                /**
+                 * @description Premium keys may call the inference API.
+                 * @enum {string}
+                 */
+                tier: "free" | "premium";
+                /** @description Empty: the key is unrestricted (it carries every scope). */
                 scopes: string[];
+                /**
+                 * Format: date-time
+                 * @description When the key stops working; null: never.
+                 */
+                expires_at: string | null;
             };
             /** @description Generation credits left in the key’s mode. */
             credits: number;
@@ -1070,6 +1147,12 @@ export interface components {
             file_size: number;
             /** @example .onnx */
             file_extension: string;
+            /** @description The sha256 the upload URL is bound to, when one was given: a PUT of other bytes is refused. */
+            sha256?: string;
+            /** @description Headers the PUT to upload_url must carry (S3 with a bound sha256: x-amz-checksum-sha256); absent when none are needed. */
+            upload_headers?: {
+                [key: string]: string;
+            };
             multipart?: components["schemas"]["MultipartUpload"];
         };
         /** @description A multipart upload: PUT each part to its URL (in parallel if you like), then POST /v1/uploads/complete with every part’s ETag. `parts` holds 100 URLs at most; POST /v1/uploads/parts gives the others. */
@@ -1107,6 +1190,12 @@ export interface components {
             upload_url: string | null;
             token: string | null;
             expires_in: number;
+            /** @description The sha256 the upload URL is bound to, when one was given: a PUT of other bytes is refused. */
+            sha256?: string;
+            /** @description Headers the PUT to upload_url must carry (S3 with a bound sha256: x-amz-checksum-sha256); absent when none are needed. */
+            upload_headers?: {
+                [key: string]: string;
+            };
             multipart?: components["schemas"]["MultipartUpload"];
         };
         ShardList: {
@@ -1186,7 +1275,18 @@ export interface components {
              * @description ISO 8601 UTC with milliseconds
              */
             created_at: string;
-            source: Record<string, never>;
+            /** @description The spec’s `{ purchase_id, asset }` on every line type, so one client type reads them all. */
+            source: {
+                /** @description The purchase behind the line; null on a payout (and any line no purchase made). */
+                purchase_id: string | null;
+                /** @description The asset sold; null where purchase_id is. */
+                asset: {
+                    slug: string;
+                    title: string;
+                } | null;
+                /** @description On a payout line only: the payout (GET /v1/payouts). */
+                payout_id?: string;
+            };
             description: string;
             /** @enum {string} */
             reporting_category: "charge" | "refund" | "payout" | "dispute" | "dispute_reversal";
@@ -1283,13 +1383,32 @@ export interface components {
                 cost_usd: number;
             }[];
         };
-        /** @description The inference models with the prices in force. */
+        /** @description The inference models with the prices in force; `data` (OpenAI’s name) holds the same list as `items`. */
         InferenceModels: {
             /** @constant */
             object: "list";
-            items: {
-                id: string;
-            }[];
+            items: components["schemas"]["InferenceModel"][];
+            data: components["schemas"]["InferenceModel"][];
+        };
+        /** @description OpenAI’s model object, with our context window and prices in force as extra fields. */
+        InferenceModel: {
+            id: string;
+            /** @constant */
+            object: "model";
+            /** @description Unix seconds */
+            created: number;
+            owned_by: string;
+            context_window: number;
+            pricing: {
+                input_usd_per_million: number;
+                output_usd_per_million: number;
+            };
+        };
+        /** @description OpenAI’s model list, as `client.models.list()` reads it. */
+        OpenAIModelList: {
+            /** @constant */
+            object: "list";
+            data: components["schemas"]["InferenceModel"][];
         };
         WebhookEndpoint: {
             id: string;
@@ -1466,6 +1585,7 @@ export interface components {
         CreateUploadDto: {
             file_name: string;
             file_size: number;
+            sha256?: string;
         };
         CheckUploadDto: {
             storage_path: string;
@@ -1559,6 +1679,7 @@ export interface components {
         CreateShardDto: {
             name: string;
             size: number;
+            sha256?: string;
         };
         CreateWebhookEndpointDto: {
             url: string;
@@ -1600,7 +1721,7 @@ export interface components {
         };
     };
     responses: {
-        /** @description validation_failed (every problem in the message and in `errors`, each naming its field; a query parameter or body field the operation does not take is one: `Unknown parameter "tittle".`) or invalid_request; some operations add their own codes. */
+        /** @description validation_failed (every problem in the message and in `errors`, each naming its field; a query parameter or body field the operation does not take is one: `Unknown parameter "tittle".`) or invalid_request; idempotency_key_reused on a POST; some operations add their own codes. */
         BadRequest: {
             headers: {
                 [name: string]: unknown;
@@ -1646,7 +1767,10 @@ export interface components {
             };
         };
     };
-    parameters: never;
+    parameters: {
+        /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
+        IdempotencyKey: string;
+    };
     requestBodies: never;
     headers: never;
     pathItems: never;
@@ -1739,7 +1863,10 @@ export interface operations {
     UploadsController_grant: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -1758,6 +1885,8 @@ export interface operations {
             /** @description A signed URL to upload one file to, and part URLs for a large one */
             200: {
                 headers: {
+                    /** @description Sent on an answer replayed for an Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1767,13 +1896,25 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            /** @description idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             default: components["responses"]["Error"];
         };
     };
     UploadsController_parts: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -1786,6 +1927,8 @@ export interface operations {
             /** @description Part URLs of a multipart upload, 100 at most: part_numbers, or the first 100 */
             200: {
                 headers: {
+                    /** @description Sent on an answer replayed for an Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1803,13 +1946,25 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            /** @description idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             default: components["responses"]["Error"];
         };
     };
     UploadsController_complete: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -1822,6 +1977,8 @@ export interface operations {
             /** @description Complete a multipart upload with its parts’ ETags */
             200: {
                 headers: {
+                    /** @description Sent on an answer replayed for an Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1839,13 +1996,25 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            /** @description idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             default: components["responses"]["Error"];
         };
     };
     UploadsController_abort: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -1858,6 +2027,8 @@ export interface operations {
             /** @description Abort a multipart upload and drop its parts */
             200: {
                 headers: {
+                    /** @description Sent on an answer replayed for an Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1875,6 +2046,15 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            /** @description idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             default: components["responses"]["Error"];
         };
     };
@@ -1940,7 +2120,10 @@ export interface operations {
     ModelsController_publish: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -1965,6 +2148,8 @@ export interface operations {
             /** @description Publish a model from an uploaded file */
             201: {
                 headers: {
+                    /** @description Sent on an answer replayed for an Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1982,6 +2167,15 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            /** @description idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             default: components["responses"]["Error"];
         };
     };
@@ -2081,7 +2275,10 @@ export interface operations {
     ModelsController_download: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 idOrSlug: string;
             };
@@ -2092,6 +2289,8 @@ export interface operations {
             /** @description A signed download URL for a model or dataset file */
             200: {
                 headers: {
+                    /** @description Sent on an answer replayed for an Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2111,6 +2310,15 @@ export interface operations {
             };
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            /** @description idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             default: components["responses"]["Error"];
         };
     };
@@ -2160,7 +2368,10 @@ export interface operations {
     ListingsController_draft: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -2173,6 +2384,8 @@ export interface operations {
             /** @description Create a listing draft */
             201: {
                 headers: {
+                    /** @description Sent on an answer replayed for an Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2190,6 +2403,15 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            /** @description idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             default: components["responses"]["Error"];
         };
     };
@@ -2262,7 +2484,10 @@ export interface operations {
     ListingsController_publish: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 idOrSlug: string;
             };
@@ -2273,6 +2498,8 @@ export interface operations {
             /** @description Validate and publish an own listing */
             200: {
                 headers: {
+                    /** @description Sent on an answer replayed for an Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2291,7 +2518,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
-            /** @description conflict: the file changed while it was being published; retry. */
+            /** @description conflict: the file changed while it was being published; retry. Or idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2306,7 +2533,10 @@ export interface operations {
     ListingsController_unpublish: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 idOrSlug: string;
             };
@@ -2317,6 +2547,8 @@ export interface operations {
             /** @description Unpublish an own listing */
             200: {
                 headers: {
+                    /** @description Sent on an answer replayed for an Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2327,6 +2559,15 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            /** @description idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             default: components["responses"]["Error"];
         };
     };
@@ -2392,7 +2633,10 @@ export interface operations {
     DatasetsController_create: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -2405,6 +2649,8 @@ export interface operations {
             /** @description Create a dataset draft (its data arrives as shards) */
             201: {
                 headers: {
+                    /** @description Sent on an answer replayed for an Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2422,6 +2668,15 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            /** @description idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             default: components["responses"]["Error"];
         };
     };
@@ -2521,7 +2776,10 @@ export interface operations {
     DatasetsController_publish: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 idOrSlug: string;
             };
@@ -2532,6 +2790,8 @@ export interface operations {
             /** @description Publish an own dataset, fixing its shards */
             200: {
                 headers: {
+                    /** @description Sent on an answer replayed for an Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2550,7 +2810,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
-            /** @description conflict: a shard changed while it was being published; retry. */
+            /** @description conflict: a shard changed while it was being published; retry. Or idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2564,7 +2824,10 @@ export interface operations {
     };
     ShardsController_list: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Only shards whose name starts with this (e.g. data/). */
+                prefix?: string;
+            };
             header?: never;
             path: {
                 idOrSlug: string;
@@ -2592,7 +2855,10 @@ export interface operations {
     ShardsController_mint: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 idOrSlug: string;
             };
@@ -2607,6 +2873,8 @@ export interface operations {
             /** @description A signed URL to upload one shard to */
             200: {
                 headers: {
+                    /** @description Sent on an answer replayed for an Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2617,6 +2885,15 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            /** @description idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             default: components["responses"]["Error"];
         };
     };
@@ -2626,7 +2903,8 @@ export interface operations {
             header?: never;
             path: {
                 idOrSlug: string;
-                name: string;
+                /** @description The shard name, folders included (meta/info.json), or the same with "/" as %2F. */
+                path: string;
             };
             cookie?: never;
         };
@@ -2693,7 +2971,10 @@ export interface operations {
     WebhookEndpointsController_create: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -2706,6 +2987,8 @@ export interface operations {
             /** @description Register a webhook endpoint (its secret is shown once) */
             201: {
                 headers: {
+                    /** @description Sent on an answer replayed for an Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2715,6 +2998,15 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            /** @description idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             default: components["responses"]["Error"];
         };
     };
@@ -2810,7 +3102,10 @@ export interface operations {
     WebhookEndpointsController_rotateSecret: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -2830,6 +3125,8 @@ export interface operations {
             /** @description Roll the signing secret (the new one is shown once) */
             200: {
                 headers: {
+                    /** @description Sent on an answer replayed for an Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2840,13 +3137,25 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            /** @description idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             default: components["responses"]["Error"];
         };
     };
     WebhookEndpointsController_sendTest: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -2857,6 +3166,8 @@ export interface operations {
             /** @description Send a signed webhook.test event to this endpoint */
             202: {
                 headers: {
+                    /** @description Sent on an answer replayed for an Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2875,13 +3186,25 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            /** @description idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             default: components["responses"]["Error"];
         };
     };
     WebhookEndpointsController_retryDelivery: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
                 delivery_id: string;
@@ -2893,6 +3216,8 @@ export interface operations {
             /** @description Attempt a delivery again now (one that succeeded or failed) */
             200: {
                 headers: {
+                    /** @description Sent on an answer replayed for an Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2911,7 +3236,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
-            /** @description conflict: the delivery is pending, its next attempt scheduled already. */
+            /** @description conflict: the delivery is pending, its next attempt scheduled already. Or idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3239,7 +3564,10 @@ export interface operations {
     PurchasesController_open: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -3257,6 +3585,8 @@ export interface operations {
             /** @description Open a checkout session for an asset */
             201: {
                 headers: {
+                    /** @description Sent on an answer replayed for an Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3266,7 +3596,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            /** @description conflict: the caller already bought this asset. */
+            /** @description conflict: the caller already bought this asset. Or idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3301,10 +3631,70 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    ChatController_create: {
+    ChatController_openaiModels: {
         parameters: {
             query?: never;
             header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Inference models, as OpenAI lists them */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAIModelList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            default: components["responses"]["Error"];
+        };
+    };
+    ChatController_openaiModel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One inference model, as OpenAI retrieves it */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InferenceModel"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description model_not_found: no such inference model. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    ChatController_openaiCreate: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -3314,9 +3704,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description OpenAI-compatible chat completion */
+            /** @description OpenAI-compatible chat completion, at the OpenAI base URL */
             200: {
                 headers: {
+                    /** @description Sent on an answer replayed for an Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3346,6 +3738,93 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             /** @description model_not_found: no such inference model (GET /v1/inference/models lists them). */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description service_unavailable: inference is temporarily unavailable; retry with backoff. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    ChatController_create: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChatCompletionRequest"];
+            };
+        };
+        responses: {
+            /** @description OpenAI-compatible chat completion */
+            200: {
+                headers: {
+                    /** @description Sent on an answer replayed for an Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChatCompletion"];
+                    "text/event-stream": string;
+                };
+            };
+            /** @description validation_failed (names the field); invalid_request: the engine refused the request; unsupported_parameter (test keys): a field the sandbox cannot honour, named in `param`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description payment_required: the premium key is not activated yet. */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            403: components["responses"]["Forbidden"];
+            /** @description model_not_found: no such inference model (GET /v1/inference/models lists them). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3427,7 +3906,10 @@ export interface operations {
     JobsController_create: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -3445,6 +3927,8 @@ export interface operations {
             /** @description Start a generation job from a prompt (spends one credit) */
             201: {
                 headers: {
+                    /** @description Sent on an answer replayed for an Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3463,6 +3947,15 @@ export interface operations {
                 };
             };
             403: components["responses"]["Forbidden"];
+            /** @description idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             default: components["responses"]["Error"];
         };
     };
@@ -3496,7 +3989,10 @@ export interface operations {
     JobsController_clarify: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -3521,6 +4017,8 @@ export interface operations {
             /** @description Answer the job’s questions (in awaiting_clarification) */
             200: {
                 headers: {
+                    /** @description Sent on an answer replayed for an Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3539,13 +4037,25 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            /** @description idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             default: components["responses"]["Error"];
         };
     };
     JobsController_approve: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -3556,6 +4066,8 @@ export interface operations {
             /** @description Approve the plan and build the artifact */
             200: {
                 headers: {
+                    /** @description Sent on an answer replayed for an Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3574,6 +4086,15 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            /** @description idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             default: components["responses"]["Error"];
         };
     };
@@ -3583,7 +4104,10 @@ export interface operations {
                 /** @description plan or build. */
                 stage?: "plan" | "build";
             };
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -3594,6 +4118,8 @@ export interface operations {
             /** @description Plan again, or build again (spends one credit) */
             200: {
                 headers: {
+                    /** @description Sent on an answer replayed for an Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3621,13 +4147,25 @@ export interface operations {
             };
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            /** @description idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             default: components["responses"]["Error"];
         };
     };
     JobsController_publish: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe (as Stripe does): the first request under a key runs and its answer is kept for at least 24 hours; the same request again (same path and body) answers that answer byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Another request under the key is 400 `idempotency_key_reused` (`differs`: `path` or `body`); one sent while the first still runs is 409 `idempotency_key_in_use`. 5xx answers are not kept: their retry runs again. Keys are the caller’s: an account’s keys of one mode share them. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -3647,6 +4185,8 @@ export interface operations {
             /** @description Publish the reviewed artifact as a listing */
             200: {
                 headers: {
+                    /** @description Sent on an answer replayed for an Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3665,6 +4205,15 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            /** @description idempotency_key_in_use: a request with this Idempotency-Key is still running; retry once it has answered. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             default: components["responses"]["Error"];
         };
     };
