@@ -1,5 +1,6 @@
 import { startTestApp, TestApp } from '../support/app';
-import { eventsOf, modelBody, publishModel, sha256, upload } from './catalog-client';
+import { onnxModelParameters, mcapFile } from '../support/asset-files';
+import { eventsOf, modelBody, modelBytes, publishModel, sha256, upload } from './catalog-client';
 
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
@@ -16,7 +17,8 @@ describe('models: publish, read, update, unpublish', () => {
   afterAll(() => t.close());
 
   it('publishes an uploaded file and reads it by id and by slug, exactly as the event recorded it', async () => {
-    const grant = await upload(t, seller.key, 'arm policy.onnx', 'weights!');
+    const weights = modelBytes('weights!');
+    const grant = await upload(t, seller.key, 'arm policy.onnx', weights);
     const res = await t.request('POST', '/v1/models', {
       key: seller.key,
       body: modelBody(grant, { title: 'Arm Reach', price_cents: 0, file_extension: 'onnx', frameworks: ['pytorch'], unknown_field: 1 }),
@@ -39,7 +41,23 @@ describe('models: publish, read, update, unpublish', () => {
       ros_compatible: false,
       jetson_compatible: false,
       isaac_sim_compatible: false,
-      file: { name: 'arm-policy.onnx', size: 8, extension: '.onnx', sha256: sha256('weights!') },
+      file: { name: 'arm-policy.onnx', size: weights.length, extension: '.onnx', sha256: sha256(weights) },
+      // What the ONNX inspector found, readable before purchase (issue 40).
+      inspection: {
+        format: 'onnx',
+        ir_version: 8,
+        opset: 13,
+        opset_imports: [{ domain: '', version: 13 }],
+        producer: 'weights! 1',
+        graph_name: 'policy',
+        inputs: [{ name: 'obs', elem_type: 'float', shape: ['batch', 4] }],
+        outputs: [{ name: 'action', elem_type: 'float', shape: ['batch', 2] }],
+        nodes: 3,
+        operators: { Gemm: 2, Tanh: 1 },
+        parameters: onnxModelParameters(),
+        external_data: false,
+        onnxruntime: 'loads',
+      },
       downloads: 0,
       featured: false,
       author: { slug: 'robo-lab', name: 'Robo Lab' },
@@ -59,13 +77,13 @@ describe('models: publish, read, update, unpublish', () => {
       account_id: seller.accountId,
       mode: 'test',
       listing: res.body,
-      files: [{ name: 'arm-policy.onnx', size: 8, sha256: sha256('weights!'), path: `published/${sha256('weights!')}` }],
+      files: [{ name: 'arm-policy.onnx', size: weights.length, sha256: sha256(weights), path: `published/${sha256(weights)}`, inspection: res.body.inspection }],
       published_at: res.body.updated_at,
     });
   });
 
   it.each(['dataset', 'telemetry', 'calibration'])('answers 400 to POST /v1/models of type %p, pointing to POST /v1/datasets, and creates nothing', async (type) => {
-    const grant = await upload(t, seller.key, 'runs.mcap', 'recording');
+    const grant = await upload(t, seller.key, 'runs.mcap', mcapFile());
     const before = (await eventsOf(t, 'ListingDrafted', seller.accountId)).length;
     const res = await t.request('POST', '/v1/models', { key: seller.key, body: modelBody(grant, { title: `Runs ${type}`, type }) });
     expect([res.status, res.body.error.code]).toEqual([400, 'validation_failed']);
@@ -90,7 +108,7 @@ describe('models: publish, read, update, unpublish', () => {
 
     beforeAll(async () => {
       owner = await t.accountWithKey();
-      grant = await upload(t, owner.key, 'model.onnx', '0123456789');
+      grant = await upload(t, owner.key, 'model.onnx', modelBytes('0123456789'));
     });
 
     const cases: { name: string; body: () => Record<string, unknown>; code: string; message?: RegExp }[] = [
@@ -174,7 +192,7 @@ describe('models: publish, read, update, unpublish', () => {
   });
 
   it('requires the scope of each endpoint', async () => {
-    const grant = await upload(t, seller.key, 'scoped.onnx', 'abc');
+    const grant = await upload(t, seller.key, 'scoped.onnx', modelBytes('abc'));
     const res = await t.request('POST', '/v1/models', { key: reader.key, body: modelBody(grant) });
     expect(res.status).toBe(403);
     expect(res.body.error.code).toBe('scope_required');
