@@ -130,6 +130,9 @@ describe('models: publish, read, update, unpublish', () => {
       { name: 'a declared size that does not match', body: () => modelBody(grant, { file_size: 11 }), code: 'validation_failed', message: /file_size/ },
       { name: 'a disallowed extension', body: () => modelBody(grant, { file_extension: '.exe' }), code: 'validation_failed', message: /file_extension/ },
       { name: 'a missing license', body: () => ({ ...modelBody(grant), license: undefined }), code: 'validation_failed', message: /license/ },
+      // Licenses are SPDX (issue 40): an expression, a LicenseRef-…, or proprietary.
+      { name: 'a made-up license', body: () => modelBody(grant, { license: 'totally-made-up' }), code: 'validation_failed', message: /Invalid field "license": "totally-made-up" is not an SPDX license expression/ },
+      { name: 'a near-miss license', body: () => modelBody(grant, { license: 'Apache 2.0' }), code: 'validation_failed', message: /Did you mean "Apache-2\.0"\?/ },
     ];
 
     it.each(cases)('$name', async ({ body, code, message }) => {
@@ -154,6 +157,18 @@ describe('models: publish, read, update, unpublish', () => {
     const read = await t.request('GET', `/v1/models/${model.id}`, { key: reader.key });
     expect(read.body.price).toEqual({ amount: 2500, currency: 'usd' });
     expect(read.body.version).toBe('2.0.0');
+  });
+
+  it('PATCH takes SPDX expressions, LicenseRef-… and proprietary, and refuses anything else without changing the license', async () => {
+    const model = await publishModel(t, seller.key, { title: 'Relicensed' });
+    for (const license of ['Apache-2.0 OR MIT', 'Apache-2.0 WITH LLVM-exception', 'LicenseRef-Acme-Robotics', 'proprietary']) {
+      const res = await t.request('PATCH', `/v1/models/${model.id}`, { key: seller.key, body: { license } });
+      expect([res.status, res.body.license]).toEqual([200, license]);
+    }
+    const refused = await t.request('PATCH', `/v1/models/${model.id}`, { key: seller.key, body: { license: 'GPLv3' } });
+    expect([refused.status, refused.body.error.code]).toEqual([400, 'validation_failed']);
+    expect(refused.body.error.message).toMatch(/"GPLv3" is not an SPDX license expression.*Did you mean "GPL-3\.0/);
+    expect((await t.request('GET', `/v1/models/${model.id}`, { key: reader.key })).body.license).toBe('proprietary');
   });
 
   it('DELETE unpublishes idempotently; the model then reads as 404 and the event fires once', async () => {
