@@ -238,9 +238,18 @@ describe('headers and text', () => {
     expect(await passes('a.csv', 'x,y\n1,2\n3,4\n')).toEqual({ format: 'csv', columns: ['x', 'y'], rows: 2 });
   });
 
-  test('a file needing more reads than the limit fails with the limit named', async () => {
-    const problem = await fails('a.json', JSON.stringify({ a: 'x'.repeat(100_000) }), { maxReadBytes: 64 * 1024, timeMs: 10_000 });
-    expect(problem).toMatchObject({ code: 'inspection_limit_exceeded' });
+  test('a file needing more reads than the limit fails with the limit named; a large JSON is checked on its start only', async () => {
+    const tensors = Object.fromEntries(Array.from({ length: 2000 }, (_, i) => [`layer_${i}.weight`, { dtype: 'F32' as const, shape: [2] }]));
+    const limits = { maxReadBytes: 64 * 1024, timeMs: 10_000 };
+    expect(await fails('big.safetensors', safetensorsFile(tensors), limits)).toMatchObject({ code: 'inspection_limit_exceeded', message: expect.stringMatching(/more than the 65536 bytes a file may be read/) });
+    const big = JSON.stringify({ a: 'x'.repeat(100_000) });
+    expect(await inspect('a.json', big, limits)).toEqual({ ok: true, inspection: { format: 'json', top_level: 'object', complete: false } });
+  });
+
+  test('a tar written by tar lists its files', async () => {
+    const tar = python('import io,sys,tarfile\nb=io.BytesIO()\nwith tarfile.open(fileobj=b, mode="w", format=tarfile.USTAR_FORMAT) as t:\n  for n,d in [("a.txt",b"hello"),("dir/b.bin",b"x"*700)]:\n    i=tarfile.TarInfo(n); i.size=len(d); t.addfile(i, io.BytesIO(d))\nsys.stdout.buffer.write(b.getvalue())');
+    expect(await passes('data.tar', tar)).toEqual({ format: 'tar', entries: 2, total_size: 705, files: [{ name: 'a.txt', size: 5 }, { name: 'dir/b.bin', size: 700 }], complete: true });
+    expect((await fails('data.tar', tar.subarray(0, 1100))).message).toMatch(/truncated/);
   });
 });
 

@@ -73,15 +73,28 @@ export async function inspectGzip(file: RangedFile): Promise<Inspection> {
   return { format: 'gzip' };
 }
 
-/** tar: ustar headers, 512 bytes each, stepped through by their sizes (the data is not read). */
+/**
+ * tar: ustar headers, 512 bytes each, stepped through by their sizes (the data is not read).
+ * Each header is a read of its own, so the walk stops after the first 1,000 files
+ * (`complete: false`): a tar has no index to list the rest cheaply.
+ */
 export async function inspectTar(file: RangedFile): Promise<Inspection> {
   const files: { name: string; size: number }[] = [];
   let entries = 0;
   let total = 0;
+  let complete = true;
+  let ended = false;
   for (let at = 0; at + 512 <= file.size; ) {
     file.checkTime();
+    if (entries >= 1000) {
+      complete = false;
+      break;
+    }
     const header = await file.readAt(at, 512);
-    if (header.every((b) => b === 0)) break;
+    if (header.every((b) => b === 0)) {
+      ended = true;
+      break;
+    }
     expect(ascii(header.subarray(257, 262)) === 'ustar', `the tar header at byte ${at} is not a ustar header`);
     const name = ascii(header.subarray(0, 100)).replace(/\0.*$/s, '');
     const size = parseInt(ascii(header.subarray(124, 136)).replace(/\0.*$/s, '').trim() || '0', 8);
@@ -95,7 +108,8 @@ export async function inspectTar(file: RangedFile): Promise<Inspection> {
     expect(at <= file.size, `"${name}" runs past the end of the archive: truncated`);
   }
   expect(entries > 0 || file.size >= 1024, 'it is not a tar archive');
-  return { format: 'tar', entries, total_size: total, files };
+  expect(ended || !complete, 'it ends without the end-of-archive blocks: truncated');
+  return { format: 'tar', entries: complete ? entries : null, total_size: complete ? total : null, files, complete };
 }
 
 /** Stanford PLY: "ply", a format line, elements with counts, "end_header". */

@@ -21,9 +21,10 @@ export async function inspectSafetensors(file: RangedFile): Promise<Inspection> 
   expect(declared <= BigInt(MAX_HEADER_BYTES), `its header length is ${declared} bytes, above the ${MAX_HEADER_BYTES} the format allows`);
   const length = Number(declared);
   expect(length >= 2 && 8 + length <= file.size, `its header length is ${length} bytes but the file has ${file.size - 8} after it: truncated or not safetensors`);
+  const headerBytes = await file.exactly(8, length, 'the header');
   let header: Record<string, unknown>;
   try {
-    header = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(await file.exactly(8, length, 'the header')));
+    header = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(headerBytes));
   } catch (error) {
     expect(false, `its header is not JSON: ${(error as Error).message}`);
   }

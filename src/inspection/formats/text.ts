@@ -17,7 +17,12 @@ async function readLines(file: RangedFile): Promise<{ text: string; whole: boole
 }
 
 export async function inspectJson(file: RangedFile): Promise<Inspection> {
-  if (file.size > file.limits.maxReadBytes) throw new InspectionError('inspection_limit_exceeded', `it has ${file.size} bytes, more than a JSON document may have to be inspected`);
+  if (file.size > file.limits.maxReadBytes) {
+    // Larger than the read limit: checked no further than its start (a JSON object or array opening).
+    const first = new TextDecoder().decode(await file.readAt(0, 4096)).trimStart()[0];
+    expect(first === '{' || first === '[', 'it does not start with a JSON object or array');
+    return { format: 'json', top_level: first === '{' ? 'object' : 'array', complete: false };
+  }
   const { text } = await readLines(file);
   let value: unknown;
   try {
