@@ -1,6 +1,7 @@
 import { InspectionError, Inspection, InspectionProblem } from './inspection';
 import type { RangedFile } from './ranged-file';
-import { inspectGzip, inspectHdf5, inspectJpeg, inspectMcap, inspectParquet, inspectPcd, inspectPly, inspectPng, inspectRosbag, inspectSqlite, inspectStl, inspectTar, inspectTflite, inspectUsd } from './formats/headers';
+import { inspectGzip, inspectHdf5, inspectJpeg, inspectParquet, inspectPcd, inspectPly, inspectPng, inspectRosbag, inspectSqlite, inspectStl, inspectTar, inspectTflite, inspectUsd } from './formats/headers';
+import { inspectMcap } from './formats/mcap';
 import { inspectOnnx } from './formats/onnx';
 import { inspectPytorch } from './formats/pickle';
 import { inspectCollada, inspectSdf, inspectUrdf, inspectXacro } from './formats/robot-xml';

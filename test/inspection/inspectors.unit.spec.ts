@@ -6,7 +6,7 @@ import { strToU8, zipSync } from 'fflate';
 import { DEFAULT_LIMITS, InspectionLimits } from '../../src/inspection/inspection';
 import { RangedFile } from '../../src/inspection/ranged-file';
 import { inspectFile, InspectionOutcome } from '../../src/inspection/registry';
-import { maliciousPickle, onnxModel, onnxModelParameters, python, safetensorsFile, torchCheckpoint, torchStatePickle, urdfRobot } from '../support/asset-files';
+import { maliciousPickle, mcapFile, mcapRecording, onnxModel, onnxModelParameters, python, safetensorsFile, torchCheckpoint, torchStatePickle, urdfRobot } from '../support/asset-files';
 
 const inspect = (name: string, bytes: Uint8Array | string, limits: InspectionLimits = DEFAULT_LIMITS): Promise<InspectionOutcome> =>
   inspectFile(RangedFile.ofBytes(name, typeof bytes === 'string' ? strToU8(bytes) : bytes, limits));
@@ -219,6 +219,25 @@ describe('archives', () => {
   test('an .npz written by NumPy lists its arrays', async () => {
     const npz = python('import io,sys,numpy as np; b=io.BytesIO(); np.savez(b, obs=np.zeros((3,4)), act=np.ones(2)); sys.stdout.buffer.write(b.getvalue())');
     expect(await passes('data.npz', npz)).toMatchObject({ format: 'npz', entries: 2, files: [{ name: 'obs.npy' }, { name: 'act.npy' }] });
+  });
+});
+
+describe('MCAP', () => {
+  test('a recording written by McapWriter shows its topics with schemas and message counts, start, end and duration', async () => {
+    expect(await passes('run.mcap', await mcapRecording())).toEqual({
+      format: 'mcap', indexed: true, profile: 'ros2', library: 'test-fixture', messages: 4,
+      start: '2023-11-14T22:13:20.000Z', end: '2023-11-14T22:13:22.000Z', duration_s: 2,
+      topics: [
+        { topic: '/joint_states', message_encoding: 'cdr', schema: 'sensor_msgs/msg/JointState', schema_encoding: 'ros2msg', messages: 3 },
+        { topic: '/camera', message_encoding: 'json', schema: null, schema_encoding: null, messages: 1 },
+      ],
+    });
+  });
+
+  test('one written without a summary passes unindexed; a truncated one fails', async () => {
+    expect(await passes('bare.mcap', mcapFile())).toEqual({ format: 'mcap', indexed: false });
+    const run = await mcapRecording();
+    expect((await fails('run.mcap', run.subarray(0, run.length - 30))).message).toMatch(/does not end with the MCAP magic: truncated/);
   });
 });
 

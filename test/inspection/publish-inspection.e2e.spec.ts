@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startS3Server, S3TestServer } from '../storage/s3-server';
 import { startTestApp, TestApp } from '../support/app';
-import { maliciousPickle, mcapFile, onnxModel, onnxModelParameters, safetensorsFile, urdfRobot } from '../support/asset-files';
+import { maliciousPickle, mcapFile, mcapRecording, onnxModel, onnxModelParameters, safetensorsFile, urdfRobot } from '../support/asset-files';
 import { eventsOf, modelBody, upload } from '../catalog/catalog-client';
 
 /**
@@ -95,7 +95,8 @@ describe.each(['local', 's3'] as const)('publishing inspects every file (%s stor
     expect((await t.request('GET', `/v1/listings/${bad.body.id}`, { key: seller.key })).body.validation_status).toBe('failed');
 
     const good = await t.request('POST', '/v1/datasets', { key: seller.key, body: { title: 'Real Runs', type: 'telemetry', price_cents: 900 } });
-    await putShard(good.body.id, 'run.mcap', mcapFile());
+    const recording = await mcapRecording();
+    await putShard(good.body.id, 'run.mcap', recording);
     await putShard(good.body.id, 'meta.json', Buffer.from('{"episodes":2}'));
     expect((await t.request('POST', `/v1/datasets/${good.body.id}/publish`, { key: seller.key })).status).toBe(200);
     expect((await t.request('GET', `/v1/datasets/${good.body.id}`, { key: reader.key })).body.inspection).toEqual({
@@ -103,7 +104,7 @@ describe.each(['local', 's3'] as const)('publishing inspects every file (%s stor
       shards: 2,
       files: [
         { name: 'meta.json', size: 14, format: 'json', top_level: 'object', keys: ['episodes'] },
-        { name: 'run.mcap', size: mcapFile().length, format: 'mcap' },
+        expect.objectContaining({ name: 'run.mcap', size: recording.length, format: 'mcap', indexed: true, duration_s: 2, topics: expect.arrayContaining([expect.objectContaining({ topic: '/joint_states', schema: 'sensor_msgs/msg/JointState', messages: 3 })]) }),
       ],
     });
   });

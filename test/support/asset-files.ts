@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { strToU8, zipSync } from 'fflate';
+import { McapWriter, TempBuffer } from '@mcap/core';
 import { onnx } from 'onnx-proto';
 
 /**
@@ -157,4 +158,19 @@ export function safetensorsOfSize(size: number): Buffer {
   const length = Buffer.alloc(8);
   length.writeBigUInt64LE(BigInt(headerLength));
   return Buffer.concat([length, Buffer.from(json), randomBytes(n)]);
+}
+
+/** An indexed MCAP recording written by @mcap/core's McapWriter: /joint_states (3 messages, 1 s apart) and /camera (1). */
+export async function mcapRecording(): Promise<Buffer> {
+  const buffer = new TempBuffer();
+  const writer = new McapWriter({ writable: buffer });
+  await writer.start({ profile: 'ros2', library: 'test-fixture' });
+  const schemaId = await writer.registerSchema({ name: 'sensor_msgs/msg/JointState', encoding: 'ros2msg', data: new TextEncoder().encode('float64[] position') });
+  const joints = await writer.registerChannel({ topic: '/joint_states', schemaId, messageEncoding: 'cdr', metadata: new Map() });
+  const camera = await writer.registerChannel({ topic: '/camera', schemaId: 0, messageEncoding: 'json', metadata: new Map() });
+  const t0 = 1_700_000_000_000_000_000n;
+  for (let i = 0; i < 3; i++) await writer.addMessage({ channelId: joints, sequence: i, logTime: t0 + BigInt(i) * 1_000_000_000n, publishTime: t0, data: new Uint8Array([i]) });
+  await writer.addMessage({ channelId: camera, sequence: 0, logTime: t0 + 500_000_000n, publishTime: t0, data: new TextEncoder().encode('{}') });
+  await writer.end();
+  return Buffer.from(buffer.get());
 }

@@ -31,14 +31,6 @@ export async function inspectParquet(file: RangedFile): Promise<Inspection> {
   return { format: 'parquet', footer_bytes: footer };
 }
 
-/** MCAP: the magic \x89MCAP0\r\n at both ends (a truncated recording has no footer magic). */
-export async function inspectMcap(file: RangedFile): Promise<Inspection> {
-  const magic = [0x89, 0x4d, 0x43, 0x41, 0x50, 0x30, 0x0d, 0x0a];
-  expect(startsWith(await file.readAt(0, 8), magic), 'it does not start with the MCAP magic');
-  expect(file.size >= 16 && startsWith(await file.readAt(file.size - 8, 8), magic), 'it does not end with the MCAP magic: truncated (a recording that was not closed)');
-  return { format: 'mcap' };
-}
-
 export async function inspectRosbag(file: RangedFile): Promise<Inspection> {
   const head = ascii(await file.readAt(0, 13));
   expect(head === '#ROSBAG V2.0\n', 'it does not start with "#ROSBAG V2.0", the ROS 1 bag header');
