@@ -18,9 +18,9 @@ module.exports = {
     },
     {
       name: 'infrastructure-knows-no-context',
-      comment: 'The event store, database, storage and projection runner serve every context and know none of them.',
+      comment: 'The event store, database, storage, projection runner and file inspection serve every context and know none of them.',
       severity: 'error',
-      from: { path: '^src/(config|database|event-store|storage|projection-runner)/' },
+      from: { path: '^src/(config|database|event-store|storage|projection-runner|inspection)/' },
       to: { path: `${CONTEXTS}|^src/payments/|^projections/` },
     },
     {

@@ -20,6 +20,7 @@ const os = require('node:os');
 const path = require('node:path');
 const { Client } = require('pg');
 const { ADMIN, admin, seedLedgers, settled, startService, untilProjections } = require('./harness');
+const { onnxModel } = require('./onnx-model');
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS || 3);
 const json = process.argv.includes('--json');
@@ -66,7 +67,7 @@ async function setUp(call, buyers) {
   for (let i = 0; i < MODELS; i++) {
     const seller = await call('POST', '/admin/accounts', { body: { name: `Bench Seller ${i}`, email: `seller${i}@example.com` } });
     const sellerKey = (await call('POST', '/admin/keys', { body: { account: seller.body.id, mode: 'test' } })).body.key;
-    const content = `onnx-bytes-${i}`;
+    const content = onnxModel(`onnx-bytes-${i}`);
     const grant = (await call('POST', '/v1/uploads', { key: sellerKey, body: { file_name: 'policy.onnx', file_size: content.length } })).body;
     const put = await fetch(grant.upload_url, { method: 'PUT', body: content, headers: { 'content-type': 'application/octet-stream' } });
     if (put.status !== 200) throw new Error(`upload failed: ${put.status}`);

@@ -19,6 +19,7 @@ const { randomBytes } = require('node:crypto');
 const path = require('node:path');
 const { Client } = require('pg');
 const { ADMIN, dbUrl, ledgerSale, median } = require('./harness');
+const { onnxModel } = require('./onnx-model');
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS || 3);
 const OPS = Number(process.env.BENCH_OPS || 200);
@@ -65,9 +66,10 @@ async function main() {
       return { id: created.id, key: key.key };
     };
     const publish = async (seller, title) => {
-      const grant = await call('POST', '/v1/uploads', { key: seller.key, body: { file_name: 'policy.onnx', file_size: 10 } });
+      const model = onnxModel(title);
+      const grant = await call('POST', '/v1/uploads', { key: seller.key, body: { file_name: 'policy.onnx', file_size: model.length } });
       const upload = new URL(grant.upload_url);
-      await call('PUT', `${upload.pathname}${upload.search}`, { payload: 'onnx-bytes' });
+      await call('PUT', `${upload.pathname}${upload.search}`, { payload: model });
       const { storage_path, file_name, file_size, file_extension } = grant;
       const body = { title, description: 'A policy', type: 'rl-policy', category: 'manipulation', license: 'MIT', storage_path, file_name, file_size, file_extension };
       return call('POST', '/v1/models', { key: seller.key, body });

@@ -3,6 +3,7 @@ import { ArrayMaxSize, IsArray, IsBoolean, IsIn, IsInt, IsOptional, IsString, Le
 import type { ListingDetails } from './events';
 import { CURRENCY, DATASET_TYPES } from './listing';
 import { extensionOf, normalizeExtension } from './upload-policy';
+import { assertValidLicense } from './license';
 
 const MAX_PRICE = 100_000_000;
 const trim = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value);
@@ -118,6 +119,7 @@ export class CreateDatasetDto extends ListingMetadataDto {
 }
 
 export function metadataChanges(body: UpdateListingDto): Partial<Omit<ListingDetails, 'file'>> {
+  assertValidLicense(body.license);
   const changes: Partial<Omit<ListingDetails, 'file'>> = {};
   const fields = [
     'title', 'description', 'category', 'license', 'version', 'tags', 'frameworks', 'hardware', 'sensors',
@@ -131,6 +133,7 @@ export function metadataChanges(body: UpdateListingDto): Partial<Omit<ListingDet
 }
 
 export function listingDetails(body: DraftListingDto | PublishModelDto | CreateDatasetDto, defaults: { type: string }): ListingDetails {
+  assertValidLicense(body.license);
   const f = body as DraftListingDto;
   const file =
     f.storage_path && f.file_name && f.file_size

@@ -1,3 +1,4 @@
+import type { Inspection } from '../inspection/inspection';
 import type { Mode } from '../platform/mode';
 
 /** Facts of the catalog context, all on the stream listing-<mode>-<listing_id>. */
@@ -72,6 +73,8 @@ export interface PublishedFile {
   size: number;
   sha256: string;
   path: string;
+  /** What inspection found in the frozen copy (issue 40); absent on files published before it. */
+  inspection?: Inspection;
 }
 
 /**

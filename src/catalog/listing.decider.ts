@@ -6,6 +6,7 @@
  * disagree on a field.
  */
 import type { Decider } from '../event-store/stream-commands';
+import { capped } from '../inspection/inspection';
 import { Errors } from '../platform/errors';
 import type { Mode } from '../platform/mode';
 import type {
@@ -181,6 +182,18 @@ function published(listing: ListingState, at: string, files: PublishedFile[]): L
 
 export const listingDecider: Decider<ListingCommand, ListingEvent, ListingStreamState> = { initialState, evolve, decide };
 
+/**
+ * What inspection found (issue 40), readable before purchase: a model's file's inspection;
+ * for a dataset, each shard's (the first LIST_CAP). Null before the first publish and for
+ * listings published before inspection existed.
+ */
+function inspectionOf(s: ListingState): Record<string, unknown> | null {
+  const files = s.published_files;
+  if (!files?.length || !files.some((f) => f.inspection)) return null;
+  if (s.kind === 'model') return files[0].inspection ?? null;
+  return { format: 'dataset', shards: files.length, files: capped(files).map((f) => ({ name: f.name, size: f.size, ...f.inspection })) };
+}
+
 /** The model (or dataset) object of spec part 2, as the public read endpoints return it. */
 export function toPublicObject(s: ListingState): Record<string, unknown> {
   return {
@@ -201,6 +214,7 @@ export function toPublicObject(s: ListingState): Record<string, unknown> {
     jetson_compatible: s.jetson_compatible,
     isaac_sim_compatible: s.isaac_sim_compatible,
     file: s.file && { name: s.file.name, size: s.file.size, extension: s.file.extension, sha256: s.published_files?.[0]?.sha256 ?? null },
+    inspection: inspectionOf(s),
     downloads: s.downloads,
     featured: s.featured,
     // Keys in the order a stored event's jsonb gives them, so an answer built from a state folded

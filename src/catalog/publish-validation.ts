@@ -1,9 +1,10 @@
+import type { InspectionLimits } from '../inspection/inspection';
 import { Errors } from '../platform/errors';
 import { BlobStore } from '../storage/blob-store';
 import { blobsOfMode } from '../storage/mode-staging';
 import type { ListingFile, PublishedFile } from './events';
 import { assertValidPrice, ListingState } from './listing';
-import { assertServable, fileNotFound, freezeFile } from './published-files';
+import { assertServable, fileNotFound, freezeFile, inspectFrozen } from './published-files';
 import { assertAllowedExtension, assertOwnStoragePath, extensionOf } from './upload-policy';
 import { shardPrefix } from './shards';
 
@@ -16,11 +17,11 @@ export function assertFileReference(accountId: string, file: ListingFile): void 
 
 /**
  * The checks a listing passes before it becomes visible (spec part 4 rules 1-2, decisions
- * section 5), then the freezing of its files (published-files.ts); returns the files that
+ * section 5), then the freezing and inspection of its files (published-files.ts); returns the files that
  * ListingPublished records. A failure records nothing (at most an unreferenced frozen copy
  * stays in storage). A listing published before keeps the files frozen then.
  */
-export async function preparePublication(listing: ListingState, blobs: BlobStore): Promise<PublishedFile[]> {
+export async function preparePublication(listing: ListingState, blobs: BlobStore, limits: InspectionLimits): Promise<PublishedFile[]> {
   const store = blobsOfMode(blobs, listing.mode);
   assertValidPrice(listing.price.amount);
   if (listing.published_files) {
@@ -33,7 +34,7 @@ export async function preparePublication(listing: ListingState, blobs: BlobStore
     if (!shards.length) throw fileNotFound('No shard of this dataset has landed in storage yet; upload at least one first.');
     const files: PublishedFile[] = [];
     for (const shard of shards) files.push(await freezeFile(store, shard.path.slice(prefix.length), shard.path));
-    return files;
+    return inspectFrozen(store, files, limits);
   }
   const file = listing.file;
   if (!file) throw Errors.validationFailed('Invalid field "storage_path": a model needs an uploaded file before it is published.');
@@ -45,5 +46,5 @@ export async function preparePublication(listing: ListingState, blobs: BlobStore
   // The upload may still be overwritten until the copy starts: the copy's size is what counts.
   const frozen = await freezeFile(store, file.name, file.storage_path);
   if (frozen.size !== file.size) throw sizeMismatch(frozen.size);
-  return [frozen];
+  return inspectFrozen(store, [frozen], limits);
 }

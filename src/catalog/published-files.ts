@@ -1,6 +1,9 @@
 import { Logger } from '@nestjs/common';
 import { ApiError, Errors } from '../platform/errors';
 import { BlobStore, ObjectChangedError } from '../storage/blob-store';
+import type { InspectionLimits, InspectionProblem } from '../inspection/inspection';
+import { RangedFile } from '../inspection/ranged-file';
+import { inspectFile } from '../inspection/registry';
 import type { PublishedFile } from './events';
 import type { ListingState } from './listing';
 
@@ -25,6 +28,32 @@ export async function freezeFile(store: BlobStore, name: string, path: string): 
   }
   if (!frozen) throw fileNotFound(`Nothing is stored at "${path}" yet; PUT the bytes to the upload_url first.`);
   return { name, size: frozen.size, sha256: frozen.sha256, path: frozen.path };
+}
+
+/**
+ * Opens each frozen copy with its format's inspector (src/inspection) and records what it
+ * found on the file; any file that is not what its extension says refuses the publish:
+ * 400 validation_failed with one validation_errors entry a file, each naming it.
+ */
+export async function inspectFrozen(store: BlobStore, files: PublishedFile[], limits: InspectionLimits): Promise<PublishedFile[]> {
+  const problems: InspectionProblem[] = [];
+  const inspected: PublishedFile[] = [];
+  for (const file of files) {
+    const outcome = await inspectFile(RangedFile.ofStore(store, file.path, file.name, file.size, limits));
+    if (outcome.ok) inspected.push({ ...file, inspection: outcome.inspection });
+    else problems.push(outcome.problem);
+  }
+  if (problems.length) {
+    const message = problems.length === 1 ? problems[0].message : `${problems.length} files failed inspection; the first: ${problems[0].message}`;
+    throw new ApiError(400, 'validation_failed', message, { validation_errors: problems });
+  }
+  return inspected;
+}
+
+/** The problems a refused publish records: an inspection's per-file list, or the error itself. */
+export function problemsOf(error: ApiError): InspectionProblem[] {
+  const listed = error.extra.validation_errors;
+  return Array.isArray(listed) && listed.length ? (listed as InspectionProblem[]) : [{ code: error.code, message: error.message }];
 }
 
 /** A file buyers may be served; sha256 is null for listings published before it was recorded. */

@@ -55,6 +55,12 @@ export interface Settings {
    * maxAgeSeconds 0 reads them on every request.
    */
   readonly authCache: { maxAgeSeconds: number; size: number };
+  /**
+   * Inspection of published files (issue 40, docs/catalog.md): at most maxReadBytes read
+   * and timeMs spent on one file (INSPECTION_MAX_READ_BYTES, INSPECTION_TIME_MS). Time is
+   * elapsed time, which bounds the CPU the inspection takes.
+   */
+  readonly inspection: { maxReadBytes: number; timeMs: number };
 }
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -338,6 +344,10 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     authCache: {
       maxAgeSeconds: integer(env, 'AUTH_CACHE_MAX_AGE', 60, 0, 86_400),
       size: integer(env, 'AUTH_CACHE_SIZE', 10_000, 1, 10_000_000),
+    },
+    inspection: {
+      maxReadBytes: integer(env, 'INSPECTION_MAX_READ_BYTES', 64 * 1024 ** 2, 64 * 1024, 1024 ** 3),
+      timeMs: integer(env, 'INSPECTION_TIME_MS', 10_000, 100, 600_000),
     },
   });
 }

@@ -69,6 +69,16 @@ const listingFile = nullable(
   object({ name: str, size: int, extension: str, sha256: nullable(str) }, { description: 'The artifact of a model; null for datasets, whose data is in shards.' }),
 );
 
+/** What inspection found in the published files (issue 40, docs/catalog.md); its fields after `format` depend on the format. */
+const inspection = nullable({
+  type: 'object',
+  required: ['format'],
+  properties: { format: { type: 'string', examples: ['onnx', 'safetensors', 'pytorch', 'urdf', 'zip', 'mcap', 'dataset', 'opaque'] } },
+  additionalProperties: true,
+  description: 'What the format\'s own reader found in the published file (a dataset: each shard\'s), readable before purchase; null before the first publish and for listings published before files were inspected.',
+  examples: [{ format: 'onnx', ir_version: 8, opset: 13, producer: 'pytorch 2.4', inputs: [{ name: 'obs', elem_type: 'float', shape: ['batch', 4] }], outputs: [{ name: 'action', elem_type: 'float', shape: ['batch', 2] }], parameters: 74, onnxruntime: 'loads' }],
+});
+
 const publicAsset = object({
   id: str,
   slug: str,
@@ -87,6 +97,7 @@ const publicAsset = object({
   jetson_compatible: bool,
   isaac_sim_compatible: bool,
   file: listingFile,
+  inspection,
   downloads: int,
   featured: bool,
   author: object({ slug: str, name: str }),
@@ -104,7 +115,7 @@ export const SCHEMAS: Record<string, Schema> = {
             message: { type: 'string', description: 'For humans; may change. validation_failed names every problem: `Invalid request: "type" is required; "license" is required.`, or `Unknown parameter "tittle".`' },
             request_id: { type: 'string', description: 'Also sent in the x-request-id header.' },
           },
-          { description: 'Some codes attach more fields (scope_required: scope, scopes; purchase_required: the price; unsupported_parameter: param; idempotency_key_reused: differs; validation_failed: errors).' },
+          { description: 'Some codes attach more fields (scope_required: scope, scopes; purchase_required: the price; unsupported_parameter: param; idempotency_key_reused: differs; validation_failed: errors, and for a publish whose files failed inspection validation_errors, one { code, message } a file).' },
         ),
         {
           errors: {

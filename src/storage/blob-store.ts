@@ -71,6 +71,12 @@ export interface BlobStore {
    * what is there; readers never see half an object.
    */
   put(path: string, bytes: Uint8Array): Promise<StoredObject>;
+  /**
+   * The bytes of path from offset, at most length of them (fewer at the end of the object):
+   * one ranged GET, so inspection reads headers, footers and indexes, never a whole large
+   * file. Undefined when nothing is stored at path.
+   */
+  readRange(path: string, offset: number, length: number): Promise<Uint8Array | undefined>;
   /** Every landed object whose path starts with prefix, in path order. */
   list(prefix: string): Promise<StoredObject[]>;
   /** Reads the whole object once and hashes it; undefined when nothing is stored at path. */

@@ -169,6 +169,24 @@ export class LocalBlobStore implements BlobStore {
     return stats?.isFile() ? { path: objectPath, size: stats.size, version: versionOf(stats) } : undefined;
   }
 
+  async readRange(objectPath: string, offset: number, length: number): Promise<Uint8Array | undefined> {
+    const handle = await ifPresent(fs.promises.open(this.file(objectPath), 'r'));
+    if (!handle) return undefined;
+    try {
+      const size = (await handle.stat()).size;
+      const buffer = Buffer.alloc(Math.max(0, Math.min(length, size - offset)));
+      let filled = 0;
+      while (filled < buffer.length) {
+        const { bytesRead } = await handle.read(buffer, filled, buffer.length - filled, offset + filled);
+        if (!bytesRead) break;
+        filled += bytesRead;
+      }
+      return buffer.subarray(0, filled);
+    } finally {
+      await handle.close();
+    }
+  }
+
   async list(prefix: string): Promise<StoredObject[]> {
     const dir = prefix.endsWith('/') ? prefix.slice(0, -1) : path.posix.dirname(prefix);
     if (dir !== '.' && !isSafeObjectPath(dir)) return [];

@@ -29,6 +29,7 @@ export function blobsOfMode(store: BlobStore, mode: Mode): BlobStore {
       return object && outer(object);
     },
     put: async (path, bytes) => outer(await store.put(inner(path), bytes)),
+    readRange: (path, offset, length) => store.readRange(inner(path), offset, length),
     list: async (prefix) => (await store.list(inner(prefix))).map(outer),
     digest: async (path) => {
       const digest = await store.digest(inner(path));

@@ -198,6 +198,20 @@ export class S3BlobStore implements BlobStore {
     }
   }
 
+  async readRange(path: string, offset: number, length: number): Promise<Uint8Array | undefined> {
+    if (length <= 0) return new Uint8Array(0);
+    try {
+      const range = `bytes=${offset}-${offset + length - 1}`;
+      const object = await this.send(() => this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: path, Range: range })));
+      return await reaching(() => (object.Body as { transformToByteArray(): Promise<Uint8Array> }).transformToByteArray());
+    } catch (error) {
+      if (isNotFound(error)) return undefined;
+      // A range starting at or past the end: S3 answers 416; the object is there, the bytes are not.
+      if ((error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 416) return new Uint8Array(0);
+      throw error;
+    }
+  }
+
   /**
    * Hashes the object as one GET streams it, then copies it server-side on condition that
    * its ETag is still the one hashed, so the copy holds the bytes hashed or fails. The

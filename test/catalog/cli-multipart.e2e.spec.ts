@@ -9,6 +9,7 @@ import { startTestApp, TestApp } from '../support/app';
 import { freePort } from '../support/cli';
 import { onExternalS3 } from '../storage/s3-server';
 import { modelBody } from './catalog-client';
+import { onnxModel, safetensorsOfSize } from '../support/asset-files';
 
 const MiB = 1024 * 1024;
 const PART = 5 * MiB;
@@ -133,7 +134,8 @@ describe('svc uploads in parts', () => {
   };
   const randomFile = (name: string, size: number, where = dir) => {
     const file = path.join(where, name);
-    const bytes = randomBytes(size);
+    // Published files are inspected (issue 40): models are real files of their format, around random data.
+    const bytes = name.endsWith('.safetensors') ? safetensorsOfSize(size) : name.endsWith('.onnx') ? onnxModel({ hidden: Math.ceil(size / 28) }) : randomBytes(size);
     fs.writeFileSync(file, bytes);
     return { file, bytes };
   };

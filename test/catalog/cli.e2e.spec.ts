@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { runCli } from '../../src/cli/main';
 import { startTestApp, TestApp } from '../support/app';
 import { freePort } from '../support/cli';
+import { onnxModel, safetensorsOfSize } from '../support/asset-files';
 
 /** svc upload / svc models publish against a listening service, as a creator's script would run them. */
 describe('svc upload and svc models publish', () => {
@@ -33,7 +34,7 @@ describe('svc upload and svc models publish', () => {
 
   it('uploads a file, then publishes a model from a JSON body', async () => {
     const file = path.join(dir, 'gripper.safetensors');
-    fs.writeFileSync(file, Buffer.alloc(300_000, 3));
+    fs.writeFileSync(file, safetensorsOfSize(300_000));
     const uploaded = await svc('upload', file, '--json');
     expect(uploaded.code).toBe(0);
     const grant = JSON.parse(uploaded.stdout);
@@ -53,7 +54,7 @@ describe('svc upload and svc models publish', () => {
 
   it('uploads and publishes in one step with --file', async () => {
     const file = path.join(dir, 'nav.onnx');
-    fs.writeFileSync(file, 'nav');
+    fs.writeFileSync(file, onnxModel());
     const body = path.join(dir, 'nav.json');
     fs.writeFileSync(body, JSON.stringify({ title: 'Nav One Step', type: 'onnx-model', license: 'MIT', price_cents: 500 }));
     const res = await svc('models', 'publish', body, '--file', file);

@@ -3,7 +3,7 @@ import { ListingStore } from '../../src/catalog/listing-store';
 import { Streams } from '../../src/platform/streams';
 import { startTestApp, TestApp } from '../support/app';
 import { stallProjections } from '../support/stalled-projections';
-import { modelBody, upload } from './catalog-client';
+import { modelBody, modelBytes, upload } from './catalog-client';
 
 /**
  * Issue 9: listing commands find the listing on its slug claim and its stream, never in
@@ -22,7 +22,7 @@ describe('listing commands decide on streams, not on lagging read models', () =>
   afterAll(() => t.close());
 
   it('updates, publishes and unpublishes a listing drafted a moment ago, while no projection runs', async () => {
-    const grant = await upload(t, seller.key, 'arm.onnx', 'arm-bytes');
+    const grant = await upload(t, seller.key, 'arm.onnx', modelBytes('arm-bytes'));
     const stalled = await stallProjections(t);
     const draft = await t.request('POST', '/v1/listings', { key: seller.key, body: modelBody(grant, { title: 'Lagging Arm', price_cents: 1500 }) });
     expect([draft.status, draft.body.slug, draft.body.status]).toEqual([201, 'lagging-arm', 'draft']);
@@ -70,7 +70,7 @@ describe('listing commands decide on streams, not on lagging read models', () =>
   });
 
   it('resolves a listing in any state, and as published only once published (the resolvers commerce calls)', async () => {
-    const grant = await upload(t, seller.key, 'eye.onnx', 'eye-bytes');
+    const grant = await upload(t, seller.key, 'eye.onnx', modelBytes('eye-bytes'));
     const draft = await t.request('POST', '/v1/listings', { key: seller.key, body: modelBody(grant, { title: 'Eye Net' }) });
     const listings = t.app.get(ListingStore);
     expect((await listings.find('test', 'eye-net', 'model'))?.state.id).toBe(draft.body.id);

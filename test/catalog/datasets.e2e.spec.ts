@@ -1,6 +1,7 @@
 import { startTestApp, TestApp } from '../support/app';
 import { buy, withClockAhead } from '../commerce/commerce-client';
 import { eventually } from '../support/eventually';
+import { mcapFile } from '../support/asset-files';
 import { eventsOf, sha256 } from './catalog-client';
 
 describe('datasets and shards', () => {
@@ -20,10 +21,13 @@ describe('datasets and shards', () => {
     expect(res.status).toBe(201);
     return res.body;
   };
+  // Shards are inspected at publish (issue 40): a .mcap shard is a real recording, `content` its writer's name.
+  const shardBytes = (name: string, content: string) => (name.endsWith('.mcap') ? mcapFile(content) : Buffer.from(content));
   const putShard = async (datasetId: string, name: string, content: string) => {
-    const minted = await t.request('POST', `/v1/datasets/${datasetId}/shards`, { key: owner.key, body: { name, size: Buffer.byteLength(content) } });
+    const bytes = shardBytes(name, content);
+    const minted = await t.request('POST', `/v1/datasets/${datasetId}/shards`, { key: owner.key, body: { name, size: bytes.length } });
     expect(minted.status).toBe(200);
-    const put = await t.storage('PUT', minted.body.upload_url, { payload: content });
+    const put = await t.storage('PUT', minted.body.upload_url, { payload: bytes });
     expect(put.status).toBe(200);
     return minted.body;
   };
@@ -50,11 +54,11 @@ describe('datasets and shards', () => {
     const shards = await t.request('GET', `/v1/datasets/${dataset.id}/shards`, { key: owner.key });
     expect(shards.body).toEqual({
       items: [
-        { name: 'part-0001.mcap', size: 4, sha256: sha256('aaaa') },
-        { name: 'part-0002.mcap', size: 6, sha256: sha256('bbbbbb') },
+        { name: 'part-0001.mcap', size: mcapFile('aaaa').length, sha256: sha256(mcapFile('aaaa')) },
+        { name: 'part-0002.mcap', size: mcapFile('bbbbbb').length, sha256: sha256(mcapFile('bbbbbb')) },
       ],
       count: 2,
-      total_bytes: 10,
+      total_bytes: mcapFile('aaaa').length + mcapFile('bbbbbb').length,
     });
 
     const published = await t.request('POST', `/v1/datasets/${dataset.slug}/publish`, { key: owner.key });
@@ -67,8 +71,8 @@ describe('datasets and shards', () => {
     expect((await t.request('GET', '/v1/models?q=lidar', { key: owner.key })).status).toBe(403);
 
     const shard = await t.request('GET', `/v1/datasets/${dataset.id}/shards/part-0002.mcap`, { key: reader.key });
-    expect(shard.body).toEqual({ name: 'part-0002.mcap', size: 6, sha256: sha256('bbbbbb'), url: expect.any(String), expires_in: 120 });
-    expect((await t.storage('GET', shard.body.url)).text).toBe('bbbbbb');
+    expect(shard.body).toEqual({ name: 'part-0002.mcap', size: mcapFile('bbbbbb').length, sha256: sha256(mcapFile('bbbbbb')), url: expect.any(String), expires_in: 120 });
+    expect((await t.storage('GET', shard.body.url)).bytes).toEqual(mcapFile('bbbbbb'));
     expect((await t.request('GET', `/v1/datasets/${dataset.id}/shards/never.mcap`, { key: reader.key })).status).toBe(404);
   });
 
@@ -123,10 +127,11 @@ describe('datasets and shards', () => {
     expect((await t.request('DELETE', `/v1/datasets/${dataset.slug}`, { key: owner.key })).status).toBe(200);
 
     const list = await t.request('GET', `/v1/datasets/${dataset.slug}/shards`, { key: holder.key });
-    expect(list.body).toEqual({ items: [{ name: 'sweep-1.mcap', size: 6, sha256: sha256('sweep!') }], count: 1, total_bytes: 6 });
+    const sweep = mcapFile('sweep!');
+    expect(list.body).toEqual({ items: [{ name: 'sweep-1.mcap', size: sweep.length, sha256: sha256(sweep) }], count: 1, total_bytes: sweep.length });
     const shard = await t.request('GET', `/v1/datasets/${dataset.id}/shards/sweep-1.mcap`, { key: holder.key });
     expect(shard.status).toBe(200);
-    expect((await t.storage('GET', shard.body.url)).text).toBe('sweep!');
+    expect((await t.storage('GET', shard.body.url)).bytes).toEqual(sweep);
     for (const path of [`/v1/datasets/${dataset.id}/shards`, `/v1/datasets/${dataset.id}/shards/sweep-1.mcap`]) {
       const res = await t.request('GET', path, { key: reader.key });
       expect([path, res.status, res.body.error.code]).toEqual([path, 404, 'not_found']);

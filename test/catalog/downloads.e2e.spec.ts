@@ -1,6 +1,6 @@
 import { startTestApp } from '../support/app';
 import { buy } from '../commerce/commerce-client';
-import { eventsOf, publishModel, sha256 } from './catalog-client';
+import { eventsOf, modelBytes, publishModel, sha256 } from './catalog-client';
 
 describe('POST /v1/models/{id_or_slug}/download', () => {
   let t: Awaited<ReturnType<typeof startTestApp>>;
@@ -19,11 +19,12 @@ describe('POST /v1/models/{id_or_slug}/download', () => {
     const res = await t.request('POST', `/v1/models/${model.slug}/download`, { key: buyer.key });
     expect(res.status).toBe(200);
     // The local store's own route, or the published key in the S3 pass's bucket.
-    const url = t.s3 ? `/${t.s3.bucket}/published/${sha256('free-weights')}?` : '/storage/';
-    expect(res.body).toEqual({ url: expect.stringContaining(url), expires_in: 120, file_name: 'policy.onnx', file_size: 12, file_sha256: sha256('free-weights') });
+    const weights = modelBytes('free-weights');
+    const url = t.s3 ? `/${t.s3.bucket}/published/${sha256(weights)}?` : '/storage/';
+    expect(res.body).toEqual({ url: expect.stringContaining(url), expires_in: 120, file_name: 'policy.onnx', file_size: weights.length, file_sha256: sha256(weights) });
     const bytes = await t.storage('GET', res.body.url);
     expect(bytes.status).toBe(200);
-    expect(bytes.text).toBe('free-weights');
+    expect(bytes.bytes).toEqual(weights);
 
     expect((await t.request('GET', `/v1/models/${model.id}`, { key: buyer.key })).body.downloads).toBe(1);
     const downloads = await eventsOf(t, 'AssetDownloaded', seller.accountId);
@@ -103,7 +104,7 @@ describe('POST /v1/models/{id_or_slug}/download', () => {
 
     const again = await t.request('POST', `/v1/models/${model.slug}/download`, { key: holder.key });
     expect(again.status).toBe(200);
-    expect((await t.storage('GET', again.body.url)).text).toBe('retired-weights');
+    expect((await t.storage('GET', again.body.url)).bytes).toEqual(modelBytes('retired-weights'));
     expect((await eventsOf(t, 'AssetDownloaded', seller.accountId)).filter((e) => e.data.listing_id === model.id)).toHaveLength(2);
     // Everyone who did not buy it sees no such model: 404, not a price.
     const stranger = await t.request('POST', `/v1/models/${model.slug}/download`, { key: buyer.key });

@@ -1,5 +1,5 @@
 import { startTestApp, TestApp } from '../support/app';
-import { eventsOf, modelBody, upload } from './catalog-client';
+import { eventsOf, modelBody, modelBytes, upload } from './catalog-client';
 
 describe('listings: the seller view', () => {
   let t: TestApp;
@@ -12,7 +12,7 @@ describe('listings: the seller view', () => {
   afterAll(() => t.close());
 
   it('drafts, publishes and unpublishes idempotently, firing each event once', async () => {
-    const grant = await upload(t, seller.key, 'nav.onnx', 'nav-bytes');
+    const grant = await upload(t, seller.key, 'nav.onnx', modelBytes('nav-bytes'));
     const draft = await t.request('POST', '/v1/listings', { key: seller.key, body: modelBody(grant, { title: 'Nav Stack', price_cents: 1500 }) });
     expect(draft.status).toBe(201);
     expect(draft.body).toMatchObject({ object: 'listing', kind: 'model', status: 'draft', validation_status: 'pending', slug: 'nav-stack', published_at: null });
@@ -52,7 +52,8 @@ describe('listings: the seller view', () => {
   });
 
   it('shows why a publish failed (validation_status failed, validation_errors) until a publish passes, and records the same failure once', async () => {
-    const minted = await t.request('POST', '/v1/uploads', { key: seller.key, body: { file_name: 'late.onnx', file_size: 10 } });
+    const late = modelBytes('late');
+    const minted = await t.request('POST', '/v1/uploads', { key: seller.key, body: { file_name: 'late.onnx', file_size: late.length } });
     const draft = await t.request('POST', '/v1/listings', { key: seller.key, body: modelBody(minted.body, { title: 'Late Upload' }) });
     expect(draft.body).toMatchObject({ validation_status: 'pending', validation_errors: [] });
     const listing = async () => (await t.request('GET', `/v1/listings/${draft.body.id}`, { key: seller.key })).body;
@@ -68,7 +69,7 @@ describe('listings: the seller view', () => {
     expect(failures).toHaveLength(1);
 
     // The bytes land; the next publish passes and clears the errors.
-    expect((await t.storage('PUT', minted.body.upload_url, { payload: '0123456789', headers: { 'content-type': 'application/octet-stream' } })).status).toBe(200);
+    expect((await t.storage('PUT', minted.body.upload_url, { payload: late, headers: { 'content-type': 'application/octet-stream' } })).status).toBe(200);
     const published = await t.request('POST', `/v1/listings/${draft.body.id}/publish`, { key: seller.key });
     expect(published.body).toMatchObject({ status: 'published', validation_status: 'passed', validation_errors: [] });
     expect(await listing()).toMatchObject({ validation_status: 'passed', validation_errors: [] });

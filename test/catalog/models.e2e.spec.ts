@@ -1,5 +1,6 @@
 import { startTestApp, TestApp } from '../support/app';
-import { eventsOf, modelBody, publishModel, sha256, upload } from './catalog-client';
+import { onnxModelParameters, mcapFile } from '../support/asset-files';
+import { eventsOf, modelBody, modelBytes, publishModel, sha256, upload } from './catalog-client';
 
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
@@ -16,7 +17,8 @@ describe('models: publish, read, update, unpublish', () => {
   afterAll(() => t.close());
 
   it('publishes an uploaded file and reads it by id and by slug, exactly as the event recorded it', async () => {
-    const grant = await upload(t, seller.key, 'arm policy.onnx', 'weights!');
+    const weights = modelBytes('weights!');
+    const grant = await upload(t, seller.key, 'arm policy.onnx', weights);
     // A field the body does not take is refused, not dropped (issue 39), and publishes nothing.
     const typo = await t.request('POST', '/v1/models', {
       key: seller.key,
@@ -46,7 +48,23 @@ describe('models: publish, read, update, unpublish', () => {
       ros_compatible: false,
       jetson_compatible: false,
       isaac_sim_compatible: false,
-      file: { name: 'arm-policy.onnx', size: 8, extension: '.onnx', sha256: sha256('weights!') },
+      file: { name: 'arm-policy.onnx', size: weights.length, extension: '.onnx', sha256: sha256(weights) },
+      // What the ONNX inspector found, readable before purchase (issue 40).
+      inspection: {
+        format: 'onnx',
+        ir_version: 8,
+        opset: 13,
+        opset_imports: [{ domain: '', version: 13 }],
+        producer: 'weights! 1',
+        graph_name: 'policy',
+        inputs: [{ name: 'obs', elem_type: 'float', shape: ['batch', 4] }],
+        outputs: [{ name: 'action', elem_type: 'float', shape: ['batch', 2] }],
+        nodes: 3,
+        operators: { Gemm: 2, Tanh: 1 },
+        parameters: onnxModelParameters(),
+        external_data: false,
+        onnxruntime: 'loads',
+      },
       downloads: 0,
       featured: false,
       author: { slug: 'robo-lab', name: 'Robo Lab' },
@@ -66,13 +84,13 @@ describe('models: publish, read, update, unpublish', () => {
       account_id: seller.accountId,
       mode: 'test',
       listing: res.body,
-      files: [{ name: 'arm-policy.onnx', size: 8, sha256: sha256('weights!'), path: `published/${sha256('weights!')}` }],
+      files: [{ name: 'arm-policy.onnx', size: weights.length, sha256: sha256(weights), path: `published/${sha256(weights)}`, inspection: res.body.inspection }],
       published_at: res.body.updated_at,
     });
   });
 
   it.each(['dataset', 'telemetry', 'calibration'])('answers 400 to POST /v1/models of type %p, pointing to POST /v1/datasets, and creates nothing', async (type) => {
-    const grant = await upload(t, seller.key, 'runs.mcap', 'recording');
+    const grant = await upload(t, seller.key, 'runs.mcap', mcapFile());
     const before = (await eventsOf(t, 'ListingDrafted', seller.accountId)).length;
     const res = await t.request('POST', '/v1/models', { key: seller.key, body: modelBody(grant, { title: `Runs ${type}`, type }) });
     expect([res.status, res.body.error.code]).toEqual([400, 'validation_failed']);
@@ -97,7 +115,7 @@ describe('models: publish, read, update, unpublish', () => {
 
     beforeAll(async () => {
       owner = await t.accountWithKey();
-      grant = await upload(t, owner.key, 'model.onnx', '0123456789');
+      grant = await upload(t, owner.key, 'model.onnx', modelBytes('0123456789'));
     });
 
     const cases: { name: string; body: () => Record<string, unknown>; code: string; message?: RegExp }[] = [
@@ -119,6 +137,9 @@ describe('models: publish, read, update, unpublish', () => {
       { name: 'a declared size that does not match', body: () => modelBody(grant, { file_size: 11 }), code: 'validation_failed', message: /file_size/ },
       { name: 'a disallowed extension', body: () => modelBody(grant, { file_extension: '.exe' }), code: 'validation_failed', message: /file_extension/ },
       { name: 'a missing license', body: () => ({ ...modelBody(grant), license: undefined }), code: 'validation_failed', message: /license/ },
+      // Licenses are SPDX (issue 40): an expression, a LicenseRef-…, or proprietary.
+      { name: 'a made-up license', body: () => modelBody(grant, { license: 'totally-made-up' }), code: 'validation_failed', message: /Invalid field "license": "totally-made-up" is not an SPDX license expression/ },
+      { name: 'a near-miss license', body: () => modelBody(grant, { license: 'Apache 2.0' }), code: 'validation_failed', message: /Did you mean "Apache-2\.0"\?/ },
     ];
 
     it.each(cases)('$name', async ({ body, code, message }) => {
@@ -143,6 +164,18 @@ describe('models: publish, read, update, unpublish', () => {
     const read = await t.request('GET', `/v1/models/${model.id}`, { key: reader.key });
     expect(read.body.price).toEqual({ amount: 2500, currency: 'usd' });
     expect(read.body.version).toBe('2.0.0');
+  });
+
+  it('PATCH takes SPDX expressions, LicenseRef-… and proprietary, and refuses anything else without changing the license', async () => {
+    const model = await publishModel(t, seller.key, { title: 'Relicensed' });
+    for (const license of ['Apache-2.0 OR MIT', 'Apache-2.0 WITH LLVM-exception', 'LicenseRef-Acme-Robotics', 'proprietary']) {
+      const res = await t.request('PATCH', `/v1/models/${model.id}`, { key: seller.key, body: { license } });
+      expect([res.status, res.body.license]).toEqual([200, license]);
+    }
+    const refused = await t.request('PATCH', `/v1/models/${model.id}`, { key: seller.key, body: { license: 'GPLv3' } });
+    expect([refused.status, refused.body.error.code]).toEqual([400, 'validation_failed']);
+    expect(refused.body.error.message).toMatch(/"GPLv3" is not an SPDX license expression.*Did you mean "GPL-3\.0/);
+    expect((await t.request('GET', `/v1/models/${model.id}`, { key: reader.key })).body.license).toBe('proprietary');
   });
 
   it('DELETE unpublishes idempotently; the model then reads as 404 and the event fires once', async () => {
@@ -181,7 +214,7 @@ describe('models: publish, read, update, unpublish', () => {
   });
 
   it('requires the scope of each endpoint', async () => {
-    const grant = await upload(t, seller.key, 'scoped.onnx', 'abc');
+    const grant = await upload(t, seller.key, 'scoped.onnx', modelBytes('abc'));
     const res = await t.request('POST', '/v1/models', { key: reader.key, body: modelBody(grant) });
     expect(res.status).toBe(403);
     expect(res.body.error.code).toBe('scope_required');

@@ -1,4 +1,4 @@
-import { modelBody, upload } from './catalog-client';
+import { modelBody, modelBytes, upload } from './catalog-client';
 import { startTestApp, TestApp } from '../support/app';
 
 /**
@@ -31,7 +31,7 @@ describe('staging uploads are kept apart by mode', () => {
     ['live', 'test'],
   ] as const)('a file staged with a %s key is not found with a %s key: neither checked, nor drafted from, nor published', async (staged, other) => {
     // A name of its own: paths are named by the second, and the other case's file must not be at this one's path.
-    const grant = await upload(t, keys[staged], `policy-${staged}.onnx`, `bytes staged in ${staged}`);
+    const grant = await upload(t, keys[staged], `policy-${staged}.onnx`, modelBytes(`bytes staged in ${staged}`));
     expect(grant.storage_path).toMatch(new RegExp(`^user/${accountId}/\\d+-policy-${staged}\\.onnx$`));
     expect((await check(staged, grant.storage_path)).body).toEqual({ exists: true, size: grant.file_size });
     expect((await check(other, grant.storage_path)).body).toEqual({ exists: false, size: 0 });
@@ -54,7 +54,7 @@ describe('staging uploads are kept apart by mode', () => {
     expect(own.status).toBe(201);
     const download = await t.request('POST', `/v1/models/${own.body.id}/download`, { key: keys[staged] });
     expect(download.status).toBe(200);
-    expect((await t.storage('GET', download.body.url)).text).toBe(`bytes staged in ${staged}`);
+    expect((await t.storage('GET', download.body.url)).bytes).toEqual(modelBytes(`bytes staged in ${staged}`));
   });
 
   it("a dataset's shards are its mode's: the other mode's key sees no such dataset", async () => {

@@ -80,10 +80,13 @@ describe('generation jobs end to end (test mode)', () => {
   test('a robot description: the bought .zip holds a URDF that passes the checks', async () => {
     const review = await throughReview('a robot arm with a parallel gripper, 0.9 m reach, 5 kg payload', { dof: 'six' });
     expect(review.plan).toMatchObject({ kind: 'robot_description', robot_type: 'arm', dimensions: { dof: 6, reach_m: 0.9, payload_kg: 5 } });
-    const { bytes } = await publishAndBuy(review.id);
+    const { bytes, job } = await publishAndBuy(review.id);
     const files = unzipSync(bytes);
     expect(Object.keys(files).sort()).toEqual(['README.md', 'manifest.json', 'robot.urdf']);
     expect(validateUrdf(strFromU8(files['robot.urdf']))).toMatchObject({ root: 'base_link', movable_joints: 8 });
+    // Published through the same inspection as any upload; not a ROS package (no package.xml), so it does not claim ROS (issue 40).
+    const listing = (await t.request('GET', `/v1/models/${job.listing.id}`, { key: buyer.key })).body;
+    expect(listing).toMatchObject({ ros_compatible: false, frameworks: ['urdf'], inspection: { format: 'zip', entries: 3 } });
   });
 
   test('credits: each job spent one; GET lists own jobs newest first in pages', async () => {

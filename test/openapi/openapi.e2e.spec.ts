@@ -6,6 +6,7 @@ import { createJob, getJob, grantCredits, jobAction, waitForStage } from '../fac
 import { Response, startTestApp, TestApp } from '../support/app';
 import { eventually } from '../support/eventually';
 import { routesOf } from '../support/routes';
+import { mcapFile } from '../support/asset-files';
 
 /** Fastify's /v1/listings/:idOrSlug is OpenAPI's /v1/listings/{idOrSlug}. */
 const openApiPath = (path: string) => path.replace(/:([A-Za-z_]+)/g, '{$1}');
@@ -216,10 +217,11 @@ describe('OpenAPI document (issue 15)', () => {
     const dataset = await t.request('POST', '/v1/datasets', { key, body: { title: 'Bin picking runs', type: 'telemetry' } });
     expect(dataset.status).toBe(201);
     expectDocumented('POST', '/v1/datasets', dataset);
-    const shard = await t.request('POST', `/v1/datasets/${dataset.body.id}/shards`, { key, body: { name: 'part-0001.mcap', size: 4 } });
+    const recording = mcapFile();
+    const shard = await t.request('POST', `/v1/datasets/${dataset.body.id}/shards`, { key, body: { name: 'part-0001.mcap', size: recording.length } });
     expect(shard.status).toBe(200);
     expectDocumented('POST', '/v1/datasets/{idOrSlug}/shards', shard);
-    await t.storage('PUT', shard.body.upload_url, { payload: 'mcap' });
+    await t.storage('PUT', shard.body.upload_url, { payload: recording });
     expectDocumented('GET', '/v1/datasets/{idOrSlug}/shards', await t.request('GET', `/v1/datasets/${dataset.body.id}/shards`, { key }));
     const published = await t.request('POST', `/v1/datasets/${dataset.body.id}/publish`, { key });
     expect(published.status).toBe(200);

@@ -1,4 +1,4 @@
-import { modelBody, upload } from '../catalog/catalog-client';
+import { modelBody, modelBytes, upload } from '../catalog/catalog-client';
 import { openCheckout, pathOf, PAYS } from '../commerce/commerce-client';
 import { ADMIN_TOKEN, Response, startTestApp, TestApp } from '../support/app';
 
@@ -97,7 +97,7 @@ describe('HTTP behaviour shared by every route', () => {
 
     it('a listing refused for a NUL in its title claims no slug', async () => {
       const { key } = await t.accountWithKey();
-      const grant = await upload(t, key, 'policy.onnx', 'bytes');
+      const grant = await upload(t, key, 'policy.onnx', modelBytes('bytes'));
       const before = await eventCount();
       const bad = await t.request('POST', '/v1/models', { key, body: modelBody(grant, { title: 'Nul\u0000 Policy' }) });
       expectError(bad, 400, 'validation_failed');
@@ -131,7 +131,7 @@ describe('HTTP behaviour shared by every route', () => {
     let checkoutPath: string;
     beforeAll(async () => {
       const seller = await t.accountWithKey();
-      const grant = await upload(t, seller.key, 'policy.onnx', 'bytes');
+      const grant = await upload(t, seller.key, 'policy.onnx', modelBytes('bytes'));
       const model = await t.request('POST', '/v1/models', { key: seller.key, body: modelBody(grant, { title: 'Checkout Page Policy', price_cents: 500 }) });
       expect(model.status).toBe(201);
       const buyer = await t.accountWithKey();

@@ -6,6 +6,7 @@ import { modelBody } from '../catalog/catalog-client';
 import { startTestApp, TestApp } from '../support/app';
 import { recordedOfType } from '../support/events';
 import { startS3Server, S3TestServer } from './s3-server';
+import { onnxModel } from '../support/asset-files';
 
 /**
  * A TCP relay in front of the S3 server that can be stopped and started again on the same
@@ -90,7 +91,8 @@ describe('object storage stopped mid-upload and mid-publish (issue 28)', () => {
 
   /** Bytes of their own per file: bytes frozen before are not copied again. */
   const grantAndPut = async (fileName: string) => {
-    const bytes = `bytes of ${fileName}`;
+    // A real model (published files are inspected, issue 40) of its own.
+    const bytes = onnxModel({ producer: `bytes of ${fileName}` });
     const grant = await t.request('POST', '/v1/uploads', { key: seller.key, body: { file_name: fileName, file_size: bytes.length } });
     expect(grant.status).toBe(200);
     expect((await t.storage('PUT', grant.body.upload_url, { payload: bytes })).status).toBe(200);

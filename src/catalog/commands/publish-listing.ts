@@ -7,6 +7,8 @@ import type { ListingKind, PublishedFile } from '../events';
 import type { ListingCommand, ListingState } from '../listing.decider';
 import { ListingStore } from '../listing-store';
 import { preparePublication } from '../publish-validation';
+import { problemsOf } from '../published-files';
+import { SETTINGS, Settings } from '../../config/settings';
 
 /** Idempotent: publishing a published listing changes nothing and answers the same. */
 export class PublishListingCommand extends Command<ListingState> {
@@ -20,6 +22,7 @@ export class PublishListingHandler implements ICommandHandler<PublishListingComm
   constructor(
     @Inject(BLOB_STORE) private readonly blobs: BlobStore,
     private readonly listings: ListingStore,
+    @Inject(SETTINGS) private readonly settings: Settings,
   ) {}
 
   async execute({ auth, idOrSlug, kind }: PublishListingCommand): Promise<ListingState> {
@@ -31,12 +34,12 @@ export class PublishListingHandler implements ICommandHandler<PublishListingComm
       if (state?.account_id !== auth.accountId || state.status === 'published') return publish([]);
       try {
         // The checks and the freezing of the files read storage: done here, made afresh on a retry.
-        return publish(await preparePublication(state, this.blobs));
+        return publish(await preparePublication(state, this.blobs, this.settings.inspection));
       } catch (error) {
         if (!(error instanceof ApiError) || error.status >= 500) throw error;
         // Refused by its checks: the listing shows why (validation_status failed) until a publish passes.
         refused = error;
-        return { type: 'RecordPublishFailure', account_id: auth.accountId, problems: [{ code: error.code, message: error.message }], now: new Date().toISOString() };
+        return { type: 'RecordPublishFailure', account_id: auth.accountId, problems: problemsOf(error), now: new Date().toISOString() };
       }
     });
     if (refused) throw refused;

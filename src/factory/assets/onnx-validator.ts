@@ -1,26 +1,31 @@
 import * as ort from 'onnxruntime-web';
+import { DEFAULT_LIMITS, Inspection, InspectionError } from '../../inspection/inspection';
+import { inspectOnnx } from '../../inspection/formats/onnx';
+import { RangedFile } from '../../inspection/ranged-file';
 import { check } from './invalid-artifact';
 import type { PolicyPlan } from './plan';
 
-// One thread: the WebAssembly build would otherwise spawn workers per session, and a
-// validation of a small MLP gains nothing from them on a shared machine.
-ort.env.wasm.numThreads = 1;
 
 /**
- * Loads the model in onnxruntime (WebAssembly build: it installs from npm with no native
- * download) and runs it on a sample batch of two observations: the names and shapes must
+ * Inspects the model as every published .onnx is inspected (which loads it in onnxruntime,
+ * WebAssembly build), checks its input and output are the plan's, and runs it on a sample batch of two observations: the names and shapes must
  * be the plan's and every action finite. A model that only looks right fails here.
  */
 export async function validatePolicyModel(bytes: Uint8Array, plan: PolicyPlan): Promise<void> {
-  let session: ort.InferenceSession;
+  // The format's own check first: the ONNX inspector every published .onnx goes through (it loads the model in onnxruntime too).
+  let inspection: Inspection;
   try {
-    session = await ort.InferenceSession.create(bytes);
+    inspection = await inspectOnnx(RangedFile.ofBytes('policy.onnx', bytes, DEFAULT_LIMITS));
   } catch (error) {
-    check(false, `the ONNX model does not load: ${(error as Error).message}`);
+    if (error instanceof InspectionError) check(false, `the ONNX model does not load: ${error.message}`);
+    throw error;
   }
+  const inputs = (inspection.inputs as { name: string }[]).map((i) => i.name);
+  const outputs = (inspection.outputs as { name: string }[]).map((o) => o.name);
+  check(inputs.length === 1 && inputs[0] === plan.observation.tensor, `the model's input is ${inputs.join(', ')}, not ${plan.observation.tensor}`);
+  check(outputs.length === 1 && outputs[0] === plan.action.tensor, `the model's output is ${outputs.join(', ')}, not ${plan.action.tensor}`);
+  const session = await ort.InferenceSession.create(bytes);
   try {
-    check(session.inputNames.length === 1 && session.inputNames[0] === plan.observation.tensor, `the model's input is ${session.inputNames.join(', ')}, not ${plan.observation.tensor}`);
-    check(session.outputNames.length === 1 && session.outputNames[0] === plan.action.tensor, `the model's output is ${session.outputNames.join(', ')}, not ${plan.action.tensor}`);
     const batch = 2;
     const sample = new Float32Array(batch * plan.observation.size).map((_, i) => Math.sin(i + 1));
     const result = await session.run({ [plan.observation.tensor]: new ort.Tensor('float32', sample, [batch, plan.observation.size]) });

@@ -1,8 +1,8 @@
-import { XMLParser, XMLValidator } from 'fast-xml-parser';
+import { InspectionError } from '../../inspection/inspection';
+import { readUrdf } from '../../inspection/formats/robot-xml';
 import { check } from './invalid-artifact';
 
 const MOVING = ['revolute', 'continuous', 'prismatic', 'floating', 'planar'];
-const JOINT_TYPES = [...MOVING, 'fixed'];
 const LIMITED = ['revolute', 'prismatic'];
 
 export interface UrdfSummary {
@@ -13,14 +13,6 @@ export interface UrdfSummary {
   movable_joints: number;
   total_mass_kg: number;
 }
-
-const parser = new XMLParser({
-  ignoreAttributes: false,
-  attributeNamePrefix: '',
-  parseAttributeValue: false,
-  // Elements only: <parent link="..."/> has an attribute of the same name as <link>.
-  isArray: (name, _path, _leaf, isAttribute) => !isAttribute && ['link', 'joint', 'visual', 'collision'].includes(name),
-});
 
 const numbers = (text: unknown, count: number, what: string): number[] => {
   const values = String(text ?? '').trim().split(/\s+/).map(Number);
@@ -61,26 +53,27 @@ function checkInertia(inertia: any, what: string): void {
 }
 
 /**
- * Parses robot.urdf with fast-xml-parser and checks what a simulator needs: links with
- * positive masses, positive-definite inertia and visual and collision geometry; joints of
- * known types between existing links with a non-zero axis and sane limits; and a single
- * tree (one root, every other link the child of exactly one joint, all reachable).
+ * A generated robot.urdf: its structure is checked by the URDF inspector every published
+ * .urdf goes through (src/inspection, one validator per format: well-formed XML with no
+ * entities, named links, joints of known types between existing links, one tree); a
+ * generated robot must also be physically plausible for a simulator: links with positive
+ * masses, positive-definite inertia and visual and collision geometry; moving joints with
+ * a non-zero axis, limited ones with sane limits.
  */
 export function validateUrdf(xml: string): UrdfSummary {
-  const wellFormed = XMLValidator.validate(xml);
-  check(wellFormed === true, `robot.urdf is not well-formed XML: ${wellFormed === true ? '' : wellFormed.err.msg}`);
-  const robot = parser.parse(xml).robot;
-  check(robot && typeof robot.name === 'string' && robot.name, 'robot.urdf has no <robot name="...">');
+  let read: ReturnType<typeof readUrdf>;
+  try {
+    read = readUrdf(xml);
+  } catch (error) {
+    if (error instanceof InspectionError) check(false, `robot.urdf: ${error.message}`);
+    throw error;
+  }
+  const { summary, robot } = read;
   const links: any[] = robot.link ?? [];
   const joints: any[] = robot.joint ?? [];
-  check(links.length > 0, 'robot.urdf has no links');
-
-  const names = new Set<string>();
   let totalMass = 0;
   for (const link of links) {
     const name = link.name;
-    check(typeof name === 'string' && name && !names.has(name), `link name "${name}" is missing or repeated`);
-    names.add(name);
     check(link.inertial, `link ${name} has no inertial`);
     totalMass += positive(link.inertial.mass?.value, `link ${name} mass`);
     checkInertia(link.inertial.inertia, `link ${name}`);
@@ -89,23 +82,8 @@ export function validateUrdf(xml: string): UrdfSummary {
     link.visual.forEach((v: any) => checkGeometry(v, `link ${name} visual`));
     link.collision.forEach((c: any) => checkGeometry(c, `link ${name} collision`));
   }
-
-  const parentOf = new Map<string, string>();
-  const children = new Map<string, string[]>();
-  const jointNames = new Set<string>();
   for (const joint of joints) {
     const name = joint.name;
-    check(typeof name === 'string' && name && !jointNames.has(name), `joint name "${name}" is missing or repeated`);
-    jointNames.add(name);
-    check(JOINT_TYPES.includes(joint.type), `joint ${name} has unknown type "${joint.type}"`);
-    const parent = joint.parent?.link;
-    const child = joint.child?.link;
-    check(names.has(parent), `joint ${name} names parent link "${parent}", which does not exist`);
-    check(names.has(child), `joint ${name} names child link "${child}", which does not exist`);
-    check(parent !== child, `joint ${name} joins link ${parent} to itself`);
-    check(!parentOf.has(child), `link ${child} is the child of more than one joint`);
-    parentOf.set(child, parent);
-    children.set(parent, [...(children.get(parent) ?? []), child]);
     if (joint.origin?.xyz !== undefined) numbers(joint.origin.xyz, 3, `joint ${name} origin`);
     if (MOVING.includes(joint.type)) {
       const axis = numbers(joint.axis?.xyz ?? '1 0 0', 3, `joint ${name} axis`);
@@ -121,23 +99,11 @@ export function validateUrdf(xml: string): UrdfSummary {
       positive(limit.velocity, `joint ${name} velocity limit`);
     }
   }
-
-  const roots = [...names].filter((n) => !parentOf.has(n));
-  check(roots.length === 1, `the links form ${roots.length} trees (roots: ${roots.join(', ') || 'none'}), not one`);
-  const reached = new Set<string>();
-  const queue = [roots[0]];
-  while (queue.length) {
-    const link = queue.shift()!;
-    reached.add(link);
-    for (const child of children.get(link) ?? []) if (!reached.has(child)) queue.push(child);
-  }
-  check(reached.size === names.size, `links ${[...names].filter((n) => !reached.has(n)).join(', ')} are not connected to ${roots[0]} (a cycle)`);
-
   return {
-    robot: robot.name,
-    root: roots[0],
-    links: links.length,
-    joints: joints.length,
+    robot: summary.robot,
+    root: summary.root,
+    links: summary.links,
+    joints: summary.joints,
     movable_joints: joints.filter((j) => MOVING.includes(j.type)).length,
     total_mass_kg: Math.round(totalMass * 1000) / 1000,
   };

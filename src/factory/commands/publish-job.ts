@@ -36,10 +36,12 @@ export class PublishGenerationJobHandler implements ICommandHandler<PublishGener
       version: '0.1.0',
       price: { amount: priceCents, currency: CURRENCY },
       tags: draft.tags,
-      frameworks: artifact.file_name.endsWith('.onnx') ? ['onnx'] : ['urdf', 'ros'],
+      frameworks: artifact.file_name.endsWith('.onnx') ? ['onnx'] : ['urdf'],
       hardware: [],
       sensors: [],
-      ros_compatible: !artifact.file_name.endsWith('.onnx'),
+      // The robot package holds robot.urdf, manifest.json and a README, not a ROS package
+      // (no package.xml, CMakeLists.txt or launch file): it does not claim ROS (issue 40 item 6).
+      ros_compatible: false,
       jetson_compatible: false,
       isaac_sim_compatible: false,
       file: { name: artifact.file_name, size: artifact.size, extension: artifact.file_name.slice(artifact.file_name.lastIndexOf('.')), storage_path: artifact.storage_path },
