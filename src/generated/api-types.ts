@@ -967,7 +967,7 @@ export interface components {
          *     }
          */
         ErrorEnvelope: {
-            /** @description Some codes attach more fields (scope_required: scope, scopes; purchase_required: the price; unsupported_parameter: param; idempotency_key_reused: differs; validation_failed: errors). */
+            /** @description Some codes attach more fields (scope_required: scope, scopes; purchase_required: the price; unsupported_parameter: param; idempotency_key_reused: differs; validation_failed: errors, and for a publish whose files failed inspection validation_errors, one { code, message } a file). */
             error: {
                 /**
                  * @description Stable; one of invalid_request, validation_failed, invalid_storage_path, file_not_found, price_too_low, missing_credentials, invalid_key, payment_required, purchase_required, scope_required, forbidden, not_found, model_not_found, unsupported_parameter, conflict, idempotency_key_reused, idempotency_key_in_use, method_not_allowed, request_timeout, payload_too_large, uri_too_long, unsupported_media_type, headers_too_large, rate_limited, service_unavailable, internal_error.
@@ -1092,6 +1092,52 @@ export interface components {
                 extension: string;
                 sha256: string | null;
             } | null;
+            /**
+             * @description What the format's own reader found in the published file (a dataset: each shard's), readable before purchase; null before the first publish and for listings published before files were inspected.
+             * @example {
+             *       "format": "onnx",
+             *       "ir_version": 8,
+             *       "opset": 13,
+             *       "producer": "pytorch 2.4",
+             *       "inputs": [
+             *         {
+             *           "name": "obs",
+             *           "elem_type": "float",
+             *           "shape": [
+             *             "batch",
+             *             4
+             *           ]
+             *         }
+             *       ],
+             *       "outputs": [
+             *         {
+             *           "name": "action",
+             *           "elem_type": "float",
+             *           "shape": [
+             *             "batch",
+             *             2
+             *           ]
+             *         }
+             *       ],
+             *       "parameters": 74,
+             *       "onnxruntime": "loads"
+             *     }
+             */
+            inspection: ({
+                /**
+                 * @example onnx
+                 * @example safetensors
+                 * @example pytorch
+                 * @example urdf
+                 * @example zip
+                 * @example mcap
+                 * @example dataset
+                 * @example opaque
+                 */
+                format: string;
+            } & {
+                [key: string]: unknown;
+            }) | null;
             downloads: number;
             featured: boolean;
             author: {
