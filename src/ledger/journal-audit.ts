@@ -10,7 +10,7 @@ import { toPosting, JOURNAL_READ_MODEL } from './journal-queries';
 import { foldLedgers } from './ledger-audit';
 
 export interface JournalProblem {
-  check: 'journal_differs' | 'unbalanced_event' | 'payable_differs' | 'payout_in_transit_too_long' | 'sale_missing' | 'refund_missing' | 'duplicate_not_refunded';
+  check: 'journal_differs' | 'unbalanced_event' | 'negative_posting' | 'payable_differs' | 'payout_in_transit_too_long' | 'sale_missing' | 'refund_missing' | 'duplicate_not_refunded';
   message: string;
 }
 
@@ -108,6 +108,10 @@ export class JournalAudit {
   }
 
   private balanced(stored: StoredPosting[], report: (p: JournalProblem) => void): void {
+    // A posting moves money one way: a negative debit is a credit booked on the wrong side (issue 38, defect 3).
+    for (const p of stored) {
+      if (p.debit_cents < 0 || p.credit_cents < 0) report({ check: 'negative_posting', message: `posting ${p.posting_id} (event ${p.event_id}) posts a negative amount to ${p.account}: debit ${p.debit_cents}, credit ${p.credit_cents}` });
+    }
     const sums = new Map<string, number>();
     for (const p of stored) sums.set(`${p.event_id}|${p.currency}`, (sums.get(`${p.event_id}|${p.currency}`) ?? 0) + p.debit_cents - p.credit_cents);
     for (const [key, sum] of sums) {

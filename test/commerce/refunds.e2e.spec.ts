@@ -115,6 +115,31 @@ describe('refunds (svc purchases refund) and what a purchase tells the seller', 
     expect(reconciled.amount_mismatches).toEqual([]);
   });
 
+  // Issue 38, defect 3: each part's fee rounded on its own gave 29 three-cent parts no fee and
+  // the rest (13 cents) the whole 15 of it: a refund line netting +2 and a negative debit to
+  // the creator's payable. The fee returned so far is the fee on the total refunded so far.
+  it('returns the fee cumulatively: 29 parts of 3 cents then the rest of a 100-cent sale never net positive nor post a negative amount', async () => {
+    const model = await publishModel(t, seller.key, { title: 'Refunded by the cent', price_cents: 100 });
+    const purchase = await purchaseOf((await buy(t, buyer.key, model.id)).id);
+    for (let i = 0; i < 29; i++) {
+      const part = await t.admin('POST', `/admin/purchases/${purchase.id}/refund`, { amount_cents: 3 });
+      expect(part.status).toBe(200);
+    }
+    expect((await t.admin('POST', `/admin/purchases/${purchase.id}/refund`)).status).toBe(200);
+    const items = (await t.request('GET', '/v1/balance_transactions?limit=200', { key: seller.key })).body.items.filter((i: any) => i.source.purchase_id === purchase.id);
+    const refunds = items.filter((i: any) => i.type === 'refund');
+    expect(refunds).toHaveLength(30);
+    for (const r of refunds) expect(r.net_cents).toBeLessThanOrEqual(0);
+    expect(refunds.reduce((s: number, r: any) => s + r.fee_cents, 0)).toBe(-15);
+    expect(refunds.reduce((s: number, r: any) => s + r.amount_cents, 0)).toBe(-100);
+    // The rest: 13 cents, of the fee 15 - round(15 x 87 / 100) = 2.
+    expect([refunds[0].amount_cents, refunds[0].fee_cents, refunds[0].net_cents]).toEqual([-13, -2, -11]);
+    const negative = await t.db.query(`SELECT posting_id FROM journal_postings WHERE debit_cents < 0 OR credit_cents < 0`);
+    expect(negative.rows).toEqual([]);
+    const verified = await svc('ledger', 'verify', '--mode', 'test', '--json');
+    expect([verified.code, JSON.parse(verified.stdout).journal.problems]).toEqual([0, []]);
+  });
+
   it('records one refund when the same purchase is refunded concurrently', async () => {
     const model = await publishModel(t, seller.key, { title: 'Raced refund', price_cents: 1200 });
     const purchase = await purchaseOf((await buy(t, buyer.key, model.id)).id);
