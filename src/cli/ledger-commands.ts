@@ -45,7 +45,7 @@ export const LEDGER_COMMANDS: Record<string, CliCommand> = {
         table(r.accounts, ['account', 'currency', 'debits_cents', 'credits_cents', 'balance_cents']),
         ...r.currency_totals.map((t: any) => `total ${t.currency}: debits ${t.debits_cents}, credits ${t.credits_cents}${t.debits_cents === t.credits_cents ? ' (balanced)' : ' (NOT BALANCED)'}`),
       ].join('\n'),
-    failure: (r) => (r.balanced ? undefined : new CliError(`the journal does not balance: ${describeUnbalanced(r.unbalanced_events)}`, 'ledger_unbalanced')),
+    failure: (r) => (r.balanced ? undefined : new CliError(`the journal does not balance: ${describeUnbalanced(r.unbalanced_events, r.totals_differ ?? [])}`, 'ledger_unbalanced')),
   },
   'ledger parked': {
     usage: 'ledger parked --mode test|live',
@@ -130,8 +130,17 @@ function describeItem(i: { kind: string; processor_id: string | null; currency: 
   return `${i.kind} ${i.processor_id ?? '(no processor id)'}: ledger ${side(i.ledger_cents)}, processor ${side(i.processor_cents)} ${i.currency}${i.event_ids.length ? ` (events ${i.event_ids.join(', ')})` : ''}`;
 }
 
-function describeUnbalanced(events: { event_id: string; event_type: string; currency: string; debits_cents: number; credits_cents: number }[]): string {
-  return events.map((e) => `event ${e.event_id} (${e.event_type}) posts ${e.debits_cents} debit and ${e.credits_cents} credit ${e.currency}`).join('; ');
+function describeUnbalanced(
+  events: { event_id: string; event_type: string; currency: string; debits_cents: number; credits_cents: number }[],
+  totals: { account: string; currency: string; postings_debits_cents: number; postings_credits_cents: number; running_debits_cents: number; running_credits_cents: number }[],
+): string {
+  return [
+    ...events.map((e) => `event ${e.event_id} (${e.event_type}) posts ${e.debits_cents} debit and ${e.credits_cents} credit ${e.currency}`),
+    ...totals.map(
+      (d) =>
+        `account ${d.account} (${d.currency}) has running totals ${d.running_debits_cents} debit and ${d.running_credits_cents} credit but its postings add up to ${d.postings_debits_cents} and ${d.postings_credits_cents}`,
+    ),
+  ].join('; ');
 }
 
 function describeDifference(d: { account_id: string; mode: string; transaction_id: string | null; field: string; expected: unknown; actual: unknown }): string {

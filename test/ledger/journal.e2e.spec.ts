@@ -142,7 +142,7 @@ describe('the journal: GET /v1/balance, svc ledger trial-balance and journal', (
     const ok = await svc('ledger', 'trial-balance', '--mode', 'test', '--json');
     expect(ok.code).toBe(0);
     const report = JSON.parse(ok.stdout);
-    expect(Object.keys(report)).toEqual(['mode', 'as_of', 'currency_totals', 'accounts', 'balanced', 'unbalanced_events']);
+    expect(Object.keys(report)).toEqual(['mode', 'as_of', 'currency_totals', 'accounts', 'balanced', 'unbalanced_events', 'totals_differ']);
     const text = await svc('ledger', 'trial-balance', '--mode', 'test');
     expect(text.stdout).toMatch(/processor:clearing\s+usd/);
     expect(text.stdout).toMatch(/total usd: debits (\d+), credits \1 \(balanced\)/);
@@ -155,6 +155,29 @@ describe('the journal: GET /v1/balance, svc ledger trial-balance and journal', (
     expect(bad.code).toBe(1);
     expect(JSON.parse(bad.stdout)).toMatchObject({ balanced: false, unbalanced_events: [expect.objectContaining({ event_id: rows[0].event_id })] });
     expect(JSON.parse(bad.stderr).error).toEqual({ code: 'ledger_unbalanced', message: expect.stringContaining(`event ${rows[0].event_id}`) });
+    await t.app.get(ProjectionRunner).rebuild(['journal']);
+    expect((await svc('ledger', 'trial-balance', '--mode', 'test')).code).toBe(0);
+  });
+
+  // Issue 38, defect 4: without --as-of the trial balance read only the running totals, so a
+  // posting changed in the database (the totals left alone) still said balanced.
+  it('svc ledger trial-balance re-adds the postings: a posting changed alone, or the running totals changed alone, exits 1 naming it', async () => {
+    const { rows } = await t.db.query(`SELECT posting_id, event_id, account FROM journal_postings WHERE mode = 'test' AND account = 'platform:fee_revenue' LIMIT 1`);
+    await t.db.query('UPDATE journal_postings SET credit_cents = credit_cents + 1 WHERE posting_id = $1', [rows[0].posting_id]);
+    const posting = await svc('ledger', 'trial-balance', '--mode', 'test', '--json');
+    expect(posting.code).toBe(1);
+    const report = JSON.parse(posting.stdout);
+    expect(report).toMatchObject({ balanced: false, unbalanced_events: [expect.objectContaining({ event_id: rows[0].event_id })] });
+    expect(report.totals_differ).toEqual([expect.objectContaining({ account: 'platform:fee_revenue', currency: 'usd' })]);
+    expect(report.totals_differ[0].postings_credits_cents - report.totals_differ[0].running_credits_cents).toBe(1);
+    await t.app.get(ProjectionRunner).rebuild(['journal']);
+    expect((await svc('ledger', 'trial-balance', '--mode', 'test')).code).toBe(0);
+
+    await t.db.query(`UPDATE journal_accounts SET debits_cents = debits_cents + 7, credits_cents = credits_cents + 7 WHERE mode = 'test' AND account = 'processor:clearing'`);
+    const totals = await svc('ledger', 'trial-balance', '--mode', 'test', '--json');
+    expect(totals.code).toBe(1);
+    expect(JSON.parse(totals.stdout)).toMatchObject({ balanced: false, totals_differ: [expect.objectContaining({ account: 'processor:clearing' })] });
+    expect(JSON.parse(totals.stderr).error).toEqual({ code: 'ledger_unbalanced', message: expect.stringContaining('processor:clearing') });
     await t.app.get(ProjectionRunner).rebuild(['journal']);
     expect((await svc('ledger', 'trial-balance', '--mode', 'test')).code).toBe(0);
   });

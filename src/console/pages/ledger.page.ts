@@ -147,7 +147,8 @@ ${revenue}`;
           .filter((t) => t.debits_cents !== t.credits_cents)
           .map((t) => html`In ${t.currency.toUpperCase()}, debits ${money(t.debits_cents, t.currency)} and credits ${money(t.credits_cents, t.currency)} differ by ${money(t.debits_cents - t.credits_cents, t.currency)}. `)}
 The read model was changed or a posting rule is wrong: keep this page, rebuild the journal read model, and look again.</p>
-${tb.unbalanced_events.length ? html`<p>The events whose postings do not balance:</p><ul>${tb.unbalanced_events.map((e) => html`<li><code>${e.event_id}</code> (${e.event_type}, position ${e.position}): debits ${money(e.debits_cents, e.currency)}, credits ${money(e.credits_cents, e.currency)}</li>`)}</ul>` : ''}</div>`;
+${tb.unbalanced_events.length ? html`<p>The events whose postings do not balance:</p><ul>${tb.unbalanced_events.map((e) => html`<li><code>${e.event_id}</code> (${e.event_type}, position ${e.position}): debits ${money(e.debits_cents, e.currency)}, credits ${money(e.credits_cents, e.currency)}</li>`)}</ul>` : ''}
+${tb.totals_differ.length ? html`<p>The accounts whose running totals are not the sum of their postings:</p><ul>${tb.totals_differ.map((d) => html`<li><code>${d.account}</code>: running debits ${money(d.running_debits_cents, d.currency)} and credits ${money(d.running_credits_cents, d.currency)}, postings ${money(d.postings_debits_cents, d.currency)} and ${money(d.postings_credits_cents, d.currency)}</li>`)}</ul>` : ''}</div>`;
     return html`<p class="muted">${tb.mode} mode, as of ${instant(tb.as_of)}${past ? ' (postings recorded by then)' : ' (now)'}.</p>
 ${status}
 <table class="panel" data-accounts="${tb.accounts.length}"><caption class="visually-hidden">Every account of the journal</caption>
