@@ -1133,6 +1133,8 @@ export interface components {
              * @description ISO 8601 UTC with milliseconds
              */
             created_at: string;
+            /** @description What went back to the buyer so far; the purchase stays paid until all of it has. */
+            amount_refunded_cents: number;
         };
         BalanceTransaction: {
             id: string;

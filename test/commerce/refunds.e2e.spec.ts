@@ -33,8 +33,9 @@ describe('refunds (svc purchases refund) and what a purchase tells the seller', 
 
     const res = await svc('purchases', 'refund', purchase.id, '--json');
     expect(res.code).toBe(0);
-    expect(JSON.parse(res.stdout)).toEqual({ ...purchase, status: 'refunded' });
-    expect(await purchaseOf(session.id)).toEqual({ ...purchase, status: 'refunded' });
+    expect(purchase.amount_refunded_cents).toBe(0);
+    expect(JSON.parse(res.stdout)).toEqual({ ...purchase, amount_refunded_cents: 2000, status: 'refunded' });
+    expect(await purchaseOf(session.id)).toEqual({ ...purchase, amount_refunded_cents: 2000, status: 'refunded' });
     expect((await t.request('POST', `/v1/models/${model.id}/download`, { key: buyer.key })).status).toBe(402);
 
     const balance = (await t.request('GET', '/v1/balance_transactions', { key: seller.key })).body;
@@ -145,10 +146,38 @@ describe('refunds (svc purchases refund) and what a purchase tells the seller', 
     const purchase = await purchaseOf((await buy(t, buyer.key, model.id)).id);
     const answers = await Promise.all(Array.from({ length: 20 }, () => t.admin('POST', `/admin/purchases/${purchase.id}/refund`)));
     // Only the refund that was recorded answers 200; every other one learns it came too late.
-    expect(answers.filter((a) => a.status === 200).map((a) => a.body)).toEqual([{ ...purchase, status: 'refunded' }]);
+    expect(answers.filter((a) => a.status === 200).map((a) => a.body)).toEqual([{ ...purchase, amount_refunded_cents: 1200, status: 'refunded' }]);
     for (const a of answers.filter((x) => x.status !== 200)) expect([a.status, a.body.error.code]).toEqual([400, 'already_refunded']);
     expect((await eventsOfType(t, 'PurchaseRefunded')).filter((e) => e.data.purchase_id === purchase.id)).toHaveLength(1);
     expect((await eventsOfType(t, 'RefundRecorded')).filter((e) => e.data.purchase_id === purchase.id)).toHaveLength(1);
+  });
+
+  // Issue 38, defect 6: 20 concurrent refunds of 300 on a 1,000 purchase all answered 200
+  // while 600 was refunded: requests that read the same state shared one processor refund.
+  it('answers 2xx only for a partial refund that happened: 20 concurrent refunds of 300 of 1,000', async () => {
+    const model = await publishModel(t, seller.key, { title: 'Raced parts', price_cents: 1000 });
+    const session = await buy(t, buyer.key, model.id);
+    const purchase = await purchaseOf(session.id);
+    const answers = await Promise.all(Array.from({ length: 20 }, () => t.admin('POST', `/admin/purchases/${purchase.id}/refund`, { amount_cents: 300 })));
+    const ok = answers.filter((a) => a.status === 200);
+    // Refused: raced at the processor (409), or read after the others were recorded (400 naming what is left).
+    for (const a of answers.filter((x) => x.status !== 200)) {
+      expect([[409, 'refund_exceeds_remaining'], [400, 'validation_failed']]).toContainEqual([a.status, a.body.error.code]);
+    }
+    expect(ok.length).toBeGreaterThanOrEqual(1);
+    expect(ok.length).toBeLessThanOrEqual(3);
+    const refunded = 300 * ok.length;
+    const payment = (await eventsOfType(t, 'PurchaseCompleted')).find((e) => e.data.purchase_id === purchase.id)!.data.payment_reference;
+    const atProcessor = await t.db.query<{ sum: string }>(`SELECT COALESCE(sum(amount_cents), 0) AS sum FROM sandbox_processor_records WHERE kind = 'refund' AND payment_id = $1`, [payment]);
+    expect(Number(atProcessor.rows[0].sum)).toBe(refunded);
+    const lines = (await t.request('GET', '/v1/balance_transactions?limit=200', { key: seller.key })).body.items.filter((i: any) => i.type === 'refund' && i.source.purchase_id === purchase.id);
+    expect(lines.reduce((sum: number, l: any) => sum - l.amount_cents, 0)).toBe(refunded);
+    // Both views of the purchase show what went back; it stays paid until all of it has.
+    expect(await purchaseOf(session.id)).toEqual({ ...purchase, amount_refunded_cents: refunded, status: 'paid' });
+    expect(ok.at(-1)!.body).toMatchObject({ id: purchase.id, status: 'paid' });
+    const rest = await t.admin('POST', `/admin/purchases/${purchase.id}/refund`);
+    expect(rest.body).toEqual({ ...purchase, amount_refunded_cents: 1000, status: 'refunded' });
+    expect(await purchaseOf(session.id)).toEqual({ ...purchase, amount_refunded_cents: 1000, status: 'refunded' });
   });
 
   it('sends listing.purchased to the seller with the purchase and the listing', async () => {
@@ -181,7 +210,7 @@ describe('refunds (svc purchases refund) and what a purchase tells the seller', 
       const purchase = (await t.request('GET', '/v1/purchases?limit=100', { key: buyerWithHooks.key })).body.items.find((p: any) => p.checkout_session_id === session.id);
       expect((await svc('purchases', 'refund', purchase.id)).code).toBe(0);
       const [event] = await eventually(() => receiver.events().length > 0 && receiver.events(), 15000, 'purchase.refunded');
-      expect(event).toMatchObject({ type: 'purchase.refunded', data: { purchase: { ...purchase, status: 'refunded' } } });
+      expect(event).toMatchObject({ type: 'purchase.refunded', data: { purchase: { ...purchase, amount_refunded_cents: 1500, status: 'refunded' } } });
       expect(buyerReceiver.received).toHaveLength(0);
     } finally {
       await receiver.close();

@@ -3,6 +3,7 @@ import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { EVENT_STORE, EventStore } from '../../event-store/event-store';
 import { PAYMENT_PROCESSOR, PaymentProcessor } from '../../payments/payment-processor';
 import { ApiError, Errors } from '../../platform/errors';
+import { newId } from '../../platform/ids';
 import type { Mode } from '../../platform/mode';
 import { ProjectionRunner } from '../../projection-runner/projection-runner';
 import { CheckoutErrors, completedPurchaseOf, purchaseOf } from '../checkout.decider';
@@ -92,18 +93,16 @@ export class RefundPurchaseHandler implements ICommandHandler<RefundPurchaseComm
     const refund = await this.processor.refund({
       mode: located.mode,
       paymentReference: completed.payment_reference,
-      // Retried by the operator or after a crash, the same refund; a part is named by what was refunded before it.
-      idempotencyKey: partial ? `refund-${purchaseId}-after-${refundedSoFar}-${amountCents}` : `refund-${purchaseId}`,
+      // A whole refund is one per purchase: retried, or raced, the same refund. Each part is a
+      // refund of its own (its own key), and the processor refuses parts beyond the payment, so
+      // requests that read the same state never share one refund (issue 38, defect 6).
+      idempotencyKey: partial ? `refund-${purchaseId}-part-${newId('rfq')}` : `refund-${purchaseId}`,
       ...(partial ? { amountCents } : {}),
     });
     if (!refund.settled) return purchaseOf(session)!;
     // Of whole refunds racing on one purchase, only the recorded one succeeds; the others throw already_refunded.
     if (!partial) return recordPurchaseFact(this.streams, this.fulfilment, located, { type: 'RecordRefund', processor_refund_id: refund.refundId });
-    return recordPurchaseFact(this.streams, this.fulfilment, located, {
-      type: 'RecordPartialRefund',
-      processor_refund_id: refund.refundId,
-      refunded_total_cents: refundedSoFar + amountCents,
-    });
+    return recordPurchaseFact(this.streams, this.fulfilment, located, { type: 'RecordPartialRefund', processor_refund_id: refund.refundId, amount_cents: refund.amountCents });
   }
 }
 

@@ -75,26 +75,43 @@ export class SandboxProcessor implements PaymentProcessor {
    * The payment back, or part of it: what is asked, at most what is not refunded yet (all of
    * that when no amount is asked). The fee stays with the processor, as Stripe's does.
    */
+  /**
+   * One transaction holding the payment's row: of refunds racing on one payment (several
+   * instances, each with its own idempotency key), each sees what the others refunded, so
+   * the payment is never refunded beyond its amount (issue 38, defect 6). A part larger than
+   * what is left is 409 refund_exceeds_remaining, as a concurrent refund took the rest.
+   */
   async refund(request: RefundRequest): Promise<ProcessorRefund> {
-    const { rows: charges } = await this.db.query<{ amount_cents: string; currency: string; mode: string; refunded: string }>(
-      `SELECT c.amount_cents, c.currency, c.mode,
-              (SELECT COALESCE(sum(r.amount_cents), 0) FROM sandbox_processor_records r WHERE r.payment_id = c.id AND r.kind = 'refund') AS refunded
-         FROM sandbox_processor_records c WHERE c.id = $1 AND c.kind = 'charge'`,
-      [request.paymentReference],
-    );
-    const charge = charges[0];
-    if (!charge || charge.mode !== request.mode) {
-      throw new ApiError(402, 'refund_failed', `The processor has no payment ${request.paymentReference} to refund.`);
-    }
-    const { rows: earlier } = await this.db.query<{ id: string }>('SELECT id FROM sandbox_processor_records WHERE idempotency_key = $1', [request.idempotencyKey]);
-    if (earlier[0]) return { refundId: earlier[0].id, settled: true };
-    const left = Number(charge.amount_cents) - Number(charge.refunded);
-    const amount = request.amountCents ?? left;
-    if (amount < 1 || amount > left) {
-      throw new ApiError(402, 'refund_failed', `The processor cannot refund ${amount} cents of payment ${request.paymentReference}: ${left} cents of it are not refunded.`);
-    }
-    const id = await this.once(request.idempotencyKey, 're', { mode: request.mode, kind: 'refund', amountCents: amount, currency: charge.currency, paymentId: request.paymentReference });
-    return { refundId: id, settled: true };
+    return this.db.transaction(async (tx) => {
+      const { rows: charges } = await tx.query<{ amount_cents: string; currency: string; mode: string }>(
+        `SELECT amount_cents, currency, mode FROM sandbox_processor_records WHERE id = $1 AND kind = 'charge' FOR UPDATE`,
+        [request.paymentReference],
+      );
+      const charge = charges[0];
+      if (!charge || charge.mode !== request.mode) {
+        throw new ApiError(402, 'refund_failed', `The processor has no payment ${request.paymentReference} to refund.`);
+      }
+      const { rows: earlier } = await tx.query<{ id: string; amount_cents: string }>('SELECT id, amount_cents FROM sandbox_processor_records WHERE idempotency_key = $1', [request.idempotencyKey]);
+      if (earlier[0]) return { refundId: earlier[0].id, settled: true, amountCents: Number(earlier[0].amount_cents) };
+      const { rows: refunded } = await tx.query<{ sum: string }>(
+        `SELECT COALESCE(sum(amount_cents), 0) AS sum FROM sandbox_processor_records WHERE payment_id = $1 AND kind = 'refund'`,
+        [request.paymentReference],
+      );
+      const left = Number(charge.amount_cents) - Number(refunded[0].sum);
+      const amount = request.amountCents ?? left;
+      if (amount > left && left > 0) {
+        throw new ApiError(409, 'refund_exceeds_remaining', `The processor cannot refund ${amount} cents of payment ${request.paymentReference}: only ${left} cents of it are not refunded (another refund took the rest).`);
+      }
+      if (amount < 1 || amount > left) {
+        throw new ApiError(402, 'refund_failed', `The processor cannot refund ${amount} cents of payment ${request.paymentReference}: ${left} cents of it are not refunded.`);
+      }
+      const id = newId('re');
+      await tx.query(
+        `INSERT INTO sandbox_processor_records (id, mode, kind, amount_cents, currency, payment_id, idempotency_key) VALUES ($1, $2, 'refund', $3, $4, $5, $6)`,
+        [id, request.mode, amount, charge.currency, request.paymentReference, request.idempotencyKey],
+      );
+      return { refundId: id, settled: true, amountCents: amount };
+    });
   }
 
   /**
