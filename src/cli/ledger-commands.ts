@@ -36,7 +36,7 @@ export const LEDGER_COMMANDS: Record<string, CliCommand> = {
   },
   'ledger trial-balance': {
     usage: 'ledger trial-balance --mode test|live [--as-of ISO_8601]',
-    examples: ['svc ledger trial-balance --mode live', 'svc ledger trial-balance --mode live --as-of 2026-09-30T23:59:59Z --json'],
+    examples: ['svc ledger trial-balance --mode live', 'svc ledger trial-balance --mode live --as-of 2026-10-01T00:00:00Z --json'],
     options: { mode: { type: 'string', required: true }, 'as-of': { type: 'string' } },
     run: (client, o) => client.request('GET', `/admin/ledger/trial-balance${query({ mode: o.mode, as_of: o['as-of'] })}`),
     print: (r) =>

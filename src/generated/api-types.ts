@@ -2954,7 +2954,7 @@ export interface operations {
     BalanceController_balance: {
         parameters: {
             query?: {
-                /** @description ISO 8601 instant: the books as they stood then (events recorded at or before it). A date alone is midnight UTC. */
+                /** @description ISO 8601 instant with its offset: the books as they stood then (events recorded strictly before it). A date alone is midnight UTC; a date-time without an offset is 400. */
                 as_of?: string;
             };
             header?: never;

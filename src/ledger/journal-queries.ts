@@ -127,7 +127,7 @@ export class JournalQueries {
 
   /**
    * Each of the creator's accounts at `asOf` (now when absent): the balance after its last
-   * posting recorded at or before that instant, one index lookup per account whatever the
+   * posting recorded strictly before that instant (the books' one cut-off, `cutoffParam`), one index lookup per account whatever the
    * history's length. A creator's postings all come from their ledger stream, whose events
    * are recorded in order, so the last by time is the last by position.
    */
@@ -141,7 +141,7 @@ export class JournalQueries {
              FROM unnest(${s.param(accounts)}::text[]) AS a(account)
              CROSS JOIN LATERAL (
                SELECT currency, balance_after_cents FROM journal_postings
-                WHERE ${s.where()} AND account = a.account AND recorded_at <= ${s.param(asOf.toISOString())}
+                WHERE ${s.where()} AND account = a.account AND recorded_at < ${s.param(asOf.toISOString())}
                 ORDER BY recorded_at DESC, position DESC LIMIT 1) p`,
           s.params,
         )
@@ -162,7 +162,7 @@ export class JournalQueries {
   }
 
   /**
-   * Every account's debits and credits, re-added from the postings (recorded at or before
+   * Every account's debits and credits, re-added from the postings (recorded strictly before
    * `asOf` when given), and the totals per currency. Without `asOf` the same statement reads
    * each account's running totals (journal_accounts) beside the sums, in one snapshot, and
    * names every account where they differ: the running totals are a cache of the postings,
@@ -174,7 +174,7 @@ export class JournalQueries {
     const { rows } = asOf
       ? await this.db.query(
           `SELECT account, currency, sum(debit_cents) AS debits_cents, sum(credit_cents) AS credits_cents
-             FROM journal_postings WHERE ${s.where()} AND recorded_at <= ${s.param(asOf.toISOString())} GROUP BY account, currency ORDER BY account, currency`,
+             FROM journal_postings WHERE ${s.where()} AND recorded_at < ${s.param(asOf.toISOString())} GROUP BY account, currency ORDER BY account, currency`,
           s.params,
         )
       : await this.db.query(
@@ -232,7 +232,7 @@ export class JournalQueries {
     const { rows } = await this.db.query(
       `SELECT event_id, min(event_type) AS event_type, min(position) AS position, currency,
               sum(debit_cents) AS debits_cents, sum(credit_cents) AS credits_cents
-         FROM journal_postings WHERE ${s.where()} AND (${upTo}::timestamptz IS NULL OR recorded_at <= ${upTo})
+         FROM journal_postings WHERE ${s.where()} AND (${upTo}::timestamptz IS NULL OR recorded_at < ${upTo})
         GROUP BY event_id, currency HAVING sum(debit_cents) <> sum(credit_cents) ORDER BY min(position) LIMIT 20`,
       s.params,
     );
