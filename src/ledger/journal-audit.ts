@@ -10,7 +10,7 @@ import { toPosting, JOURNAL_READ_MODEL } from './journal-queries';
 import { foldLedgers } from './ledger-audit';
 
 export interface JournalProblem {
-  check: 'journal_differs' | 'unbalanced_event' | 'negative_posting' | 'payable_differs' | 'payout_in_transit_too_long' | 'sale_missing' | 'refund_missing' | 'duplicate_not_refunded';
+  check: 'journal_differs' | 'unbalanced_event' | 'negative_posting' | 'payable_differs' | 'payout_in_transit_too_long' | 'sale_missing' | 'refund_missing' | 'duplicate_not_refunded' | 'fee_missing';
   message: string;
 }
 
@@ -119,11 +119,12 @@ export class JournalAudit {
     }
   }
 
-  /** Completeness across streams: what a payment, a refund and a duplicate payment must have led to, once given a minute. */
+  /** Completeness across streams: what a payment (its sale and its processor fee), a refund and a duplicate payment must have led to, once given a minute. */
   private complete(log: RecordedEvent[], now: Date, report: (p: JournalProblem) => void): void {
     const sold = new Set(log.filter((e) => e.type === 'SaleRecorded').map((e) => `${e.data.mode}|${e.data.purchase_id}`));
     const debited = new Set(log.filter((e) => e.type === 'RefundRecorded').map((e) => `${e.data.mode}|${e.data.purchase_id}`));
     const returned = new Set(log.filter((e) => e.type === 'DuplicatePaymentRefunded').map((e) => `${e.data.mode}|${e.data.session_id}`));
+    const charged = new Set(log.filter((e) => e.type === 'ProcessorFeeCharged').map((e) => `${e.data.mode}|${e.data.session_id}`));
     const old = (at: string) => now.getTime() - Date.parse(at) > CONSEQUENCE_GRACE_MS;
     for (const e of log) {
       const d = e.data;
@@ -135,6 +136,11 @@ export class JournalAudit {
       }
       if (e.type === 'DuplicatePaymentReceived' && old(d.received_at) && !returned.has(`${d.mode}|${d.session_id}`)) {
         report({ check: 'duplicate_not_refunded', message: `duplicate payment ${d.payment_reference} of session ${d.session_id} (${d.mode}) was never refunded: refund it at the processor` });
+      }
+      // Every payment the processor took, it charged a fee on (issue 38, defect 2): booked by the paying request or the fulfilment subscriber.
+      const paidAt = e.type === 'PurchaseCompleted' ? d.completed_at : e.type === 'KeyActivationPaid' ? d.paid_at : e.type === 'DuplicatePaymentReceived' ? d.received_at : undefined;
+      if (paidAt && old(paidAt) && !charged.has(`${d.mode}|${d.session_id}`)) {
+        report({ check: 'fee_missing', message: `payment ${d.payment_reference} of session ${d.session_id} (${d.mode}) was taken at ${paidAt} but the processor's fee on it is not booked` });
       }
     }
   }

@@ -74,8 +74,6 @@ export class SandboxProcessor implements PaymentProcessor {
   /**
    * The payment back, or part of it: what is asked, at most what is not refunded yet (all of
    * that when no amount is asked). The fee stays with the processor, as Stripe's does.
-   */
-  /**
    * One transaction holding the payment's row: of refunds racing on one payment (several
    * instances, each with its own idempotency key), each sees what the others refunded, so
    * the payment is never refunded beyond its amount (issue 38, defect 6). A part larger than
