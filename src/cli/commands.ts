@@ -247,7 +247,12 @@ export const COMMANDS: Record<string, CliCommand> = {
     examples: ['svc payouts run --mode test', 'svc payouts run --mode live --account acme-robotics'],
     options: { mode: { type: 'string', required: true }, account: { type: 'string' } },
     run: (client, o) => client.request('POST', '/admin/payouts/run', { mode: o.mode, account: o.account }),
-    print: (r) => table(r.items, ['id', 'amount_cents', 'currency', 'status', 'created_at', 'arrival_date']),
+    print: (r) => table(r.results ?? r.items, r.results ? ['account_id', 'status', 'payout_id', 'amount_cents', 'failure_code', 'reason'] : ['id', 'amount_cents', 'currency', 'status', 'created_at', 'arrival_date']),
+    // Every account the run could pay was paid; a failed one makes the run fail (issue 38, defect 1).
+    failure: (r) => {
+      const failed = (r.results ?? []).filter((x: any) => x.status === 'failed');
+      return failed.length ? new CliError(`${failed.length} payouts failed: ${failed.map((x: any) => `${x.account_id} (${x.failure_code})`).join(', ')}`, 'payouts_failed') : undefined;
+    },
   },
   'payouts pause': {
     usage: 'payouts pause --account ID_OR_SLUG --mode test|live',

@@ -24,7 +24,7 @@ describe('svc payouts and svc ledger against a running service', () => {
     const paused = await svc('payouts', 'pause', '--account', accountId, '--mode', 'live', '--json');
     expect(paused.code).toBe(0);
     expect(JSON.parse(paused.stdout)).toEqual({ account: accountId, mode: 'live', payouts_paused: true });
-    expect(JSON.parse((await svc('payouts', 'run', '--mode', 'live', '--json')).stdout)).toEqual({ items: [] });
+    expect(JSON.parse((await svc('payouts', 'run', '--mode', 'live', '--json')).stdout)).toEqual({ items: [], results: [] });
     await svc('payouts', 'resume', '--account', accountId, '--mode', 'live');
     const run = await svc('payouts', 'run', '--mode', 'live', '--account', accountId, '--json');
     expect(run.code).toBe(0);
