@@ -30,7 +30,7 @@ export class AdminClient {
     return new AdminClient(baseUrl, token);
   }
 
-  async request<T = any>(method: string, route: string, body?: unknown): Promise<T> {
+  async request<T = any>(method: string, route: string, body?: unknown, headers: Record<string, string> = {}): Promise<T> {
     let response: Response;
     try {
       response = await fetch(`${this.baseUrl}${route}`, {
@@ -38,6 +38,7 @@ export class AdminClient {
         headers: {
           authorization: `Bearer ${this.token}`,
           ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+          ...headers,
         },
         body: body === undefined ? undefined : JSON.stringify(body),
       });

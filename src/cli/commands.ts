@@ -229,12 +229,18 @@ export const COMMANDS: Record<string, CliCommand> = {
     print: (r) => `${r.id} (${r.event_type} [${r.event_id}]) is queued for another attempt now; attempts so far: ${r.attempts}`,
   },
   'purchases refund': {
-    usage: 'purchases refund PURCHASE_ID [--amount CENTS]',
-    examples: ['svc purchases refund pur_...', 'svc purchases refund pur_... --amount 1000'],
-    options: { amount: { type: 'string' } },
+    usage: 'purchases refund PURCHASE_ID [--amount CENTS] [--idempotency-key KEY]',
+    examples: ['svc purchases refund pur_...', 'svc purchases refund pur_... --amount 1000 --idempotency-key refund-ticket-4711'],
+    options: { amount: { type: 'string' }, 'idempotency-key': { type: 'string' } },
     positionals: ['PURCHASE_ID'],
+    // The same key on a retry (after a crash, a timeout) is the same refund: the processor refunds once.
     run: (client, o, [purchaseId]) =>
-      client.request('POST', `/admin/purchases/${encodeURIComponent(purchaseId)}/refund`, o.amount === undefined ? {} : { amount_cents: integerOption('amount', o.amount) }),
+      client.request(
+        'POST',
+        `/admin/purchases/${encodeURIComponent(purchaseId)}/refund`,
+        o.amount === undefined ? {} : { amount_cents: integerOption('amount', o.amount) },
+        o['idempotency-key'] === undefined ? {} : { 'idempotency-key': o['idempotency-key'] },
+      ),
     print: (r, o) =>
       r.status === 'refunded'
         ? `refunded ${r.id}: ${r.amount_cents} ${r.currency} back to the buyer`

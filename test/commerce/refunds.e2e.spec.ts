@@ -1,5 +1,6 @@
 import { publishModel } from '../catalog/catalog-client';
-import { startTestApp, TestApp } from '../support/app';
+import { ADMIN_TOKEN, startTestApp, TestApp } from '../support/app';
+import { CheckoutStreams } from '../../src/commerce/checkout-streams';
 import { serveForCli, svc } from '../support/cli';
 import { createEndpoint } from '../webhooks/helpers';
 import { eventually } from '../support/eventually';
@@ -178,6 +179,42 @@ describe('refunds (svc purchases refund) and what a purchase tells the seller', 
     const rest = await t.admin('POST', `/admin/purchases/${purchase.id}/refund`);
     expect(rest.body).toEqual({ ...purchase, amount_refunded_cents: 1000, status: 'refunded' });
     expect(await purchaseOf(session.id)).toEqual({ ...purchase, amount_refunded_cents: 1000, status: 'refunded' });
+  });
+
+  // Issue 38, defect 5: after a crash mid-refund, a retry made a second processor refund.
+  // With an Idempotency-Key, the retry is the same processor refund, recorded once.
+  it('refunds once when a refund killed after the processor call is retried with the same Idempotency-Key (svc purchases refund --idempotency-key)', async () => {
+    const model = await publishModel(t, seller.key, { title: 'Retried after a crash', price_cents: 1000 });
+    const session = await buy(t, buyer.key, model.id);
+    const purchase = await purchaseOf(session.id);
+    const payment = (await eventsOfType(t, 'PurchaseCompleted')).find((e) => e.data.purchase_id === purchase.id)!.data.payment_reference;
+    const atProcessor = async () =>
+      (await t.db.query<{ amount_cents: string }>(`SELECT amount_cents FROM sandbox_processor_records WHERE kind = 'refund' AND payment_id = $1`, [payment])).rows.map((r) => Number(r.amount_cents));
+    const withKey = (key: string, body: unknown) =>
+      t.request('POST', `/admin/purchases/${purchase.id}/refund`, { body, headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'idempotency-key': key } });
+
+    // The processor refunds, then the process dies before the refund is recorded.
+    const killed = jest.spyOn(t.app.get(CheckoutStreams), 'handle').mockRejectedValueOnce(new Error('killed after the processor refunded'));
+    try {
+      expect((await withKey('ticket-4711', { amount_cents: 501 })).status).toBe(500);
+    } finally {
+      killed.mockRestore();
+    }
+    expect(await atProcessor()).toEqual([501]);
+
+    const retried = await svc('purchases', 'refund', purchase.id, '--amount', '501', '--idempotency-key', 'ticket-4711', '--json');
+    expect(retried.code).toBe(0);
+    expect(JSON.parse(retried.stdout)).toMatchObject({ id: purchase.id, status: 'paid', amount_refunded_cents: 501 });
+    // Again, and with the same key for another amount: nothing more moves.
+    expect((await withKey('ticket-4711', { amount_cents: 501 })).body).toMatchObject({ amount_refunded_cents: 501 });
+    const other = await withKey('ticket-4711', { amount_cents: 200 });
+    expect([other.status, other.body.error.code]).toEqual([409, 'idempotency_key_reused']);
+    expect(await atProcessor()).toEqual([501]);
+    const lines = (await t.request('GET', '/v1/balance_transactions?limit=200', { key: seller.key })).body.items.filter((i: any) => i.type === 'refund' && i.source.purchase_id === purchase.id);
+    expect(lines.map((l: any) => l.amount_cents)).toEqual([-501]);
+    const bad = await withKey('has space', { amount_cents: 5 });
+    expect([bad.status, bad.body.error.code, bad.body.error.message]).toEqual([400, 'validation_failed', expect.stringContaining('Idempotency-Key')]);
+    expect(await atProcessor()).toEqual([501]);
   });
 
   it('sends listing.purchased to the seller with the purchase and the listing', async () => {

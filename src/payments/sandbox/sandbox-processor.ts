@@ -90,7 +90,13 @@ export class SandboxProcessor implements PaymentProcessor {
         throw new ApiError(402, 'refund_failed', `The processor has no payment ${request.paymentReference} to refund.`);
       }
       const { rows: earlier } = await tx.query<{ id: string; amount_cents: string }>('SELECT id, amount_cents FROM sandbox_processor_records WHERE idempotency_key = $1', [request.idempotencyKey]);
-      if (earlier[0]) return { refundId: earlier[0].id, settled: true, amountCents: Number(earlier[0].amount_cents) };
+      if (earlier[0]) {
+        // The same key for another amount is another request, as Stripe's idempotency_error: refused, nothing refunded.
+        if (request.amountCents !== undefined && request.amountCents !== Number(earlier[0].amount_cents)) {
+          throw new ApiError(409, 'idempotency_key_reused', `The idempotency key was used for a refund of ${earlier[0].amount_cents} cents, not ${request.amountCents}; use a new key for a new refund.`);
+        }
+        return { refundId: earlier[0].id, settled: true, amountCents: Number(earlier[0].amount_cents) };
+      }
       const { rows: refunded } = await tx.query<{ sum: string }>(
         `SELECT COALESCE(sum(amount_cents), 0) AS sum FROM sandbox_processor_records WHERE payment_id = $1 AND kind = 'refund'`,
         [request.paymentReference],
