@@ -16,6 +16,7 @@ import type {
   RefundRequest,
   TransferRequest,
 } from '../payment-processor';
+import { TransferRefusedError } from '../payment-processor';
 
 /**
  * The embedded processor: the hosted checkout is this service's own page
@@ -171,7 +172,16 @@ export class SandboxProcessor implements PaymentProcessor {
   }
 
   /** The sandbox settles payouts at once. */
+  /**
+   * Pays any payout (the sandbox needs no destination), except to its test destination that
+   * refuses, `acct_sandboxRefuses` (set with svc payouts destination): refused as Stripe
+   * refuses a destination it does not know, resource_missing, so a refused transfer is
+   * testable without Stripe (issue 38, defect 1).
+   */
   async transfer(request: TransferRequest): Promise<{ transferId: string }> {
+    if (request.destination === SANDBOX_REFUSING_DESTINATION) {
+      throw new TransferRefusedError(`The sandbox refused the transfer of payout ${request.payoutId} to its test destination ${SANDBOX_REFUSING_DESTINATION} (resource_missing).`, 'resource_missing');
+    }
     const id = await this.once(`payout-${request.payoutId}`, 'tr', { mode: request.mode, kind: 'transfer', amountCents: request.amountCents, currency: request.currency, paymentId: null });
     return { transferId: id };
   }
@@ -208,6 +218,9 @@ export class SandboxProcessor implements PaymentProcessor {
     return Math.floor((amountCents * this.fee.bps + 5000) / 10000) + this.fee.fixedCents;
   }
 }
+
+/** The sandbox's test destination whose transfers are refused (resource_missing). */
+export const SANDBOX_REFUSING_DESTINATION = 'acct_sandboxRefuses';
 
 /** decisions section 3: the sandbox's test cards. */
 export const SANDBOX_CARDS = { pays: '4242424242424242', declines: '4000000000000002', disputed: '4000000000000259' } as const;
