@@ -1,4 +1,4 @@
-import type { PurchaseCompleted, PurchaseDisputeClosed, PurchaseRefunded } from '../src/commerce/events';
+import type { PurchaseCompleted, PurchaseDisputeClosed, PurchasePartiallyRefunded, PurchaseRefunded } from '../src/commerce/events';
 import type { Projection } from '../src/projection-runner/projection';
 import { PURCHASES_READ_MODEL } from '../src/commerce/purchase-queries';
 
@@ -9,7 +9,8 @@ import { PURCHASES_READ_MODEL } from '../src/commerce/purchase-queries';
  */
 export const purchasesProjection: Projection = {
   name: PURCHASES_READ_MODEL,
-  version: 1,
+  // 2 (issue 38): the purchase object carries amount_refunded_cents, partial refunds included.
+  version: 2,
   tables: ['purchases'],
   schema: `
     CREATE TABLE IF NOT EXISTS purchases (
@@ -29,7 +30,7 @@ export const purchasesProjection: Projection = {
     CREATE INDEX IF NOT EXISTS purchases_entitlement ON purchases (mode, buyer_account_id, listing_id) WHERE status = 'paid';
     CREATE INDEX IF NOT EXISTS purchases_by_payment ON purchases (mode, payment_reference);
     CREATE INDEX IF NOT EXISTS purchases_by_seller_listing ON purchases (mode, seller_account_id, listing_id);`,
-  handles: ['PurchaseCompleted', 'PurchaseRefunded', 'PurchaseDisputeClosed'],
+  handles: ['PurchaseCompleted', 'PurchasePartiallyRefunded', 'PurchaseRefunded', 'PurchaseDisputeClosed'],
   whenFailing: 'stop', // money: a purchase and its refund are what buyers paid for
   async apply(tx, event) {
     if (event.type === 'PurchaseCompleted') {
@@ -37,8 +38,11 @@ export const purchasesProjection: Projection = {
       await tx.query(
         `INSERT INTO purchases (id, mode, buyer_account_id, seller_account_id, listing_id, session_id, payment_reference, status, purchase, created_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, 'paid', $8::jsonb, $9) ON CONFLICT (id) DO NOTHING`,
-        [e.purchase_id, e.mode, e.buyer_account_id, e.seller_account_id, e.purchase.asset.id, e.session_id, e.payment_reference, JSON.stringify(e.purchase), e.completed_at],
+        [e.purchase_id, e.mode, e.buyer_account_id, e.seller_account_id, e.purchase.asset.id, e.session_id, e.payment_reference, JSON.stringify({ ...e.purchase, amount_refunded_cents: 0 }), e.completed_at],
       );
+    } else if (event.type === 'PurchasePartiallyRefunded') {
+      const e = event.data as PurchasePartiallyRefunded;
+      await tx.query(`UPDATE purchases SET purchase = jsonb_set(purchase, '{amount_refunded_cents}', to_jsonb($2::bigint)) WHERE id = $1`, [e.purchase_id, e.refunded_total_cents]);
     } else if (event.type === 'PurchaseDisputeClosed') {
       // Lost: the buyer's bank took the money back and the purchase no longer entitles. Won: nothing changes.
       const e = event.data as PurchaseDisputeClosed;
@@ -47,7 +51,8 @@ export const purchasesProjection: Projection = {
     } else {
       const e = event.data as PurchaseRefunded;
       await tx.query(
-        `UPDATE purchases SET status = 'refunded', refunded_at = $2, purchase = jsonb_set(purchase, '{status}', '"refunded"')
+        `UPDATE purchases SET status = 'refunded', refunded_at = $2,
+                purchase = jsonb_set(jsonb_set(purchase, '{status}', '"refunded"'), '{amount_refunded_cents}', purchase->'amount_cents')
          WHERE id = $1`,
         [e.purchase_id, e.refunded_at],
       );

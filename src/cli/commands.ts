@@ -239,10 +239,11 @@ export const COMMANDS: Record<string, CliCommand> = {
     print: (r) => `${r.id} (${r.event_type} [${r.event_id}]) is queued for another attempt now; attempts so far: ${r.attempts}`,
   },
   'purchases refund': {
-    usage: 'purchases refund PURCHASE_ID [--amount CENTS]',
-    examples: ['svc purchases refund pur_...', 'svc purchases refund pur_... --amount 1000'],
+    usage: 'purchases refund PURCHASE_ID [--amount CENTS] [--idempotency-key KEY]',
+    examples: ['svc purchases refund pur_...', 'svc purchases refund pur_... --amount 1000 --idempotency-key refund-ticket-4711'],
     options: { amount: { type: 'string', description: 'Cents to give back, for a partial refund; the whole purchase when not given.' } },
     positionals: ['PURCHASE_ID'],
+    // The global --idempotency-key on a retry (after a crash, a timeout) is the same refund: the processor refunds once.
     run: (client, o, [purchaseId]) =>
       client.request('POST', `/admin/purchases/${encodeURIComponent(purchaseId)}/refund`, o.amount === undefined ? {} : { amount_cents: integerOption('amount', o.amount) }),
     print: (r, o) =>
@@ -260,7 +261,12 @@ export const COMMANDS: Record<string, CliCommand> = {
       account: { type: 'string', description: 'Pay out only this account (id or slug); every account with a balance when not given.' },
     },
     run: (client, o) => client.request('POST', '/admin/payouts/run', { mode: o.mode, account: o.account }),
-    print: (r) => table(r.items, ['id', 'amount_cents', 'currency', 'status', 'created_at', 'arrival_date']),
+    print: (r) => table(r.results ?? r.items, r.results ? ['account_id', 'status', 'payout_id', 'amount_cents', 'failure_code', 'reason'] : ['id', 'amount_cents', 'currency', 'status', 'created_at', 'arrival_date']),
+    // Every account the run could pay was paid; a failed one makes the run fail (issue 38, defect 1).
+    failure: (r) => {
+      const failed = (r.results ?? []).filter((x: any) => x.status === 'failed');
+      return failed.length ? new CliError(`${failed.length} payouts failed: ${failed.map((x: any) => `${x.account_id} (${x.failure_code})`).join(', ')}`, 'payouts_failed') : undefined;
+    },
   },
   'payouts pause': {
     usage: 'payouts pause --account ID_OR_SLUG --mode test|live',

@@ -43,10 +43,10 @@ export const LEDGER_COMMANDS: Record<string, CliCommand> = {
   },
   'ledger trial-balance': {
     usage: 'ledger trial-balance --mode test|live [--as-of ISO_8601]',
-    examples: ['svc ledger trial-balance --mode live', 'svc ledger trial-balance --mode live --as-of 2026-09-30T23:59:59Z --json'],
+    examples: ['svc ledger trial-balance --mode live', 'svc ledger trial-balance --mode live --as-of 2026-10-01T00:00:00Z --json'],
     options: {
       mode: { type: 'string', required: true, description: 'test or live: each mode has its own books.' },
-      'as-of': { type: 'string', description: 'An ISO 8601 instant: the balances as they stood then; now when not given.' },
+      'as-of': { type: 'string', description: 'An ISO 8601 instant: the balances of what was recorded strictly before it; now when not given.' },
     },
     run: (client, o) => client.request('GET', `/admin/ledger/trial-balance${query({ mode: o.mode, as_of: o['as-of'] })}`),
     print: (r) =>
@@ -55,7 +55,7 @@ export const LEDGER_COMMANDS: Record<string, CliCommand> = {
         table(r.accounts, ['account', 'currency', 'debits_cents', 'credits_cents', 'balance_cents']),
         ...r.currency_totals.map((t: any) => `total ${t.currency}: debits ${t.debits_cents}, credits ${t.credits_cents}${t.debits_cents === t.credits_cents ? ' (balanced)' : ' (NOT BALANCED)'}`),
       ].join('\n'),
-    failure: (r) => (r.balanced ? undefined : new CliError(`the journal does not balance: ${describeUnbalanced(r.unbalanced_events)}`, 'ledger_unbalanced')),
+    failure: (r) => (r.balanced ? undefined : new CliError(`the journal does not balance: ${describeUnbalanced(r.unbalanced_events, r.totals_differ ?? [])}`, 'ledger_unbalanced')),
   },
   'ledger parked': {
     usage: 'ledger parked --mode test|live',
@@ -155,8 +155,17 @@ function describeItem(i: { kind: string; processor_id: string | null; currency: 
   return `${i.kind} ${i.processor_id ?? '(no processor id)'}: ledger ${side(i.ledger_cents)}, processor ${side(i.processor_cents)} ${i.currency}${i.event_ids.length ? ` (events ${i.event_ids.join(', ')})` : ''}`;
 }
 
-function describeUnbalanced(events: { event_id: string; event_type: string; currency: string; debits_cents: number; credits_cents: number }[]): string {
-  return events.map((e) => `event ${e.event_id} (${e.event_type}) posts ${e.debits_cents} debit and ${e.credits_cents} credit ${e.currency}`).join('; ');
+function describeUnbalanced(
+  events: { event_id: string; event_type: string; currency: string; debits_cents: number; credits_cents: number }[],
+  totals: { account: string; currency: string; postings_debits_cents: number; postings_credits_cents: number; running_debits_cents: number; running_credits_cents: number }[],
+): string {
+  return [
+    ...events.map((e) => `event ${e.event_id} (${e.event_type}) posts ${e.debits_cents} debit and ${e.credits_cents} credit ${e.currency}`),
+    ...totals.map(
+      (d) =>
+        `account ${d.account} (${d.currency}) has running totals ${d.running_debits_cents} debit and ${d.running_credits_cents} credit but its postings add up to ${d.postings_debits_cents} and ${d.postings_credits_cents}`,
+    ),
+  ].join('; ');
 }
 
 function describeDifference(d: { account_id: string; mode: string; transaction_id: string | null; field: string; expected: unknown; actual: unknown }): string {

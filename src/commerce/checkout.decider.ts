@@ -28,6 +28,8 @@ export interface CheckoutState {
   refunded: PurchaseRefunded | null;
   /** How much of the payment went back in parts so far. */
   partiallyRefundedCents: number;
+  /** The processor refunds recorded as parts: a part reported again records nothing. */
+  partialRefundIds: string[];
   /** The duplicate payment went back to the buyer. */
   duplicateRefunded: DuplicatePaymentRefunded | null;
   /** What the processor charged for the payment, once known. */
@@ -55,7 +57,7 @@ export const CHECKOUT_TTL_MS = 30 * 60 * 1000;
 export function evolve(state: CheckoutState | undefined, event: CheckoutEvent): CheckoutState | undefined {
   switch (event.type) {
     case 'CheckoutSessionOpened':
-      return { opened: event.data, completed: null, refunded: null, partiallyRefundedCents: 0, duplicateRefunded: null, processorFee: null, dispute: null };
+      return { opened: event.data, completed: null, refunded: null, partiallyRefundedCents: 0, partialRefundIds: [], duplicateRefunded: null, processorFee: null, dispute: null };
     case 'PurchaseCompleted':
     case 'KeyActivationPaid':
     case 'DuplicatePaymentReceived':
@@ -63,7 +65,7 @@ export function evolve(state: CheckoutState | undefined, event: CheckoutEvent): 
     case 'PurchaseRefunded':
       return state && { ...state, refunded: event.data };
     case 'PurchasePartiallyRefunded':
-      return state && { ...state, partiallyRefundedCents: event.data.refunded_total_cents };
+      return state && { ...state, partiallyRefundedCents: event.data.refunded_total_cents, partialRefundIds: [...state.partialRefundIds, event.data.processor_refund_id] };
     case 'DuplicatePaymentRefunded':
       return state && { ...state, duplicateRefunded: event.data };
     case 'ProcessorFeeCharged':
@@ -110,8 +112,11 @@ export type CheckoutCommand =
       ownedBy: string | null;
     }
   | { type: 'RecordRefund'; now: string; processor_refund_id: string }
-  /** The processor's running total refunded of the payment, less than all of it. */
-  | { type: 'RecordPartialRefund'; now: string; processor_refund_id: string; refunded_total_cents: number }
+  /**
+   * A part refunded: by the processor's running total (its charge.refunded report), or by this
+   * refund's own amount (an operator's refund, whose total others racing it may change).
+   */
+  | ({ type: 'RecordPartialRefund'; now: string; processor_refund_id: string } & ({ refunded_total_cents: number } | { amount_cents: number }))
   | { type: 'RecordDuplicateRefund'; now: string; processor_refund_id: string; settled: boolean }
   | { type: 'RecordProcessorFee'; now: string; fee_cents: number; processor_fee_id: string | null }
   /** The processor's dispute of the payment: what it withdrew and its fee for the dispute. */
@@ -205,6 +210,7 @@ export function decide(command: CheckoutCommand, state: CheckoutState): Checkout
               status: 'paid',
               checkout_session_id: s.session_id,
               created_at: command.now,
+              amount_refunded_cents: 0,
             },
             listing: command.listing ?? { id: asset.id, slug: asset.slug, title: asset.title },
             payment_reference: command.payment_reference,
@@ -223,7 +229,7 @@ export function decide(command: CheckoutCommand, state: CheckoutState): Checkout
           type: 'PurchaseRefunded',
           data: {
             ...purchaseParties(s),
-            purchase: { ...purchaseOf(state)!, status: 'refunded' },
+            purchase: { ...purchaseOf(state)!, amount_refunded_cents: s.amount_cents, status: 'refunded' },
             processor_refund_id: command.processor_refund_id,
             refunded_at: command.now,
           },
@@ -250,9 +256,15 @@ export function decide(command: CheckoutCommand, state: CheckoutState): Checkout
     }
     case 'RecordPartialRefund': {
       if (!purchaseOf(state)) throw CheckoutErrors.notPaid(s.purchase_id ?? s.session_id);
-      const part = command.refunded_total_cents - state.partiallyRefundedCents;
-      // Reported again, or already refunded whole: nothing new. All of it is a full refund (RecordRefund).
-      if (state.refunded || part <= 0 || command.refunded_total_cents >= s.amount_cents) return [];
+      if (state.partialRefundIds.includes(command.processor_refund_id)) return [];
+      // An operator's part is added to what is recorded: parts decided on the same state each count (issue 38, defect 6).
+      const total = 'amount_cents' in command ? state.partiallyRefundedCents + command.amount_cents : command.refunded_total_cents;
+      const part = total - state.partiallyRefundedCents;
+      if (state.refunded || part <= 0) return [];
+      // The part that empties the payment refunds the purchase: the seller's ledger takes what is left.
+      if ('amount_cents' in command && total >= s.amount_cents) return decide({ type: 'RecordRefund', now: command.now, processor_refund_id: command.processor_refund_id }, state);
+      // Reported by the processor: all of it is a full refund (RecordRefund).
+      if (total >= s.amount_cents) return [];
       assertRefundable(state);
       return [
         {
@@ -261,7 +273,7 @@ export function decide(command: CheckoutCommand, state: CheckoutState): Checkout
             ...purchaseParties(s),
             processor_refund_id: command.processor_refund_id,
             amount_cents: part,
-            refunded_total_cents: command.refunded_total_cents,
+            refunded_total_cents: total,
             currency: s.currency,
             refunded_at: command.now,
           },
@@ -355,7 +367,13 @@ export function completedPurchaseOf(state: CheckoutState): PurchaseCompleted | u
 export function purchaseOf(state: CheckoutState): Purchase | undefined {
   const completed = completedPurchaseOf(state);
   const lost = state.dispute?.closed?.outcome === 'lost';
-  return completed && { ...completed.purchase, status: state.refunded ? 'refunded' : lost ? 'disputed' : 'paid' };
+  return (
+    completed && {
+      ...completed.purchase,
+      amount_refunded_cents: state.refunded ? completed.purchase.amount_cents : state.partiallyRefundedCents,
+      status: state.refunded ? 'refunded' : lost ? 'disputed' : 'paid',
+    }
+  );
 }
 
 /** The checkout session object (spec part 2, "Checkout session"). */

@@ -1,4 +1,4 @@
-import { Body, Controller, Get, HttpCode, Param, Post, Query, UseGuards } from '@nestjs/common';
+import { Body, Controller, Get, Headers, HttpCode, Param, Post, Query, UseGuards } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { modeParam } from '../admin/admin-params';
 import { AdminGuard } from '../platform/auth/admin.guard';
@@ -24,11 +24,17 @@ export class CommerceAdminController {
     private readonly parked: ParkedProcessorEvents,
   ) {}
 
-  /** All of the purchase that is not refunded yet, or `amount_cents` of it. */
+  /**
+   * All of the purchase that is not refunded yet, or `amount_cents` of it. With an
+   * `Idempotency-Key`, a retry under the same key is the same processor refund (issue 38).
+   */
   @Post('purchases/:id/refund')
   @HttpCode(200)
-  refund(@Param('id') id: string, @Body() body: RefundPurchaseDto) {
-    return this.commands.execute(new RefundPurchaseCommand(id, body?.amount_cents));
+  refund(@Param('id') id: string, @Body() body: RefundPurchaseDto, @Headers('idempotency-key') key?: string) {
+    if (key !== undefined && !/^[\x21-\x7e]{1,255}$/.test(key)) {
+      throw Errors.validationFailed('Invalid header "Idempotency-Key": must be 1-255 printable characters without spaces.');
+    }
+    return this.commands.execute(new RefundPurchaseCommand(id, body?.amount_cents, key));
   }
 
   /** Disputes of one mode, newest first, optionally of one status. */

@@ -18,6 +18,7 @@ import { PurchaseLocator, RecordProcessorPartialRefundHandler, RecordProcessorRe
 import { DisputeQueries } from './dispute-queries';
 import { EntitlementStreams } from './entitlement-streams';
 import { Fulfilment } from './fulfilment';
+import { ProcessorFees } from './processor-fees';
 import { ParkedProcessorEvents } from './parked-processor-events';
 import { PurchaseQueries } from './purchase-queries';
 import { PurchasesController } from './purchases.controller';
@@ -39,6 +40,7 @@ import { StripeWebhookController } from './stripe-webhook.controller';
     DisputeQueries,
     PurchaseLocator,
     Fulfilment,
+    ProcessorFees,
     ParkedProcessorEvents,
     SandboxCheckoutService,
     OpenPurchaseCheckoutHandler,

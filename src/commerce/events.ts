@@ -46,6 +46,8 @@ export interface Purchase {
   status: 'paid' | 'refunded' | 'disputed';
   checkout_session_id: string;
   created_at: string;
+  /** What went back to the buyer so far (issue 38); absent in purchases recorded before it was shown. */
+  amount_refunded_cents?: number;
 }
 
 /** A paid purchase: the buyer is entitled; the fulfilment subscriber records the sale. Source of listing.purchased. */

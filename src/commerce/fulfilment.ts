@@ -10,6 +10,7 @@ import { EventWriter } from '../projection-runner/event-writer';
 import { ProjectionRunner } from '../projection-runner/projection-runner';
 import { CheckoutStreams } from './checkout-streams';
 import { EntitlementStreams } from './entitlement-streams';
+import { ProcessorFees } from './processor-fees';
 import type { KeyActivationPaid, PurchaseCompleted, PurchaseDisputeClosed, PurchaseDisputed, PurchasePartiallyRefunded, PurchaseRefunded } from './events';
 
 /** Its row in projection_checkpoints; like the webhook fan-out it is never rebuilt. */
@@ -39,6 +40,7 @@ export class Fulfilment {
     private readonly checkouts: CheckoutStreams,
     private readonly entitlements: EntitlementStreams,
     private readonly writer: EventWriter,
+    private readonly fees: ProcessorFees,
   ) {}
 
   start(): Promise<void> {
@@ -86,6 +88,8 @@ export class Fulfilment {
             payment_reference: e.payment_reference,
           }),
         );
+        // The processor's fee, whether or not the paying request lived to book it (issue 38, defect 2).
+        await this.fees.record(e.mode, e.session_id);
         return;
       }
       case 'PurchasePartiallyRefunded': {
@@ -128,6 +132,7 @@ export class Fulfilment {
       case 'KeyActivationPaid': {
         const e = event.data as KeyActivationPaid;
         await this.commands.execute(new ActivateApiKeyCommand(e.mode, e.key_id, e.session_id));
+        await this.fees.record(e.mode, e.session_id);
         return;
       }
     }

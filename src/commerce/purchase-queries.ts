@@ -36,6 +36,8 @@ function toPurchase(p: Purchase): Purchase {
     status: p.status,
     checkout_session_id: p.checkout_session_id,
     created_at: p.created_at,
+    // Read models built before issue 38 kept no partial refunds: a refunded purchase gave back all of it.
+    amount_refunded_cents: p.amount_refunded_cents ?? (p.status === 'refunded' ? p.amount_cents : 0),
   };
 }
 

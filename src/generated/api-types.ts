@@ -1306,6 +1306,8 @@ export interface components {
              * @description ISO 8601 UTC with milliseconds
              */
             created_at: string;
+            /** @description What went back to the buyer so far; the purchase stays paid until all of it has. */
+            amount_refunded_cents: number;
         };
         BalanceTransaction: {
             id: string;
@@ -3411,7 +3413,7 @@ export interface operations {
     BalanceController_balance: {
         parameters: {
             query?: {
-                /** @description ISO 8601 instant: the books as they stood then (events recorded at or before it). A date alone is midnight UTC. */
+                /** @description ISO 8601 instant with its offset: the books as they stood then (events recorded strictly before it). A date alone is midnight UTC; a date-time without an offset is 400. */
                 as_of?: string;
             };
             header?: never;

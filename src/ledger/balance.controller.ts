@@ -2,7 +2,7 @@ import { Controller, Get, Query } from '@nestjs/common';
 import { Auth, AuthContext, RequireScope } from '../platform/auth/auth-context';
 import { Errors } from '../platform/errors';
 import { parseCursor, parseLimit } from '../platform/pagination';
-import { instantParam } from '../platform/instant';
+import { cutoffParam, instantParam } from '../platform/instant';
 import { createdRange, CREATED_PARAMETERS } from '../platform/created-range';
 import { QueryParameters } from '../platform/known-parameters';
 import { Interval, JournalQueries, periodsOf } from './journal-queries';
@@ -23,10 +23,10 @@ export class BalanceController {
     private readonly journal: JournalQueries,
   ) {}
 
-  /** The creator's balance from the journal: now, or as the books stood at `as_of` (events recorded at or before it). */
+  /** The creator's balance from the journal: now, or as the books stood at `as_of` (events recorded strictly before it). */
   @Get('balance')
   balance(@Auth() auth: AuthContext, @Query('as_of') asOf?: unknown) {
-    return this.journal.balance(auth, instantParam('as_of', asOf));
+    return this.journal.balance(auth, cutoffParam('as_of', asOf));
   }
 
   /** GET /v1/balance/history?from=&to=&interval=day|week|month: the balance interval by interval, from the journal. */
@@ -36,8 +36,8 @@ export class BalanceController {
       throw Errors.validationFailed(`Invalid field "interval": must be one of ${INTERVALS.join(', ')}.`);
     }
     const every = (interval ?? 'day') as Interval;
-    const end = instantParam('to', to) ?? new Date();
-    const start = instantParam('from', from) ?? new Date(end.getTime() - 30 * 24 * 3600_000);
+    const end = cutoffParam('to', to) ?? new Date();
+    const start = cutoffParam('from', from) ?? new Date(end.getTime() - 30 * 24 * 3600_000);
     if (start > end) throw Errors.validationFailed('Invalid field "from": must not be after "to".');
     const periods = periodsOf(start, end, every);
     if (periods.length > MAX_PERIODS) {

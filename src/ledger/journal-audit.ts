@@ -10,7 +10,7 @@ import { toPosting, JOURNAL_READ_MODEL } from './journal-queries';
 import { foldLedgers } from './ledger-audit';
 
 export interface JournalProblem {
-  check: 'journal_differs' | 'unbalanced_event' | 'payable_differs' | 'payout_in_transit_too_long' | 'sale_missing' | 'refund_missing' | 'duplicate_not_refunded';
+  check: 'journal_differs' | 'unbalanced_event' | 'negative_posting' | 'payable_differs' | 'payout_in_transit_too_long' | 'sale_missing' | 'refund_missing' | 'duplicate_not_refunded' | 'fee_missing';
   message: string;
 }
 
@@ -108,6 +108,10 @@ export class JournalAudit {
   }
 
   private balanced(stored: StoredPosting[], report: (p: JournalProblem) => void): void {
+    // A posting moves money one way: a negative debit is a credit booked on the wrong side (issue 38, defect 3).
+    for (const p of stored) {
+      if (p.debit_cents < 0 || p.credit_cents < 0) report({ check: 'negative_posting', message: `posting ${p.posting_id} (event ${p.event_id}) posts a negative amount to ${p.account}: debit ${p.debit_cents}, credit ${p.credit_cents}` });
+    }
     const sums = new Map<string, number>();
     for (const p of stored) sums.set(`${p.event_id}|${p.currency}`, (sums.get(`${p.event_id}|${p.currency}`) ?? 0) + p.debit_cents - p.credit_cents);
     for (const [key, sum] of sums) {
@@ -115,11 +119,12 @@ export class JournalAudit {
     }
   }
 
-  /** Completeness across streams: what a payment, a refund and a duplicate payment must have led to, once given a minute. */
+  /** Completeness across streams: what a payment (its sale and its processor fee), a refund and a duplicate payment must have led to, once given a minute. */
   private complete(log: RecordedEvent[], now: Date, report: (p: JournalProblem) => void): void {
     const sold = new Set(log.filter((e) => e.type === 'SaleRecorded').map((e) => `${e.data.mode}|${e.data.purchase_id}`));
     const debited = new Set(log.filter((e) => e.type === 'RefundRecorded').map((e) => `${e.data.mode}|${e.data.purchase_id}`));
     const returned = new Set(log.filter((e) => e.type === 'DuplicatePaymentRefunded').map((e) => `${e.data.mode}|${e.data.session_id}`));
+    const charged = new Set(log.filter((e) => e.type === 'ProcessorFeeCharged').map((e) => `${e.data.mode}|${e.data.session_id}`));
     const old = (at: string) => now.getTime() - Date.parse(at) > CONSEQUENCE_GRACE_MS;
     for (const e of log) {
       const d = e.data;
@@ -131,6 +136,11 @@ export class JournalAudit {
       }
       if (e.type === 'DuplicatePaymentReceived' && old(d.received_at) && !returned.has(`${d.mode}|${d.session_id}`)) {
         report({ check: 'duplicate_not_refunded', message: `duplicate payment ${d.payment_reference} of session ${d.session_id} (${d.mode}) was never refunded: refund it at the processor` });
+      }
+      // Every payment the processor took, it charged a fee on (issue 38, defect 2): booked by the paying request or the fulfilment subscriber.
+      const paidAt = e.type === 'PurchaseCompleted' ? d.completed_at : e.type === 'KeyActivationPaid' ? d.paid_at : e.type === 'DuplicatePaymentReceived' ? d.received_at : undefined;
+      if (paidAt && old(paidAt) && !charged.has(`${d.mode}|${d.session_id}`)) {
+        report({ check: 'fee_missing', message: `payment ${d.payment_reference} of session ${d.session_id} (${d.mode}) was taken at ${paidAt} but the processor's fee on it is not booked` });
       }
     }
   }

@@ -94,10 +94,15 @@ export interface TrialBalance {
   as_of: string;
   currency_totals: { currency: string; debits_cents: number; credits_cents: number }[];
   accounts: TrialBalanceAccount[];
-  /** Debits equal credits in every currency. */
+  /** Debits equal credits in every currency, and (without `as_of`) every running total is the sum of its postings. */
   balanced: boolean;
   /** When not balanced: the events (up to 20) whose postings do not balance, which broke it. */
   unbalanced_events: { event_id: string; event_type: string; position: string; currency: string; debits_cents: number; credits_cents: number }[];
+  /**
+   * Without `as_of`: the accounts whose running totals (what the journal keeps as it posts)
+   * differ from the sums of their postings; either was changed outside the journal.
+   */
+  totals_differ: { account: string; currency: string; postings_debits_cents: number; postings_credits_cents: number; running_debits_cents: number; running_credits_cents: number }[];
 }
 
 export const toPosting = (row: any): Posting => ({
@@ -122,7 +127,7 @@ export class JournalQueries {
 
   /**
    * Each of the creator's accounts at `asOf` (now when absent): the balance after its last
-   * posting recorded at or before that instant, one index lookup per account whatever the
+   * posting recorded strictly before that instant (the books' one cut-off, `cutoffParam`), one index lookup per account whatever the
    * history's length. A creator's postings all come from their ledger stream, whose events
    * are recorded in order, so the last by time is the last by position.
    */
@@ -136,7 +141,7 @@ export class JournalQueries {
              FROM unnest(${s.param(accounts)}::text[]) AS a(account)
              CROSS JOIN LATERAL (
                SELECT currency, balance_after_cents FROM journal_postings
-                WHERE ${s.where()} AND account = a.account AND recorded_at <= ${s.param(asOf.toISOString())}
+                WHERE ${s.where()} AND account = a.account AND recorded_at < ${s.param(asOf.toISOString())}
                 ORDER BY recorded_at DESC, position DESC LIMIT 1) p`,
           s.params,
         )
@@ -156,21 +161,50 @@ export class JournalQueries {
     };
   }
 
-  /** Every account's debits and credits (recorded at or before `asOf` when given), and the totals per currency. */
+  /**
+   * Every account's debits and credits, re-added from the postings (recorded strictly before
+   * `asOf` when given), and the totals per currency. Without `asOf` the same statement reads
+   * each account's running totals (journal_accounts) beside the sums, in one snapshot, and
+   * names every account where they differ: the running totals are a cache of the postings,
+   * and a report that only read them said balanced over a changed posting (issue 38, defect 4:
+   * test/ledger/journal.e2e.spec.ts "re-adds the postings").
+   */
   async trialBalance(mode: Mode, asOf?: Date): Promise<TrialBalance> {
     const s = inMode(mode);
     const { rows } = asOf
       ? await this.db.query(
           `SELECT account, currency, sum(debit_cents) AS debits_cents, sum(credit_cents) AS credits_cents
-             FROM journal_postings WHERE ${s.where()} AND recorded_at <= ${s.param(asOf.toISOString())} GROUP BY account, currency ORDER BY account, currency`,
+             FROM journal_postings WHERE ${s.where()} AND recorded_at < ${s.param(asOf.toISOString())} GROUP BY account, currency ORDER BY account, currency`,
           s.params,
         )
-      : await this.db.query(`SELECT * FROM journal_accounts WHERE ${s.where()} ORDER BY account, currency`, s.params);
+      : await this.db.query(
+          `SELECT COALESCE(p.account, a.account) AS account, COALESCE(p.currency, a.currency) AS currency,
+                  COALESCE(p.debits_cents, 0) AS debits_cents, COALESCE(p.credits_cents, 0) AS credits_cents,
+                  a.debits_cents AS running_debits_cents, a.credits_cents AS running_credits_cents
+             FROM (SELECT account, currency, sum(debit_cents) AS debits_cents, sum(credit_cents) AS credits_cents
+                     FROM journal_postings WHERE ${s.where()} GROUP BY account, currency) p
+             FULL JOIN (SELECT account, currency, debits_cents, credits_cents FROM journal_accounts WHERE ${s.where()}) a
+               ON a.account = p.account AND a.currency = p.currency
+            ORDER BY 1, 2`,
+          s.params,
+        );
     const accounts = rows.map((r): TrialBalanceAccount => {
       const debits = Number(r.debits_cents);
       const credits = Number(r.credits_cents);
       return { account: r.account, currency: r.currency, debits_cents: debits, credits_cents: credits, balance_cents: isDebitNormal(r.account) ? debits - credits : credits - debits };
     });
+    const totalsDiffer = asOf
+      ? []
+      : rows
+          .map((r) => ({
+            account: r.account as string,
+            currency: r.currency as string,
+            postings_debits_cents: Number(r.debits_cents),
+            postings_credits_cents: Number(r.credits_cents),
+            running_debits_cents: Number(r.running_debits_cents ?? 0),
+            running_credits_cents: Number(r.running_credits_cents ?? 0),
+          }))
+          .filter((d) => d.postings_debits_cents !== d.running_debits_cents || d.postings_credits_cents !== d.running_credits_cents);
     const totals = new Map<string, { currency: string; debits_cents: number; credits_cents: number }>();
     for (const a of accounts) {
       const t = totals.get(a.currency) ?? { currency: a.currency, debits_cents: 0, credits_cents: 0 };
@@ -179,14 +213,15 @@ export class JournalQueries {
       totals.set(a.currency, t);
     }
     const currencyTotals = [...totals.values()];
-    const balanced = currencyTotals.every((t) => t.debits_cents === t.credits_cents);
+    const sumsBalance = currencyTotals.every((t) => t.debits_cents === t.credits_cents);
     return {
       mode,
       as_of: (asOf ?? new Date()).toISOString(),
       currency_totals: currencyTotals,
       accounts,
-      balanced,
-      unbalanced_events: balanced ? [] : await this.unbalancedEvents(mode, asOf),
+      balanced: sumsBalance && totalsDiffer.length === 0,
+      unbalanced_events: sumsBalance ? [] : await this.unbalancedEvents(mode, asOf),
+      totals_differ: totalsDiffer,
     };
   }
 
@@ -197,7 +232,7 @@ export class JournalQueries {
     const { rows } = await this.db.query(
       `SELECT event_id, min(event_type) AS event_type, min(position) AS position, currency,
               sum(debit_cents) AS debits_cents, sum(credit_cents) AS credits_cents
-         FROM journal_postings WHERE ${s.where()} AND (${upTo}::timestamptz IS NULL OR recorded_at <= ${upTo})
+         FROM journal_postings WHERE ${s.where()} AND (${upTo}::timestamptz IS NULL OR recorded_at < ${upTo})
         GROUP BY event_id, currency HAVING sum(debit_cents) <> sum(credit_cents) ORDER BY min(position) LIMIT 20`,
       s.params,
     );

@@ -5,7 +5,7 @@ import { accountIdParam, modeParam } from '../admin/admin-params';
 import { AdminGuard } from '../platform/auth/admin.guard';
 import { WithoutApiKey } from '../platform/auth/auth-context';
 import { Errors } from '../platform/errors';
-import { instantParam } from '../platform/instant';
+import { cutoffParam } from '../platform/instant';
 import { parseLimit } from '../platform/pagination';
 import { PausePayoutsCommand, ResumePayoutsCommand } from './commands/pause-payouts';
 import { RunPayoutsCommand } from './commands/run-payouts';
@@ -73,7 +73,7 @@ export class LedgerAdminController {
   /** Every journal account's debits, credits and balance in one mode, now or as of an instant. */
   @Get('ledger/trial-balance')
   trialBalance(@Query('mode') mode?: unknown, @Query('as_of') asOf?: unknown) {
-    return this.journal.trialBalance(modeParam(mode, true)!, instantParam('as_of', asOf));
+    return this.journal.trialBalance(modeParam(mode, true)!, cutoffParam('as_of', asOf));
   }
 
   /** The journal's postings in log order, recorded in [from, to), of one account when given, a page at a time. */
@@ -101,7 +101,7 @@ export class LedgerAdminController {
 
 /** `from` and `to` query parameters: ISO 8601 instants, from not after to. */
 function rangeParams(from: unknown, to: unknown): { from?: Date; to?: Date } {
-  const range = { from: instantParam('from', from), to: instantParam('to', to) };
+  const range = { from: cutoffParam('from', from), to: cutoffParam('to', to) };
   if (range.from && range.to && range.from > range.to) throw Errors.validationFailed('Invalid field "from": must not be after "to".');
   return range;
 }

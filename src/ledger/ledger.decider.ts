@@ -376,9 +376,12 @@ export function platformFee(amountCents: number, feeBps: number): number {
 
 /**
  * What a refund (or a dispute) takes back: `requested` cents (all that is left when absent)
- * and the platform fee in proportion, rounded half up (never more than is left of it); the
- * refund that empties the sale takes the fee's rest, so a sale refunded in parts gives back
- * exactly its fee.
+ * and the platform fee cumulatively: the fee returned so far is the fee on the total
+ * refunded so far, rounded half up, never more than the sale's fee; this part takes the
+ * difference. So a sale refunded in parts gives back exactly its fee, and no part ever
+ * takes more fee than its amount (no refund line nets positive, no journal posting is
+ * negative). Rounding each part on its own did (issue 38, defect 3:
+ * test/commerce/refunds.e2e.spec.ts "returns the fee cumulatively").
  */
 function refundOf(entry: LedgerEntry, sale: SaleRefunds, requested: number | undefined): { amount: number; fee: number } {
   const left = entry.amount_cents - sale.refundedCents;
@@ -386,10 +389,16 @@ function refundOf(entry: LedgerEntry, sale: SaleRefunds, requested: number | und
   if (!Number.isSafeInteger(amount) || amount < 1 || amount > left) {
     throw Errors.validationFailed(`Invalid field "amount_cents": must be an integer between 1 and ${left}, what is left of the sale.`);
   }
-  const feeLeft = entry.fee_cents - sale.refundedFeeCents;
-  if (amount === left) return { amount, fee: feeLeft };
-  // Many small parts each rounded up must not give back more fee than the sale had.
-  return { amount, fee: Math.min(feeLeft, Math.floor((2 * entry.fee_cents * amount + entry.amount_cents) / (2 * entry.amount_cents))) };
+  const due = feeOnRefunded(entry.fee_cents, entry.amount_cents, sale.refundedCents + amount) - sale.refundedFeeCents;
+  // Parts recorded before the fee was cumulative may have taken more or less: never below 0, never above the amount.
+  return { amount, fee: Math.min(amount, Math.max(0, due)) };
+}
+
+/** The sale's fee on `refunded` of its `amount`, half up, in BigInt: fee x refunded can pass 2^53. */
+export function feeOnRefunded(fee: number, amount: number, refunded: number): number {
+  if (refunded >= amount) return fee;
+  const [f, a, r] = [BigInt(fee), BigInt(amount), BigInt(refunded)];
+  return Number((2n * f * r + a) / (2n * a));
 }
 
 /** 0 - n, not -n: a zero fee must refund as 0, never as -0. */

@@ -196,7 +196,7 @@ export const OPERATIONS: Record<string, OperationNotes> = {
 
   'GET /v1/balance': {
     summary: 'The creator’s balance from the journal, now or as of a past moment',
-    query: [{ name: 'as_of', description: 'ISO 8601 instant: the books as they stood then (events recorded at or before it). A date alone is midnight UTC.', schema: { type: 'string', format: 'date-time' } }],
+    query: [{ name: 'as_of', description: 'ISO 8601 instant with its offset: the books as they stood then (events recorded strictly before it). A date alone is midnight UTC; a date-time without an offset is 400.', schema: { type: 'string', format: 'date-time' } }],
     response: ref('Balance'),
   },
   'GET /v1/balance/history': {

@@ -259,6 +259,7 @@ export const SCHEMAS: Record<string, Schema> = {
     status: { type: 'string', enum: ['paid', 'refunded', 'disputed'] },
     checkout_session_id: str,
     created_at: timestamp,
+    amount_refunded_cents: { ...int, description: 'What went back to the buyer so far; the purchase stays paid until all of it has.' },
   }),
   BalanceTransaction: object({
     id: str,

@@ -40,6 +40,8 @@ export interface ProcessorRefund {
   refundId: string;
   /** True when the money went back already; false when the processor confirms later (its webhook). */
   settled: boolean;
+  /** What this refund returns, in cents. */
+  amountCents: number;
 }
 
 export interface TransferRequest {

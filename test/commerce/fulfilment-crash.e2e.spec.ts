@@ -11,7 +11,9 @@ import { publishModel } from '../catalog/catalog-client';
 import { onPostgresServer } from '../support/database';
 import { spawnWorker, startTestApp } from '../support/app';
 import { eventually } from '../support/eventually';
-import { eventsOfType, openCheckout } from './commerce-client';
+import { eventsOfType, openCheckout, payOnPage, PAYS } from './commerce-client';
+import { CompleteCheckoutHandler } from '../../src/commerce/commands/complete-checkout';
+import { JournalAudit } from '../../src/ledger/journal-audit';
 
 /**
  * Fulfilment has two halves: the completion on the session's stream, then its consequence
@@ -44,6 +46,36 @@ describe('fulfilment survives a crash between its steps', () => {
   }
 
   const salesOf = async (purchaseId: string) => (await eventsOfType(t, 'SaleRecorded')).filter((e) => e.data.purchase_id === purchaseId);
+
+  // Issue 38, defect 2: the fee was booked only by the paying request, after fulfilment; a
+  // process killed between the two left it unbooked until the checkout was confirmed again,
+  // and verify said ok. The fulfilment subscriber books it too, and verify checks it.
+  it('books the processor fee when the paying request died before booking it, and verify reports it missing until then', async () => {
+    const model = await publishModel(t, seller.key, { title: 'Fee after a crash', price_cents: 1000 });
+    const fulfilment = t.app.get(Fulfilment);
+    await fulfilment.stop();
+    const killed = jest.spyOn(t.app.get(CompleteCheckoutHandler) as any, 'recordProcessorFee').mockRejectedValue(new Error('killed before booking the fee'));
+    let sessionId: string;
+    try {
+      const session = await openCheckout(t, buyer.key, { asset: model.id });
+      sessionId = session.body.id;
+      expect((await payOnPage(t, session.body.checkout_url, PAYS)).status).toBe(500);
+    } finally {
+      killed.mockRestore();
+    }
+    const feesOf = async () => (await eventsOfType(t, 'ProcessorFeeCharged')).filter((e) => e.data.session_id === sessionId);
+    expect(await feesOf()).toHaveLength(0);
+    const later = () => new Date(Date.now() + 2 * 60_000);
+    const missing = await t.app.get(JournalAudit).verify({ mode: 'test' }, later());
+    expect(missing.problems.map((p) => p.check)).toEqual(expect.arrayContaining(['sale_missing', 'fee_missing']));
+    expect(missing.problems.find((p) => p.check === 'fee_missing')!.message).toContain(sessionId!);
+
+    // No second confirmation: the subscriber books the sale and the fee once it runs.
+    await fulfilment.start();
+    await eventually(async () => (await feesOf()).length === 1, 15000, 'the fee booked by fulfilment');
+    const whole = await t.app.get(JournalAudit).verify({ mode: 'test' }, later());
+    expect(whole.problems.filter((p) => p.message.includes(sessionId!))).toEqual([]);
+  });
 
   it('records the sale after a restart when the process died after the completion', async () => {
     const fulfilment = t.app.get(Fulfilment);

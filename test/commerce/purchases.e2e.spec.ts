@@ -63,6 +63,7 @@ describe('purchases through the sandbox hosted checkout', () => {
           status: 'paid',
           checkout_session_id: res.body.id,
           created_at: expect.any(String),
+          amount_refunded_cents: 0,
         },
       ],
       next_cursor: null,

@@ -1,5 +1,6 @@
 import { publishModel } from '../catalog/catalog-client';
-import { startTestApp, TestApp } from '../support/app';
+import { ADMIN_TOKEN, startTestApp, TestApp } from '../support/app';
+import { CheckoutStreams } from '../../src/commerce/checkout-streams';
 import { serveForCli, svc } from '../support/cli';
 import { createEndpoint } from '../webhooks/helpers';
 import { eventually } from '../support/eventually';
@@ -33,8 +34,9 @@ describe('refunds (svc purchases refund) and what a purchase tells the seller', 
 
     const res = await svc('purchases', 'refund', purchase.id, '--json');
     expect(res.code).toBe(0);
-    expect(JSON.parse(res.stdout)).toEqual({ ...purchase, status: 'refunded' });
-    expect(await purchaseOf(session.id)).toEqual({ ...purchase, status: 'refunded' });
+    expect(purchase.amount_refunded_cents).toBe(0);
+    expect(JSON.parse(res.stdout)).toEqual({ ...purchase, amount_refunded_cents: 2000, status: 'refunded' });
+    expect(await purchaseOf(session.id)).toEqual({ ...purchase, amount_refunded_cents: 2000, status: 'refunded' });
     expect((await t.request('POST', `/v1/models/${model.id}/download`, { key: buyer.key })).status).toBe(402);
 
     const balance = (await t.request('GET', '/v1/balance_transactions', { key: seller.key })).body;
@@ -115,15 +117,104 @@ describe('refunds (svc purchases refund) and what a purchase tells the seller', 
     expect(reconciled.amount_mismatches).toEqual([]);
   });
 
+  // Issue 38, defect 3: each part's fee rounded on its own gave 29 three-cent parts no fee and
+  // the rest (13 cents) the whole 15 of it: a refund line netting +2 and a negative debit to
+  // the creator's payable. The fee returned so far is the fee on the total refunded so far.
+  it('returns the fee cumulatively: 29 parts of 3 cents then the rest of a 100-cent sale never net positive nor post a negative amount', async () => {
+    const model = await publishModel(t, seller.key, { title: 'Refunded by the cent', price_cents: 100 });
+    const purchase = await purchaseOf((await buy(t, buyer.key, model.id)).id);
+    for (let i = 0; i < 29; i++) {
+      const part = await t.admin('POST', `/admin/purchases/${purchase.id}/refund`, { amount_cents: 3 });
+      expect(part.status).toBe(200);
+    }
+    expect((await t.admin('POST', `/admin/purchases/${purchase.id}/refund`)).status).toBe(200);
+    const items = (await t.request('GET', '/v1/balance_transactions?limit=200', { key: seller.key })).body.items.filter((i: any) => i.source.purchase_id === purchase.id);
+    const refunds = items.filter((i: any) => i.type === 'refund');
+    expect(refunds).toHaveLength(30);
+    for (const r of refunds) expect(r.net_cents).toBeLessThanOrEqual(0);
+    expect(refunds.reduce((s: number, r: any) => s + r.fee_cents, 0)).toBe(-15);
+    expect(refunds.reduce((s: number, r: any) => s + r.amount_cents, 0)).toBe(-100);
+    // The rest: 13 cents, of the fee 15 - round(15 x 87 / 100) = 2.
+    expect([refunds[0].amount_cents, refunds[0].fee_cents, refunds[0].net_cents]).toEqual([-13, -2, -11]);
+    const negative = await t.db.query(`SELECT posting_id FROM journal_postings WHERE debit_cents < 0 OR credit_cents < 0`);
+    expect(negative.rows).toEqual([]);
+    const verified = await svc('ledger', 'verify', '--mode', 'test', '--json');
+    expect([verified.code, JSON.parse(verified.stdout).journal.problems]).toEqual([0, []]);
+  });
+
   it('records one refund when the same purchase is refunded concurrently', async () => {
     const model = await publishModel(t, seller.key, { title: 'Raced refund', price_cents: 1200 });
     const purchase = await purchaseOf((await buy(t, buyer.key, model.id)).id);
     const answers = await Promise.all(Array.from({ length: 20 }, () => t.admin('POST', `/admin/purchases/${purchase.id}/refund`)));
     // Only the refund that was recorded answers 200; every other one learns it came too late.
-    expect(answers.filter((a) => a.status === 200).map((a) => a.body)).toEqual([{ ...purchase, status: 'refunded' }]);
+    expect(answers.filter((a) => a.status === 200).map((a) => a.body)).toEqual([{ ...purchase, amount_refunded_cents: 1200, status: 'refunded' }]);
     for (const a of answers.filter((x) => x.status !== 200)) expect([a.status, a.body.error.code]).toEqual([400, 'already_refunded']);
     expect((await eventsOfType(t, 'PurchaseRefunded')).filter((e) => e.data.purchase_id === purchase.id)).toHaveLength(1);
     expect((await eventsOfType(t, 'RefundRecorded')).filter((e) => e.data.purchase_id === purchase.id)).toHaveLength(1);
+  });
+
+  // Issue 38, defect 6: 20 concurrent refunds of 300 on a 1,000 purchase all answered 200
+  // while 600 was refunded: requests that read the same state shared one processor refund.
+  it('answers 2xx only for a partial refund that happened: 20 concurrent refunds of 300 of 1,000', async () => {
+    const model = await publishModel(t, seller.key, { title: 'Raced parts', price_cents: 1000 });
+    const session = await buy(t, buyer.key, model.id);
+    const purchase = await purchaseOf(session.id);
+    const answers = await Promise.all(Array.from({ length: 20 }, () => t.admin('POST', `/admin/purchases/${purchase.id}/refund`, { amount_cents: 300 })));
+    const ok = answers.filter((a) => a.status === 200);
+    // Refused: raced at the processor (409), or read after the others were recorded (400 naming what is left).
+    for (const a of answers.filter((x) => x.status !== 200)) {
+      expect([[409, 'refund_exceeds_remaining'], [400, 'validation_failed']]).toContainEqual([a.status, a.body.error.code]);
+    }
+    expect(ok.length).toBeGreaterThanOrEqual(1);
+    expect(ok.length).toBeLessThanOrEqual(3);
+    const refunded = 300 * ok.length;
+    const payment = (await eventsOfType(t, 'PurchaseCompleted')).find((e) => e.data.purchase_id === purchase.id)!.data.payment_reference;
+    const atProcessor = await t.db.query<{ sum: string }>(`SELECT COALESCE(sum(amount_cents), 0) AS sum FROM sandbox_processor_records WHERE kind = 'refund' AND payment_id = $1`, [payment]);
+    expect(Number(atProcessor.rows[0].sum)).toBe(refunded);
+    const lines = (await t.request('GET', '/v1/balance_transactions?limit=200', { key: seller.key })).body.items.filter((i: any) => i.type === 'refund' && i.source.purchase_id === purchase.id);
+    expect(lines.reduce((sum: number, l: any) => sum - l.amount_cents, 0)).toBe(refunded);
+    // Both views of the purchase show what went back; it stays paid until all of it has.
+    expect(await purchaseOf(session.id)).toEqual({ ...purchase, amount_refunded_cents: refunded, status: 'paid' });
+    expect(ok.at(-1)!.body).toMatchObject({ id: purchase.id, status: 'paid' });
+    const rest = await t.admin('POST', `/admin/purchases/${purchase.id}/refund`);
+    expect(rest.body).toEqual({ ...purchase, amount_refunded_cents: 1000, status: 'refunded' });
+    expect(await purchaseOf(session.id)).toEqual({ ...purchase, amount_refunded_cents: 1000, status: 'refunded' });
+  });
+
+  // Issue 38, defect 5: after a crash mid-refund, a retry made a second processor refund.
+  // With an Idempotency-Key, the retry is the same processor refund, recorded once.
+  it('refunds once when a refund killed after the processor call is retried with the same Idempotency-Key (svc purchases refund --idempotency-key)', async () => {
+    const model = await publishModel(t, seller.key, { title: 'Retried after a crash', price_cents: 1000 });
+    const session = await buy(t, buyer.key, model.id);
+    const purchase = await purchaseOf(session.id);
+    const payment = (await eventsOfType(t, 'PurchaseCompleted')).find((e) => e.data.purchase_id === purchase.id)!.data.payment_reference;
+    const atProcessor = async () =>
+      (await t.db.query<{ amount_cents: string }>(`SELECT amount_cents FROM sandbox_processor_records WHERE kind = 'refund' AND payment_id = $1`, [payment])).rows.map((r) => Number(r.amount_cents));
+    const withKey = (key: string, body: unknown) =>
+      t.request('POST', `/admin/purchases/${purchase.id}/refund`, { body, headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'idempotency-key': key } });
+
+    // The processor refunds, then the process dies before the refund is recorded.
+    const killed = jest.spyOn(t.app.get(CheckoutStreams), 'handle').mockRejectedValueOnce(new Error('killed after the processor refunded'));
+    try {
+      expect((await withKey('ticket-4711', { amount_cents: 501 })).status).toBe(500);
+    } finally {
+      killed.mockRestore();
+    }
+    expect(await atProcessor()).toEqual([501]);
+
+    const retried = await svc('purchases', 'refund', purchase.id, '--amount', '501', '--idempotency-key', 'ticket-4711', '--json');
+    expect(retried.code).toBe(0);
+    expect(JSON.parse(retried.stdout)).toMatchObject({ id: purchase.id, status: 'paid', amount_refunded_cents: 501 });
+    // Again, and with the same key for another amount: nothing more moves.
+    expect((await withKey('ticket-4711', { amount_cents: 501 })).body).toMatchObject({ amount_refunded_cents: 501 });
+    const other = await withKey('ticket-4711', { amount_cents: 200 });
+    expect([other.status, other.body.error.code]).toEqual([409, 'idempotency_key_reused']);
+    expect(await atProcessor()).toEqual([501]);
+    const lines = (await t.request('GET', '/v1/balance_transactions?limit=200', { key: seller.key })).body.items.filter((i: any) => i.type === 'refund' && i.source.purchase_id === purchase.id);
+    expect(lines.map((l: any) => l.amount_cents)).toEqual([-501]);
+    const bad = await withKey('has space', { amount_cents: 5 });
+    expect([bad.status, bad.body.error.code, bad.body.error.message]).toEqual([400, 'validation_failed', expect.stringContaining('Idempotency-Key')]);
+    expect(await atProcessor()).toEqual([501]);
   });
 
   it('sends listing.purchased to the seller with the purchase and the listing', async () => {
@@ -156,7 +247,7 @@ describe('refunds (svc purchases refund) and what a purchase tells the seller', 
       const purchase = (await t.request('GET', '/v1/purchases?limit=100', { key: buyerWithHooks.key })).body.items.find((p: any) => p.checkout_session_id === session.id);
       expect((await svc('purchases', 'refund', purchase.id)).code).toBe(0);
       const [event] = await eventually(() => receiver.events().length > 0 && receiver.events(), 15000, 'purchase.refunded');
-      expect(event).toMatchObject({ type: 'purchase.refunded', data: { purchase: { ...purchase, status: 'refunded' } } });
+      expect(event).toMatchObject({ type: 'purchase.refunded', data: { purchase: { ...purchase, amount_refunded_cents: 1500, status: 'refunded' } } });
       expect(buyerReceiver.received).toHaveLength(0);
     } finally {
       await receiver.close();

@@ -103,7 +103,8 @@ describe('the journal: GET /v1/balance, svc ledger trial-balance and journal', (
     }
     // GET /v1/balance?as_of= at every moment a posting was recorded is the fold of the log up to it.
     for (const p of stored.filter((x) => x.account === Accounts.payable(seller2.accountId))) {
-      const upTo = derived.filter((d) => d.recorded_at <= p.recorded_at && d.mode === 'test');
+      // as_of is a cut-off: what was recorded strictly before it (issue 38).
+      const upTo = derived.filter((d) => d.recorded_at < p.recorded_at && d.mode === 'test');
       const owed = (account: string) => upTo.filter((d) => d.account === account).reduce((s, d) => s + d.credit_cents - d.debit_cents, 0);
       expect(await balance(seller2.key, p.recorded_at)).toMatchObject({
         available_cents: owed(Accounts.payable(seller2.accountId)),
@@ -142,7 +143,7 @@ describe('the journal: GET /v1/balance, svc ledger trial-balance and journal', (
     const ok = await svc('ledger', 'trial-balance', '--mode', 'test', '--json');
     expect(ok.code).toBe(0);
     const report = JSON.parse(ok.stdout);
-    expect(Object.keys(report)).toEqual(['mode', 'as_of', 'currency_totals', 'accounts', 'balanced', 'unbalanced_events']);
+    expect(Object.keys(report)).toEqual(['mode', 'as_of', 'currency_totals', 'accounts', 'balanced', 'unbalanced_events', 'totals_differ']);
     const text = await svc('ledger', 'trial-balance', '--mode', 'test');
     expect(text.stdout).toMatch(/processor:clearing\s+usd/);
     expect(text.stdout).toMatch(/total usd: debits (\d+), credits \1 \(balanced\)/);
@@ -155,6 +156,29 @@ describe('the journal: GET /v1/balance, svc ledger trial-balance and journal', (
     expect(bad.code).toBe(1);
     expect(JSON.parse(bad.stdout)).toMatchObject({ balanced: false, unbalanced_events: [expect.objectContaining({ event_id: rows[0].event_id })] });
     expect(JSON.parse(bad.stderr).error).toEqual({ code: 'ledger_unbalanced', message: expect.stringContaining(`event ${rows[0].event_id}`) });
+    await t.app.get(ProjectionRunner).rebuild(['journal']);
+    expect((await svc('ledger', 'trial-balance', '--mode', 'test')).code).toBe(0);
+  });
+
+  // Issue 38, defect 4: without --as-of the trial balance read only the running totals, so a
+  // posting changed in the database (the totals left alone) still said balanced.
+  it('svc ledger trial-balance re-adds the postings: a posting changed alone, or the running totals changed alone, exits 1 naming it', async () => {
+    const { rows } = await t.db.query(`SELECT posting_id, event_id, account FROM journal_postings WHERE mode = 'test' AND account = 'platform:fee_revenue' LIMIT 1`);
+    await t.db.query('UPDATE journal_postings SET credit_cents = credit_cents + 1 WHERE posting_id = $1', [rows[0].posting_id]);
+    const posting = await svc('ledger', 'trial-balance', '--mode', 'test', '--json');
+    expect(posting.code).toBe(1);
+    const report = JSON.parse(posting.stdout);
+    expect(report).toMatchObject({ balanced: false, unbalanced_events: [expect.objectContaining({ event_id: rows[0].event_id })] });
+    expect(report.totals_differ).toEqual([expect.objectContaining({ account: 'platform:fee_revenue', currency: 'usd' })]);
+    expect(report.totals_differ[0].postings_credits_cents - report.totals_differ[0].running_credits_cents).toBe(1);
+    await t.app.get(ProjectionRunner).rebuild(['journal']);
+    expect((await svc('ledger', 'trial-balance', '--mode', 'test')).code).toBe(0);
+
+    await t.db.query(`UPDATE journal_accounts SET debits_cents = debits_cents + 7, credits_cents = credits_cents + 7 WHERE mode = 'test' AND account = 'processor:clearing'`);
+    const totals = await svc('ledger', 'trial-balance', '--mode', 'test', '--json');
+    expect(totals.code).toBe(1);
+    expect(JSON.parse(totals.stdout)).toMatchObject({ balanced: false, totals_differ: [expect.objectContaining({ account: 'processor:clearing' })] });
+    expect(JSON.parse(totals.stderr).error).toEqual({ code: 'ledger_unbalanced', message: expect.stringContaining('processor:clearing') });
     await t.app.get(ProjectionRunner).rebuild(['journal']);
     expect((await svc('ledger', 'trial-balance', '--mode', 'test')).code).toBe(0);
   });
@@ -203,14 +227,42 @@ describe('the journal: GET /v1/balance, svc ledger trial-balance and journal', (
     expect([refused.status, refused.body.error.code]).toEqual([403, 'scope_required']);
   });
 
-  it('answers a trial balance as of a moment from the postings recorded by then', async () => {
+  it('answers a trial balance as of a moment from the postings recorded before it', async () => {
     const stored = (await storedJournal(t)).filter((p) => p.mode === 'test');
-    const at = stored[2].recorded_at;
+    const at = stored.find((p) => p.recorded_at > stored[0].recorded_at)!.recorded_at;
     const res = await t.admin('GET', `/admin/ledger/trial-balance?mode=test&as_of=${encodeURIComponent(at)}`);
-    const upTo = stored.filter((p) => p.recorded_at <= at);
+    const upTo = stored.filter((p) => p.recorded_at < at);
     expect(res.body.as_of).toBe(at);
     expect(res.body.currency_totals).toEqual([{ currency: 'usd', debits_cents: upTo.reduce((s, p) => s + p.debit_cents, 0), credits_cents: upTo.reduce((s, p) => s + p.credit_cents, 0) }]);
     expect(res.body.accounts.map((a: any) => a.account).sort()).toEqual([...new Set(upTo.map((p) => p.account))].sort());
+  });
+
+  // Issue 38, defect 7: trial-balance --as-of R included a posting recorded at R while
+  // journal --to R left it out, and an instant without an offset was silently taken as UTC.
+  it('takes one cut-off everywhere: as_of and to both mean recorded strictly before, so the trial balance as of R is the journal up to R', async () => {
+    const stored = (await storedJournal(t)).filter((p) => p.mode === 'test');
+    const at = stored[3].recorded_at;
+    const trial = (await t.admin('GET', `/admin/ledger/trial-balance?mode=test&as_of=${encodeURIComponent(at)}`)).body;
+    const journal = (await t.admin('GET', `/admin/ledger/journal?mode=test&to=${encodeURIComponent(at)}&limit=5000`)).body.items;
+    const before = stored.filter((p) => p.recorded_at < at);
+    expect(journal.map((p: any) => p.posting_id)).toEqual(before.map((p) => p.posting_id));
+    expect(trial.currency_totals).toEqual([{ currency: 'usd', debits_cents: before.reduce((s, p) => s + p.debit_cents, 0), credits_cents: before.reduce((s, p) => s + p.credit_cents, 0) }]);
+    const creator = stored.find((p) => p.account === `creator:${seller.accountId}:payable`)!;
+    const owedBefore = stored.filter((p) => p.account === creator.account && p.recorded_at < creator.recorded_at).reduce((s, p) => s + p.credit_cents - p.debit_cents, 0);
+    expect((await balance(seller.key, creator.recorded_at)).available_cents).toBe(owedBefore);
+  });
+
+  it.each([
+    ['/v1/balance?as_of=2026-09-30T23:59:59', 'as_of'],
+    ['/v1/balance/history?to=2026-10-01T00:00', 'to'],
+    ['/admin/ledger/trial-balance?mode=test&as_of=2026-09-30T23:59:59.999', 'as_of'],
+    ['/admin/ledger/journal?mode=test&from=2026-09-01T00:00:00', 'from'],
+    ['/admin/ledger/reconcile?mode=test&to=2026-10-01T00:00:00', 'to'],
+  ])('answers 400 naming the field for an instant without an offset: %s', async (url, field) => {
+    const res = url.startsWith('/v1') ? await t.request('GET', url, { key: seller.key }) : await t.admin('GET', url);
+    expect([res.status, res.body.error.code]).toEqual([400, 'validation_failed']);
+    expect(res.body.error.message).toContain(`"${field}"`);
+    expect(res.body.error.message).toContain('offset');
   });
 
   describe('svc ledger verify, the journal half', () => {

@@ -24,7 +24,7 @@ describe('svc payouts and svc ledger against a running service', () => {
     const paused = await svc('payouts', 'pause', '--account', accountId, '--mode', 'live', '--json');
     expect(paused.code).toBe(0);
     expect(JSON.parse(paused.stdout)).toEqual({ account: accountId, mode: 'live', payouts_paused: true });
-    expect(JSON.parse((await svc('payouts', 'run', '--mode', 'live', '--json')).stdout)).toEqual({ items: [] });
+    expect(JSON.parse((await svc('payouts', 'run', '--mode', 'live', '--json')).stdout)).toEqual({ items: [], results: [] });
     await svc('payouts', 'resume', '--account', accountId, '--mode', 'live');
     const run = await svc('payouts', 'run', '--mode', 'live', '--account', accountId, '--json');
     expect(run.code).toBe(0);
@@ -34,6 +34,24 @@ describe('svc payouts and svc ledger against a running service', () => {
     expect(again.stderr).toMatch(/^svc: nothing_to_pay: .*balance is 0 cents/);
     const missing = await svc('payouts', 'run', '--json');
     expect(missing.code).toBe(2);
+  });
+
+  // Issue 38, defect 1, in the sandbox: its test destination acct_sandboxRefuses refuses a
+  // transfer as Stripe refuses an unknown destination; the run pays the others and exits 1.
+  it('svc payouts run pays every creator it can, prints the refused one with its code and exits 1 (payouts_failed)', async () => {
+    const refused = await t.accountWithKey();
+    const paid = await t.accountWithKey();
+    await ledger.sale(refused.accountId, 'test', { amount_cents: 1000 });
+    await ledger.sale(paid.accountId, 'test', { amount_cents: 2000 });
+    expect((await svc('payouts', 'destination', '--account', refused.accountId, '--mode', 'test', '--stripe-account', 'acct_sandboxRefuses')).code).toBe(0);
+    const run = await svc('payouts', 'run', '--mode', 'test', '--json');
+    expect(run.code).toBe(1);
+    const { results } = JSON.parse(run.stdout);
+    expect(results.find((r: any) => r.account_id === paid.accountId)).toMatchObject({ status: 'paid', amount_cents: 1700 });
+    expect(results.find((r: any) => r.account_id === refused.accountId)).toMatchObject({ status: 'failed', failure_code: 'resource_missing' });
+    expect(JSON.parse(run.stderr).error).toEqual({ code: 'payouts_failed', message: expect.stringContaining(`${refused.accountId} (resource_missing)`) });
+    expect((await ledger.balance(paid.key)).summary).toMatchObject({ paid_out_cents: 1700, balance_cents: 0 });
+    expect((await ledger.balance(refused.key)).summary).toMatchObject({ paid_out_cents: 0, balance_cents: 850 });
   });
 
   it('ledger verify exits 0 when the read model matches and 1 with the first difference when not', async () => {

@@ -79,7 +79,17 @@ describe('ledger decider', () => {
     it('never gives back more fee than the sale had, however small the parts', () => {
       const parts = Array.from({ length: 9 }, (_, i) => part('p', 1, `re_${i}`));
       const { state } = run([sale('p', 10, 5000), ...parts, refund('p')]);
-      expect(transactionsOf(state).filter((t) => t.type === 'refund').map((t) => t.fee_cents)).toEqual([-1, -1, -1, -1, -1, 0, 0, 0, 0, 0]);
+      // Cumulative (issue 38): after k cents, round(5k / 10) of the fee is back.
+      expect(transactionsOf(state).filter((t) => t.type === 'refund').map((t) => t.fee_cents)).toEqual([-1, 0, -1, 0, -1, 0, -1, 0, -1, 0]);
+      expect(summaryOf(state)).toMatchObject({ platform_fee_cents: 0, balance_cents: 0 });
+    });
+
+    it('never takes more fee than a part\'s amount: 29 parts of 3 cents then the rest of a 100-cent sale (fee 15) (issue 38, defect 3)', () => {
+      const parts = Array.from({ length: 29 }, (_, i) => part('p', 3, `re_${i}`));
+      const { state } = run([sale('p', 100), ...parts, refund('p')]);
+      const refunds = transactionsOf(state).filter((t) => t.type === 'refund');
+      for (const r of refunds) expect(r.net_cents).toBeLessThanOrEqual(0);
+      expect(refunds.at(-1)).toMatchObject({ amount_cents: -13, fee_cents: -2, net_cents: -11 });
       expect(summaryOf(state)).toMatchObject({ platform_fee_cents: 0, balance_cents: 0 });
     });
 

@@ -777,6 +777,25 @@ describe('payments through Stripe (the real SDK against a local Stripe stand-in)
       expect((await t.request('GET', '/v1/balance', { key: seller.key })).body).toMatchObject({ available_cents: 0, in_transit_cents: 0 });
     });
 
+    // Issue 38, defect 1: a mode-wide run stopped at the first creator whose destination Stripe
+    // refused, so the creators after it were never paid.
+    it('pays every creator it can in a mode-wide run, reporting a refused destination per account', async () => {
+      const refusedSeller = await creatorWithSale('live');
+      const paidSeller = await creatorWithSale('live');
+      await t.admin('POST', '/admin/payouts/destination', { account: refusedSeller.accountId, mode: 'live', stripe_account: 'acct_1RefusedLive' });
+      stripe.connectedAccounts.add('acct_1PaidLive');
+      await t.admin('POST', '/admin/payouts/destination', { account: paidSeller.accountId, mode: 'live', stripe_account: 'acct_1PaidLive' });
+      const res = await run({ mode: 'live' });
+      expect(res.status).toBe(200);
+      const resultOf = (accountId: string) => res.body.results.find((r: any) => r.account_id === accountId);
+      expect(resultOf(paidSeller.accountId)).toMatchObject({ status: 'paid', amount_cents: 1700, payout_id: expect.stringMatching(/^po_/) });
+      expect(resultOf(refusedSeller.accountId)).toMatchObject({ status: 'failed', failure_code: 'resource_missing', reason: expect.stringContaining('resource_missing') });
+      expect(res.body.items.map((p: any) => p.id)).toContain(resultOf(paidSeller.accountId).payout_id);
+      expect((await ledgerOf(paidSeller.key)).summary).toMatchObject({ paid_out_cents: 1700, balance_cents: 0 });
+      expect((await ledgerOf(refusedSeller.key)).summary).toMatchObject({ paid_out_cents: 0, balance_cents: 1700 });
+      expect(transferRequests().filter((r) => r.body.destination === 'acct_1PaidLive')).toHaveLength(1);
+    });
+
     it('leaves a payout in flight when Stripe fails, and the next run sends the same transfer, paid once', async () => {
       const seller = await creatorWithSale('test');
       stripe.connectedAccounts.add('acct_1Flaky');

@@ -1,4 +1,4 @@
-import { Inject, Logger } from '@nestjs/common';
+import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { toPublicObject } from '../../catalog/listing';
 import { ListingStore } from '../../catalog/listing-store';
@@ -8,6 +8,7 @@ import { CheckoutCommand, CheckoutState, decide, duplicateOf } from '../checkout
 import { CheckoutStreams } from '../checkout-streams';
 import { EntitlementStreams } from '../entitlement-streams';
 import { Fulfilment } from '../fulfilment';
+import { ProcessorFees } from '../processor-fees';
 
 /**
  * The one fulfilment path: the sandbox page and the Stripe webhook both end here once a
@@ -34,7 +35,6 @@ export class CompleteCheckoutCommand extends Command<CheckoutState> {
 
 @CommandHandler(CompleteCheckoutCommand)
 export class CompleteCheckoutHandler implements ICommandHandler<CompleteCheckoutCommand> {
-  private readonly logger = new Logger('CompleteCheckout');
 
   constructor(
     private readonly streams: CheckoutStreams,
@@ -42,6 +42,7 @@ export class CompleteCheckoutHandler implements ICommandHandler<CompleteCheckout
     private readonly listings: ListingStore,
     private readonly fulfilment: Fulfilment,
     @Inject(PAYMENT_PROCESSOR) private readonly processor: PaymentProcessor,
+    private readonly fees: ProcessorFees,
   ) {}
 
   async execute({ mode, sessionId, paymentReference, refuseExpired }: CompleteCheckoutCommand): Promise<CheckoutState> {
@@ -74,24 +75,8 @@ export class CompleteCheckoutHandler implements ICommandHandler<CompleteCheckout
     return refunded.state;
   }
 
-  /**
-   * Books what the processor kept of the payment. A fee it cannot tell yet (or a failure to
-   * ask) is not a failed payment: the next confirmation of the session asks again.
-   */
+  /** Books what the processor kept of the payment at once; the fulfilment subscriber books it too, should this request die first. */
   private async recordProcessorFee(mode: Mode, sessionId: string, state: CheckoutState): Promise<CheckoutState> {
-    if (!state.completed || state.processorFee) return state;
-    const payment = { mode, paymentReference: state.completed.payment_reference, amountCents: state.opened.amount_cents, currency: state.opened.currency };
-    const fee = await this.processor.feeOf(payment).catch((error: Error) => {
-      this.logger.warn(`the processor's fee of session ${sessionId} is unknown for now: ${error.message}`);
-      return undefined;
-    });
-    if (!fee) return state;
-    const charged = await this.streams.handle(mode, sessionId, async () => ({
-      type: 'RecordProcessorFee',
-      now: new Date().toISOString(),
-      fee_cents: fee.feeCents,
-      processor_fee_id: fee.processorFeeId,
-    }));
-    return charged.state;
+    return (await this.fees.record(mode, sessionId, state)) ?? state;
   }
 }

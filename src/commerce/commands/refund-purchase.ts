@@ -3,6 +3,7 @@ import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { EVENT_STORE, EventStore } from '../../event-store/event-store';
 import { PAYMENT_PROCESSOR, PaymentProcessor } from '../../payments/payment-processor';
 import { ApiError, Errors } from '../../platform/errors';
+import { newId } from '../../platform/ids';
 import type { Mode } from '../../platform/mode';
 import { ProjectionRunner } from '../../projection-runner/projection-runner';
 import { CheckoutErrors, completedPurchaseOf, purchaseOf } from '../checkout.decider';
@@ -60,7 +61,12 @@ export class PurchaseLocator {
  * payment is the session stream's say (PurchaseLocator).
  */
 export class RefundPurchaseCommand extends Command<Purchase> {
-  constructor(readonly purchaseId: string, readonly amountCents?: number) {
+  constructor(
+    readonly purchaseId: string,
+    readonly amountCents?: number,
+    /** The operator's Idempotency-Key: a retry under it (after a crash) is the same processor refund. */
+    readonly idempotencyKey?: string,
+  ) {
     super();
   }
 }
@@ -74,7 +80,7 @@ export class RefundPurchaseHandler implements ICommandHandler<RefundPurchaseComm
     @Inject(PAYMENT_PROCESSOR) private readonly processor: PaymentProcessor,
   ) {}
 
-  async execute({ purchaseId, amountCents }: RefundPurchaseCommand): Promise<Purchase> {
+  async execute({ purchaseId, amountCents, idempotencyKey }: RefundPurchaseCommand): Promise<Purchase> {
     const located = await this.locator.byId(purchaseId);
     if (!located) throw Errors.notFound('purchase');
     const session = await this.streams.load(located.mode, located.session_id);
@@ -85,25 +91,28 @@ export class RefundPurchaseHandler implements ICommandHandler<RefundPurchaseComm
     if (session.dispute && session.dispute.closed?.outcome !== 'won') throw CheckoutErrors.disputed(purchaseId);
     const refundedSoFar = session.partiallyRefundedCents;
     const left = session.opened.amount_cents - refundedSoFar;
-    if (amountCents !== undefined && (!Number.isSafeInteger(amountCents) || amountCents < 1 || amountCents > left)) {
-      throw Errors.validationFailed(`Invalid field "amount_cents": must be an integer between 1 and ${left}, what is not refunded of the purchase.`);
+    // Under a key, the part may be the one already refunded (a retry): what is left then is the processor's to check.
+    const limit = idempotencyKey ? session.opened.amount_cents : left;
+    if (amountCents !== undefined && (!Number.isSafeInteger(amountCents) || amountCents < 1 || amountCents > limit)) {
+      throw Errors.validationFailed(`Invalid field "amount_cents": must be an integer between 1 and ${limit}, what is not refunded of the purchase.`);
     }
-    const partial = amountCents !== undefined && amountCents < left;
+    const partial = amountCents !== undefined && amountCents < (idempotencyKey ? session.opened.amount_cents : left);
     const refund = await this.processor.refund({
       mode: located.mode,
       paymentReference: completed.payment_reference,
-      // Retried by the operator or after a crash, the same refund; a part is named by what was refunded before it.
-      idempotencyKey: partial ? `refund-${purchaseId}-after-${refundedSoFar}-${amountCents}` : `refund-${purchaseId}`,
+      // A whole refund is one per purchase: retried, or raced, the same refund. Each part is a
+      // refund of its own (its own key), and the processor refuses parts beyond the payment, so
+      // requests that read the same state never share one refund (issue 38, defect 6).
+      // The operator's key names the processor refund (issue 38, defect 5): a retry after a crash
+      // finds the refund made before it, and records it (once: by its processor id).
+      idempotencyKey: idempotencyKey ? `refund-${purchaseId}-key-${idempotencyKey}` : partial ? `refund-${purchaseId}-part-${newId('rfq')}` : `refund-${purchaseId}`,
       ...(partial ? { amountCents } : {}),
     });
     if (!refund.settled) return purchaseOf(session)!;
     // Of whole refunds racing on one purchase, only the recorded one succeeds; the others throw already_refunded.
-    if (!partial) return recordPurchaseFact(this.streams, this.fulfilment, located, { type: 'RecordRefund', processor_refund_id: refund.refundId });
-    return recordPurchaseFact(this.streams, this.fulfilment, located, {
-      type: 'RecordPartialRefund',
-      processor_refund_id: refund.refundId,
-      refunded_total_cents: refundedSoFar + amountCents,
-    });
+    // Recorded as what the processor refunded: a key retried without --amount may name an earlier part.
+    if (!partial && refund.amountCents >= left) return recordPurchaseFact(this.streams, this.fulfilment, located, { type: 'RecordRefund', processor_refund_id: refund.refundId });
+    return recordPurchaseFact(this.streams, this.fulfilment, located, { type: 'RecordPartialRefund', processor_refund_id: refund.refundId, amount_cents: refund.amountCents });
   }
 }
 

@@ -4,7 +4,7 @@ import { JournalQueries, TrialBalance } from '../../ledger/journal-queries';
 import { DEFAULT_CURRENCY } from '../../ledger/ledger.decider';
 import { DetailedReconciliation, LedgerReconciliation, ReconciliationItem } from '../../ledger/reconciliation';
 import { ApiError } from '../../platform/errors';
-import { instantParam } from '../../platform/instant';
+import { cutoffParam } from '../../platform/instant';
 import type { Mode } from '../../platform/mode';
 import { csvCell } from '../csv';
 import { ConsoleAction, ConsoleInputError, ConsolePage, ConsoleSection } from '../console-page';
@@ -39,7 +39,7 @@ function kindOf(account: string): Kind {
 /** An instant the API would accept (ISO 8601), refused on the page with the API's message. */
 function instantOf(field: string, raw: string): Date {
   try {
-    return instantParam(field, raw)!;
+    return cutoffParam(field, raw)!;
   } catch (error) {
     if (error instanceof ApiError) throw new ConsoleInputError(error.message);
     throw error;
@@ -50,7 +50,8 @@ function instantOf(field: string, raw: string): Date {
 function asOfParam(raw: string | undefined): Date | undefined {
   if (!raw) return undefined;
   const at = instantOf('as_of', raw);
-  return /^\d{4}-\d{2}-\d{2}$/.test(raw) ? new Date(at.getTime() + DAY_MS - 1) : at;
+  // Recorded strictly before the next midnight: the whole day.
+  return /^\d{4}-\d{2}-\d{2}$/.test(raw) ? new Date(at.getTime() + DAY_MS) : at;
 }
 
 /** A `from`/`to` pair of UTC days; `to` is shown whole, so the range ends at the start of the next day. */
@@ -147,8 +148,9 @@ ${revenue}`;
           .filter((t) => t.debits_cents !== t.credits_cents)
           .map((t) => html`In ${t.currency.toUpperCase()}, debits ${money(t.debits_cents, t.currency)} and credits ${money(t.credits_cents, t.currency)} differ by ${money(t.debits_cents - t.credits_cents, t.currency)}. `)}
 The read model was changed or a posting rule is wrong: keep this page, rebuild the journal read model, and look again.</p>
-${tb.unbalanced_events.length ? html`<p>The events whose postings do not balance:</p><ul>${tb.unbalanced_events.map((e) => html`<li><code>${e.event_id}</code> (${e.event_type}, position ${e.position}): debits ${money(e.debits_cents, e.currency)}, credits ${money(e.credits_cents, e.currency)}</li>`)}</ul>` : ''}</div>`;
-    return html`<p class="muted">${tb.mode} mode, as of ${instant(tb.as_of)}${past ? ' (postings recorded by then)' : ' (now)'}.</p>
+${tb.unbalanced_events.length ? html`<p>The events whose postings do not balance:</p><ul>${tb.unbalanced_events.map((e) => html`<li><code>${e.event_id}</code> (${e.event_type}, position ${e.position}): debits ${money(e.debits_cents, e.currency)}, credits ${money(e.credits_cents, e.currency)}</li>`)}</ul>` : ''}
+${tb.totals_differ.length ? html`<p>The accounts whose running totals are not the sum of their postings:</p><ul>${tb.totals_differ.map((d) => html`<li><code>${d.account}</code>: running debits ${money(d.running_debits_cents, d.currency)} and credits ${money(d.running_credits_cents, d.currency)}, postings ${money(d.postings_debits_cents, d.currency)} and ${money(d.postings_credits_cents, d.currency)}</li>`)}</ul>` : ''}</div>`;
+    return html`<p class="muted">${tb.mode} mode, as of ${instant(tb.as_of)}${past ? ' (postings recorded before then)' : ' (now)'}.</p>
 ${status}
 <table class="panel" data-accounts="${tb.accounts.length}"><caption class="visually-hidden">Every account of the journal</caption>
 <thead><tr><th scope="col">Account</th><th scope="col">Kind</th><th scope="col">Currency</th><th scope="col" class="num">Debits</th><th scope="col" class="num">Credits</th><th scope="col" class="num">Balance</th></tr></thead>

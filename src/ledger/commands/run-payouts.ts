@@ -2,6 +2,7 @@ import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { AccountStreams } from '../../accounts/account-streams';
 import { PAYMENT_PROCESSOR, PaymentProcessor, TransferRefusedError } from '../../payments/payment-processor';
+import { ApiError } from '../../platform/errors';
 import { newId } from '../../platform/ids';
 import type { Mode } from '../../platform/mode';
 import type { Payout } from '../events';
@@ -19,7 +20,18 @@ import { LedgerStreams } from '../ledger-streams';
  * A run that finds a payout still in flight (a crash, a lost connection) sends the same
  * transfer again under the same payout id, which the processor pays once.
  */
-export class RunPayoutsCommand extends Command<{ items: Payout[] }> {
+/** What a run did for one account: paid, failed (the processor refused or did not answer), or skipped and why. */
+export interface PayoutRunResult {
+  account_id: string;
+  status: 'paid' | 'failed' | 'skipped';
+  payout_id: string | null;
+  amount_cents: number | null;
+  /** failed: the processor's code (Stripe's, e.g. resource_missing) or ours; skipped: why. */
+  failure_code: string | null;
+  reason: string | null;
+}
+
+export class RunPayoutsCommand extends Command<{ items: Payout[]; results: PayoutRunResult[] }> {
   constructor(readonly mode: Mode, readonly account?: string) {
     super();
   }
@@ -34,7 +46,7 @@ export class RunPayoutsHandler implements ICommandHandler<RunPayoutsCommand> {
     @Inject(PAYMENT_PROCESSOR) private readonly processor: PaymentProcessor,
   ) {}
 
-  async execute({ mode, account }: RunPayoutsCommand): Promise<{ items: Payout[] }> {
+  async execute({ mode, account }: RunPayoutsCommand): Promise<{ items: Payout[]; results: PayoutRunResult[] }> {
     let accountIds: string[];
     if (account !== undefined) {
       accountIds = [(await this.accounts.get(account)).id];
@@ -44,11 +56,31 @@ export class RunPayoutsHandler implements ICommandHandler<RunPayoutsCommand> {
       accountIds = await this.queries.payableAccounts(mode);
     }
     const items: Payout[] = [];
+    const results: PayoutRunResult[] = [];
     for (const accountId of accountIds) {
-      const payout = await this.payOut(accountId, mode, account !== undefined);
-      if (payout) items.push(payout);
+      // Named, its refusal is the answer. Over the mode, one account's refusal (or a processor
+      // that did not answer for it) must not stop the creators after it (issue 38, defect 1):
+      // it is reported, and the run goes on.
+      if (account !== undefined) {
+        const payout = await this.payOut(accountId, mode, true);
+        if (payout) items.push(payout);
+        results.push(payout ? paidResult(accountId, payout) : skipped(accountId, 'nothing_to_pay', 'nothing was paid'));
+        continue;
+      }
+      try {
+        const payout = await this.payOut(accountId, mode, true);
+        if (payout) items.push(payout);
+        results.push(payout ? paidResult(accountId, payout) : skipped(accountId, 'nothing_to_pay', 'nothing was paid'));
+      } catch (error) {
+        const failed = error instanceof TransferRefusedError;
+        const code = failed ? error.failureCode : error instanceof ApiError ? error.code : 'internal_error';
+        const message = error instanceof Error ? error.message : String(error);
+        // A refusal of ours (paused, no destination, nothing to pay) is a skip; the processor's refusal or silence a failure.
+        const ours = error instanceof ApiError && !failed && error.status < 500;
+        results.push({ account_id: accountId, status: ours ? 'skipped' : 'failed', payout_id: null, amount_cents: null, failure_code: code, reason: message });
+      }
     }
-    return { items };
+    return { items, results };
   }
 
   private async payOut(accountId: string, mode: Mode, named: boolean): Promise<Payout | undefined> {
@@ -94,3 +126,21 @@ export class RunPayoutsHandler implements ICommandHandler<RunPayoutsCommand> {
     });
   }
 }
+
+const paidResult = (accountId: string, payout: Payout): PayoutRunResult => ({
+  account_id: accountId,
+  status: 'paid',
+  payout_id: payout.id,
+  amount_cents: payout.amount_cents,
+  failure_code: null,
+  reason: null,
+});
+
+const skipped = (accountId: string, code: string, reason: string): PayoutRunResult => ({
+  account_id: accountId,
+  status: 'skipped',
+  payout_id: null,
+  amount_cents: null,
+  failure_code: code,
+  reason,
+});

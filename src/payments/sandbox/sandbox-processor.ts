@@ -16,6 +16,7 @@ import type {
   RefundRequest,
   TransferRequest,
 } from '../payment-processor';
+import { TransferRefusedError } from '../payment-processor';
 
 /**
  * The embedded processor: the hosted checkout is this service's own page
@@ -74,27 +75,48 @@ export class SandboxProcessor implements PaymentProcessor {
   /**
    * The payment back, or part of it: what is asked, at most what is not refunded yet (all of
    * that when no amount is asked). The fee stays with the processor, as Stripe's does.
+   * One transaction holding the payment's row: of refunds racing on one payment (several
+   * instances, each with its own idempotency key), each sees what the others refunded, so
+   * the payment is never refunded beyond its amount (issue 38, defect 6). A part larger than
+   * what is left is 409 refund_exceeds_remaining, as a concurrent refund took the rest.
    */
   async refund(request: RefundRequest): Promise<ProcessorRefund> {
-    const { rows: charges } = await this.db.query<{ amount_cents: string; currency: string; mode: string; refunded: string }>(
-      `SELECT c.amount_cents, c.currency, c.mode,
-              (SELECT COALESCE(sum(r.amount_cents), 0) FROM sandbox_processor_records r WHERE r.payment_id = c.id AND r.kind = 'refund') AS refunded
-         FROM sandbox_processor_records c WHERE c.id = $1 AND c.kind = 'charge'`,
-      [request.paymentReference],
-    );
-    const charge = charges[0];
-    if (!charge || charge.mode !== request.mode) {
-      throw new ApiError(402, 'refund_failed', `The processor has no payment ${request.paymentReference} to refund.`);
-    }
-    const { rows: earlier } = await this.db.query<{ id: string }>('SELECT id FROM sandbox_processor_records WHERE idempotency_key = $1', [request.idempotencyKey]);
-    if (earlier[0]) return { refundId: earlier[0].id, settled: true };
-    const left = Number(charge.amount_cents) - Number(charge.refunded);
-    const amount = request.amountCents ?? left;
-    if (amount < 1 || amount > left) {
-      throw new ApiError(402, 'refund_failed', `The processor cannot refund ${amount} cents of payment ${request.paymentReference}: ${left} cents of it are not refunded.`);
-    }
-    const id = await this.once(request.idempotencyKey, 're', { mode: request.mode, kind: 'refund', amountCents: amount, currency: charge.currency, paymentId: request.paymentReference });
-    return { refundId: id, settled: true };
+    return this.db.transaction(async (tx) => {
+      const { rows: charges } = await tx.query<{ amount_cents: string; currency: string; mode: string }>(
+        `SELECT amount_cents, currency, mode FROM sandbox_processor_records WHERE id = $1 AND kind = 'charge' FOR UPDATE`,
+        [request.paymentReference],
+      );
+      const charge = charges[0];
+      if (!charge || charge.mode !== request.mode) {
+        throw new ApiError(402, 'refund_failed', `The processor has no payment ${request.paymentReference} to refund.`);
+      }
+      const { rows: earlier } = await tx.query<{ id: string; amount_cents: string }>('SELECT id, amount_cents FROM sandbox_processor_records WHERE idempotency_key = $1', [request.idempotencyKey]);
+      if (earlier[0]) {
+        // The same key for another amount is another request, as Stripe's idempotency_error: refused, nothing refunded.
+        if (request.amountCents !== undefined && request.amountCents !== Number(earlier[0].amount_cents)) {
+          throw new ApiError(409, 'idempotency_key_reused', `The idempotency key was used for a refund of ${earlier[0].amount_cents} cents, not ${request.amountCents}; use a new key for a new refund.`);
+        }
+        return { refundId: earlier[0].id, settled: true, amountCents: Number(earlier[0].amount_cents) };
+      }
+      const { rows: refunded } = await tx.query<{ sum: string }>(
+        `SELECT COALESCE(sum(amount_cents), 0) AS sum FROM sandbox_processor_records WHERE payment_id = $1 AND kind = 'refund'`,
+        [request.paymentReference],
+      );
+      const left = Number(charge.amount_cents) - Number(refunded[0].sum);
+      const amount = request.amountCents ?? left;
+      if (amount > left && left > 0) {
+        throw new ApiError(409, 'refund_exceeds_remaining', `The processor cannot refund ${amount} cents of payment ${request.paymentReference}: only ${left} cents of it are not refunded (another refund took the rest).`);
+      }
+      if (amount < 1 || amount > left) {
+        throw new ApiError(402, 'refund_failed', `The processor cannot refund ${amount} cents of payment ${request.paymentReference}: ${left} cents of it are not refunded.`);
+      }
+      const id = newId('re');
+      await tx.query(
+        `INSERT INTO sandbox_processor_records (id, mode, kind, amount_cents, currency, payment_id, idempotency_key) VALUES ($1, $2, 'refund', $3, $4, $5, $6)`,
+        [id, request.mode, amount, charge.currency, request.paymentReference, request.idempotencyKey],
+      );
+      return { refundId: id, settled: true, amountCents: amount };
+    });
   }
 
   /**
@@ -150,7 +172,16 @@ export class SandboxProcessor implements PaymentProcessor {
   }
 
   /** The sandbox settles payouts at once. */
+  /**
+   * Pays any payout (the sandbox needs no destination), except to its test destination that
+   * refuses, `acct_sandboxRefuses` (set with svc payouts destination): refused as Stripe
+   * refuses a destination it does not know, resource_missing, so a refused transfer is
+   * testable without Stripe (issue 38, defect 1).
+   */
   async transfer(request: TransferRequest): Promise<{ transferId: string }> {
+    if (request.destination === SANDBOX_REFUSING_DESTINATION) {
+      throw new TransferRefusedError(`The sandbox refused the transfer of payout ${request.payoutId} to its test destination ${SANDBOX_REFUSING_DESTINATION} (resource_missing).`, 'resource_missing');
+    }
     const id = await this.once(`payout-${request.payoutId}`, 'tr', { mode: request.mode, kind: 'transfer', amountCents: request.amountCents, currency: request.currency, paymentId: null });
     return { transferId: id };
   }
@@ -187,6 +218,9 @@ export class SandboxProcessor implements PaymentProcessor {
     return Math.floor((amountCents * this.fee.bps + 5000) / 10000) + this.fee.fixedCents;
   }
 }
+
+/** The sandbox's test destination whose transfers are refused (resource_missing). */
+export const SANDBOX_REFUSING_DESTINATION = 'acct_sandboxRefuses';
 
 /** decisions section 3: the sandbox's test cards. */
 export const SANDBOX_CARDS = { pays: '4242424242424242', declines: '4000000000000002', disputed: '4000000000000259' } as const;

@@ -95,12 +95,14 @@ export class StripeProcessor implements PaymentProcessor {
         { idempotencyKey: request.idempotencyKey },
       )
       .catch((error) => {
+        // A part beyond what is left: another refund, racing this one, took the rest (issue 38, defect 6).
+        if (error?.code === 'amount_too_large') throw new ApiError(409, 'refund_exceeds_remaining', `The processor refused the refund: ${error.message}`);
         throw processorError(error);
       });
     if (refund.status === 'failed' || refund.status === 'canceled') {
       throw new ApiError(402, 'refund_failed', `The processor did not refund the payment (refund ${refund.id} is ${refund.status}).`);
     }
-    return { refundId: refund.id, settled: refund.status === 'succeeded' };
+    return { refundId: refund.id, settled: refund.status === 'succeeded', amountCents: refund.amount };
   }
 
   /** The fee on the payment's charge, from its balance transaction; undefined until Stripe has made one. */
