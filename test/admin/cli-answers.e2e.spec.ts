@@ -5,6 +5,7 @@ import { runCli } from '../../src/cli/main';
 import { COMMANDS } from '../../src/cli/commands';
 import { ADMIN_TOKEN, startTestApp, TestApp } from '../support/app';
 import { freePort } from '../support/cli';
+import { onnxModel } from '../support/asset-files';
 
 /**
  * Issue 44, the CLI's answers: every command's --help describes each option in a sentence,
@@ -63,7 +64,8 @@ describe('svc answers: option help, upload fields, request ids (issue 44)', () =
 
   it('svc upload prints storage_path, file_name, file_size and file_extension, and those fields publish the model', async () => {
     const file = path.join(dir, 'policy.onnx');
-    fs.writeFileSync(file, 'onnx weights\n');
+    const model = onnxModel();
+    fs.writeFileSync(file, model);
     const uploaded = await svc('upload', file);
     expect(uploaded.code).toBe(0);
     const printed = Object.fromEntries(
@@ -73,7 +75,7 @@ describe('svc answers: option help, upload fields, request ids (issue 44)', () =
         .filter((m): m is RegExpExecArray => m !== null)
         .map((m) => [m[1], m[2]]),
     );
-    expect(printed).toEqual({ storage_path: expect.stringMatching(/policy\.onnx$/), file_name: 'policy.onnx', file_size: '13', file_extension: '.onnx' });
+    expect(printed).toEqual({ storage_path: expect.stringMatching(/policy\.onnx$/), file_name: 'policy.onnx', file_size: String(model.length), file_extension: '.onnx' });
     expect(uploaded.stdout).toContain('giving storage_path, file_name, file_size and file_extension as above');
 
     // As the hint says: a body with those four fields publishes.
@@ -81,7 +83,7 @@ describe('svc answers: option help, upload fields, request ids (issue 44)', () =
     fs.writeFileSync(body, JSON.stringify({ title: 'Printed Fields', type: 'onnx-model', license: 'MIT', ...printed, file_size: Number(printed.file_size) }));
     const published = await svc('models', 'publish', body, '--json');
     expect(published.code).toBe(0);
-    expect(JSON.parse(published.stdout)).toMatchObject({ slug: 'printed-fields', file: { name: 'policy.onnx', size: 13, extension: '.onnx' } });
+    expect(JSON.parse(published.stdout)).toMatchObject({ slug: 'printed-fields', file: { name: 'policy.onnx', size: model.length, extension: '.onnx' } });
   });
 
   it('a failed call prints the API’s request_id, the one its error body and x-request-id header give', async () => {

@@ -2,6 +2,10 @@ import { startTestApp, TestApp } from '../support/app';
 import { buy } from '../commerce/commerce-client';
 import { sha256 } from './catalog-client';
 import { EXTERNAL_S3_SKIP_REASON, onExternalS3 } from '../storage/s3-server';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { writeLeRobotDataset } from '../support/lerobot-fixture';
 
 /** The local store checks a bound sha256 on receipt; on S3 the gateway does (test/storage/s3-presigned.e2e.spec.ts). */
 const itOnLocalStore = onExternalS3 ? it.skip : it;
@@ -12,8 +16,16 @@ describe('dataset folders and checksums', () => {
   let t: TestApp;
   let owner: { accountId: string; key: string };
   let reader: { accountId: string; key: string };
+  // Published shards are inspected (issue 40): the Parquet episodes are real ones, written by a Parquet writer.
+  let episode0: Buffer;
+  let episode1: Buffer;
 
   beforeAll(async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'folders-'));
+    writeLeRobotDataset(dir, 2, 3);
+    episode0 = fs.readFileSync(path.join(dir, 'data/chunk-000/episode_000000.parquet'));
+    episode1 = fs.readFileSync(path.join(dir, 'data/chunk-000/episode_000001.parquet'));
+    fs.rmSync(dir, { recursive: true, force: true });
     t = await startTestApp();
     owner = await t.accountWithKey({ scopes: ['datasets:upload', 'datasets:read', 'models:upload'] });
     reader = await t.accountWithKey({ scopes: ['datasets:read'] });
@@ -26,7 +38,7 @@ describe('dataset folders and checksums', () => {
     return res.body;
   };
   const mint = (id: string, body: Record<string, unknown>) => t.request('POST', `/v1/datasets/${id}/shards`, { key: owner.key, body });
-  const putShard = async (id: string, name: string, content: string, withSha = false) => {
+  const putShard = async (id: string, name: string, content: string | Buffer, withSha = false) => {
     const minted = await mint(id, { name, size: Buffer.byteLength(content), ...(withSha && { sha256: sha256(content) }) });
     expect(minted.status).toBe(200);
     // On S3 a bound sha256 travels as a signed header the grant names.
@@ -36,20 +48,20 @@ describe('dataset folders and checksums', () => {
 
   it('keeps folders in names and storage keys, serves a shard by its path and by its %2F form, and filters with prefix=', async () => {
     const dataset = await createDataset('Folder Runs');
-    const minted = await putShard(dataset.id, 'data/chunk-000/episode_000000.parquet', 'PAR1-0');
+    const minted = await putShard(dataset.id, 'data/chunk-000/episode_000000.parquet', episode0);
     expect(minted.storage_path).toBe(`user/${owner.accountId}/datasets/${dataset.id}/data/chunk-000/episode_000000.parquet`);
     await putShard(dataset.id, 'meta/info.json', '{"fps":30}');
-    await putShard(dataset.id, 'data/chunk-000/episode_000001.parquet', 'PAR1-1');
+    await putShard(dataset.id, 'data/chunk-000/episode_000001.parquet', episode1);
 
     const all = await t.request('GET', `/v1/datasets/${dataset.id}/shards`, { key: owner.key });
     expect(all.body).toEqual({
       items: [
-        { name: 'data/chunk-000/episode_000000.parquet', size: 6, sha256: sha256('PAR1-0') },
-        { name: 'data/chunk-000/episode_000001.parquet', size: 6, sha256: sha256('PAR1-1') },
+        { name: 'data/chunk-000/episode_000000.parquet', size: episode0.length, sha256: sha256(episode0) },
+        { name: 'data/chunk-000/episode_000001.parquet', size: episode1.length, sha256: sha256(episode1) },
         { name: 'meta/info.json', size: 10, sha256: sha256('{"fps":30}') },
       ],
       count: 3,
-      total_bytes: 22,
+      total_bytes: episode0.length + episode1.length + 10,
     });
     const data = await t.request('GET', `/v1/datasets/${dataset.id}/shards?prefix=data/`, { key: owner.key });
     expect(data.body.items.map((s: any) => s.name)).toEqual(['data/chunk-000/episode_000000.parquet', 'data/chunk-000/episode_000001.parquet']);
@@ -69,7 +81,7 @@ describe('dataset folders and checksums', () => {
     const frozen = await t.request('GET', `/v1/datasets/${dataset.id}/shards?prefix=meta/`, { key: reader.key });
     expect(frozen.body.items).toEqual([{ name: 'meta/info.json', size: 10, sha256: sha256('{"fps":30}') }]);
     const served = await t.request('GET', `/v1/datasets/${dataset.id}/shards/data/chunk-000/episode_000001.parquet`, { key: reader.key });
-    expect((await t.storage('GET', served.body.url)).text).toBe('PAR1-1');
+    expect(sha256((await t.storage('GET', served.body.url)).bytes)).toBe(sha256(episode1));
   });
 
   itOnLocalStore(`refuses a PUT of other bytes than the sha256 a shard was minted with, storing nothing, and takes the right ones${onLocal}`, async () => {
@@ -123,10 +135,10 @@ describe('dataset folders and checksums', () => {
 
   it('lists a paid dataset to a buyer who has not paid but never gives them a shard URL', async () => {
     const dataset = await createDataset('Paid Folders', 1500);
-    await putShard(dataset.id, 'data/chunk-000/episode_000000.parquet', 'paid');
+    await putShard(dataset.id, 'data/chunk-000/episode_000000.parquet', episode0);
     await t.request('POST', `/v1/datasets/${dataset.id}/publish`, { key: owner.key });
     const list = await t.request('GET', `/v1/datasets/${dataset.id}/shards`, { key: reader.key });
-    expect(list.body.items).toEqual([{ name: 'data/chunk-000/episode_000000.parquet', size: 4, sha256: sha256('paid') }]);
+    expect(list.body.items).toEqual([{ name: 'data/chunk-000/episode_000000.parquet', size: episode0.length, sha256: sha256(episode0) }]);
     for (const path of ['data/chunk-000/episode_000000.parquet', 'data%2Fchunk-000%2Fepisode_000000.parquet']) {
       const res = await t.request('GET', `/v1/datasets/${dataset.id}/shards/${path}`, { key: reader.key });
       expect([res.status, res.body.error.code, res.body.url]).toEqual([402, 'purchase_required', undefined]);

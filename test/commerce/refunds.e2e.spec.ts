@@ -208,7 +208,7 @@ describe('refunds (svc purchases refund) and what a purchase tells the seller', 
     // Again, and with the same key for another amount: nothing more moves.
     expect((await withKey('ticket-4711', { amount_cents: 501 })).body).toMatchObject({ amount_refunded_cents: 501 });
     const other = await withKey('ticket-4711', { amount_cents: 200 });
-    expect([other.status, other.body.error.code]).toEqual([409, 'idempotency_key_reused']);
+    expect([other.status, other.body.error.code]).toEqual([400, 'idempotency_key_reused']);
     expect(await atProcessor()).toEqual([501]);
     const lines = (await t.request('GET', '/v1/balance_transactions?limit=200', { key: seller.key })).body.items.filter((i: any) => i.type === 'refund' && i.source.purchase_id === purchase.id);
     expect(lines.map((l: any) => l.amount_cents)).toEqual([-501]);

@@ -8,8 +8,8 @@ import { eventually } from '../support/eventually';
 import { routesOf } from '../support/routes';
 import { mcapFile } from '../support/asset-files';
 
-/** Fastify's /v1/listings/:idOrSlug is OpenAPI's /v1/listings/{idOrSlug}. */
-const openApiPath = (path: string) => path.replace(/:([A-Za-z_]+)/g, '{$1}');
+/** Fastify's /v1/listings/:idOrSlug is OpenAPI's /v1/listings/{idOrSlug}; a shard's wildcard rest of the path is {path}. */
+const openApiPath = (path: string) => path.replace(/:([A-Za-z_]+)/g, '{$1}').replace(/\/\*$/, '/{path}');
 const pointer = (...parts: string[]) => parts.map((p) => '/' + p.replace(/~/g, '~0').replace(/\//g, '~1')).join('');
 
 describe('OpenAPI document (issue 15)', () => {
@@ -226,7 +226,7 @@ describe('OpenAPI document (issue 15)', () => {
     const published = await t.request('POST', `/v1/datasets/${dataset.body.id}/publish`, { key });
     expect(published.status).toBe(200);
     expectDocumented('POST', '/v1/datasets/{idOrSlug}/publish', published);
-    expectDocumented('GET', '/v1/datasets/{idOrSlug}/shards/{name}', await t.request('GET', `/v1/datasets/${dataset.body.id}/shards/part-0001.mcap`, { key }));
+    expectDocumented('GET', '/v1/datasets/{idOrSlug}/shards/{path}', await t.request('GET', `/v1/datasets/${dataset.body.id}/shards/part-0001.mcap`, { key }));
 
     const endpoint = await t.request('POST', '/v1/webhook_endpoints', { key, body: { url: 'http://localhost:4242/hooks', events: ['listing.purchased'] } });
     expect(endpoint.status).toBe(201);

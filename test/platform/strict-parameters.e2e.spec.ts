@@ -63,7 +63,7 @@ describe('strict parameters on every operation (issue 39)', () => {
     for (const op of operations().filter((o) => o.body)) {
       const what = `${op.method} ${op.path}`;
       // The chat route's body is OpenAI's: a valid request with one field the test-mode sandbox does not know (docs/decisions.md).
-      if (op.path === '/v1/chat/completions') {
+      if (op.path === '/v1/chat/completions' || op.path === '/v1/openai/chat/completions') {
         const res = await t.request('POST', op.path, { key, body: { model: 'svc-fast-8b', messages: [{ role: 'user', content: 'hi' }], tittle: 1 } });
         expect({ what, status: res.status, code: res.body.error.code, param: res.body.error.param }).toEqual({ what, status: 400, code: 'unsupported_parameter', param: 'tittle' });
         continue;

@@ -94,7 +94,7 @@ export class SandboxProcessor implements PaymentProcessor {
       if (earlier[0]) {
         // The same key for another amount is another request, as Stripe's idempotency_error: refused, nothing refunded.
         if (request.amountCents !== undefined && request.amountCents !== Number(earlier[0].amount_cents)) {
-          throw new ApiError(409, 'idempotency_key_reused', `The idempotency key was used for a refund of ${earlier[0].amount_cents} cents, not ${request.amountCents}; use a new key for a new refund.`);
+          throw new ApiError(400, 'idempotency_key_reused', `The idempotency key was used for a refund of ${earlier[0].amount_cents} cents, not ${request.amountCents}; use a new key for a new refund.`);
         }
         return { refundId: earlier[0].id, settled: true, amountCents: Number(earlier[0].amount_cents) };
       }
