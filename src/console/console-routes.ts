@@ -15,7 +15,9 @@ import { CONSOLE_SCRIPT } from './assets/console-script';
 import { CONSOLE_STYLE } from './assets/console-style';
 import { ConsoleAction, ConsoleInputError, ConsolePage } from './console-page';
 import { Html, html } from './html';
-import { bareLayout, layout } from './layout';
+import type { IdempotentRequests, KeptAnswer } from '../idempotency/idempotent-requests';
+import { sha256 } from '../idempotency/idempotent-requests';
+import { bareLayout, IDEMPOTENCY_FIELD, layout } from './layout';
 import { noticeFor, NoticeCode } from './notices';
 import { SignInLimiter } from './sign-in-limiter';
 import { ConsoleSession, ConsoleSessions, csrfMatches, SESSION_HOURS } from './sessions';
@@ -56,6 +58,8 @@ export interface ConsoleDeps {
   limiter: SignInLimiter;
   pages: ConsolePage[];
   actions: ConsoleAction[];
+  /** The API's Idempotency-Key store, for the key each rendered form carries. */
+  idempotency: IdempotentRequests;
 }
 
 /** A request the script made (a fragment refresh): answered with a status, not a page. */
@@ -75,7 +79,7 @@ function sendPage(reply: FastifyReply, status: number, page: Html): FastifyReply
 }
 
 function errorPage(status: number, message: string): Html {
-  const titles: Record<number, string> = { 400: 'Not done', 401: 'Sign in', 403: 'Not yours to see', 404: 'Not found', 429: 'Too many attempts', 500: 'Something went wrong' };
+  const titles: Record<number, string> = { 400: 'Not done', 409: 'Still running', 401: 'Sign in', 403: 'Not yours to see', 404: 'Not found', 429: 'Too many attempts', 500: 'Something went wrong' };
   return bareLayout(titles[status] ?? 'Error', html`<p class="notice error" role="alert">${message}</p><p><a href="/console">Back to the console</a></p>`);
 }
 
@@ -283,9 +287,45 @@ export function consoleRoutes(deps: ConsoleDeps) {
       const form = (request.body ?? {}) as Record<string, string>;
       if (!csrfMatches(session, form._csrf)) throw new ConsoleHttpError(403, 'The form was not this session’s (missing or wrong CSRF token).');
       allowed(viewer, found.action);
+      const key = form[IDEMPOTENCY_FIELD];
+      if (key !== undefined) {
+        const kept = await takeFormKey(request, reply, key, form);
+        if (kept) return replay(reply, kept);
+      }
       const done = await found.action.run({ viewer, query: {}, param: found.param || undefined }, form);
-      return reply.redirect(withNotice(done.redirect, done.notice, done.count), 303);
+      // The target is also the body: a kept answer keeps its body, not its Location header.
+      const target = withNotice(done.redirect, done.notice, done.count);
+      return reply.code(303).header('location', target).type('text/plain; charset=utf-8').send(target);
     });
+
+    /**
+     * A form render's key, taken in the API's store (scoped to this session) or answered from it:
+     * the first POST runs and its answer (the redirect, or the error page) is kept by the
+     * store's onSend hook; a second POST of the same render gets that answer again.
+     */
+    async function takeFormKey(request: FastifyRequest, reply: FastifyReply, key: string, form: Record<string, string>): Promise<KeptAnswer | undefined> {
+      // The same form means the same fields, whatever order the browser sent them in.
+      const fields = sha256(new URLSearchParams(Object.entries(form).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))).toString());
+      try {
+        return await deps.idempotency.begin(request, reply, `console:${sha256(request.cookies[SESSION_COOKIE] ?? '')}`, key, fields);
+      } catch (error) {
+        if (!(error instanceof ApiError)) throw error;
+        if (error.code === 'idempotency_key_reused') {
+          throw new ApiError(400, error.code, 'This form was already sent with other values, and that first submission stands; nothing was changed now. Reload the page to make another change.');
+        }
+        if (error.code === 'idempotency_key_in_use') {
+          throw new ApiError(409, error.code, 'This form is still being handled (was it sent twice?); wait a moment, then reload the page to see its result.');
+        }
+        throw error;
+      }
+    }
+
+    function replay(reply: FastifyReply, kept: KeptAnswer): FastifyReply {
+      reply.code(kept.status).header('idempotent-replayed', 'true');
+      if (kept.status === 303) reply.header('location', kept.body);
+      if (kept.contentType) reply.header('content-type', kept.contentType);
+      return reply.send(kept.body);
+    }
   };
 }
 

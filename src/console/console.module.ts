@@ -7,6 +7,8 @@ import { CatalogModule } from '../catalog/catalog.module';
 import { CommerceModule } from '../commerce/commerce.module';
 import { SETTINGS, Settings } from '../config/settings';
 import { HealthModule } from '../health/health.module';
+import { IdempotencyModule } from '../idempotency/idempotency.module';
+import { IdempotentRequests } from '../idempotency/idempotent-requests';
 import { InferenceModule } from '../inference/inference.module';
 import { LedgerModule } from '../ledger/ledger.module';
 import { WebhooksModule } from '../webhooks/webhooks.module';
@@ -31,7 +33,7 @@ import { SignInLimiter } from './sign-in-limiter';
  * server from the same query providers and commands the API uses; it adds no path to data.
  */
 @Module({
-  imports: [AccountsModule, LedgerModule, InferenceModule, WebhooksModule, HealthModule, CatalogModule, CommerceModule],
+  imports: [IdempotencyModule, AccountsModule, LedgerModule, InferenceModule, WebhooksModule, HealthModule, CatalogModule, CommerceModule],
   providers: [ConsoleSessions, SignInLimiter, OverviewSection, ReadModelsSection, AccountsSection, CreatorMoneySection, CreatorPayoutsSection, CreatorListingsSection, CreatorUsageSection, CreatorWebhooksSection, LedgerSection, EventsSection, WebhooksSection],
 })
 export class ConsoleModule implements OnModuleInit {
@@ -44,6 +46,7 @@ export class ConsoleModule implements OnModuleInit {
     private readonly limiter: SignInLimiter,
     private readonly accounts: AccountQueries,
     private readonly keys: KeptAccounts,
+    private readonly idempotency: IdempotentRequests,
     overview: OverviewSection,
     readModels: ReadModelsSection,
     accountsSection: AccountsSection,
@@ -71,6 +74,7 @@ export class ConsoleModule implements OnModuleInit {
         limiter: this.limiter,
         pages: this.sections.flatMap((s) => s.pages()),
         actions: this.sections.flatMap((s) => s.actions()),
+        idempotency: this.idempotency,
       }),
     );
   }

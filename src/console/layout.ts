@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { Html, html } from './html';
 import type { Viewer } from './viewer';
 
@@ -30,9 +31,16 @@ export function navFor(viewer: Pick<Viewer, 'role'>): NavItem[] {
   return viewer.role === 'operator' ? OPERATOR_NAV : CREATOR_NAV;
 }
 
-/** The hidden field every state-changing form carries (the session's synchronizer token). */
+/** The form field carrying a form render's idempotency key (issue 39). */
+export const IDEMPOTENCY_FIELD = '_idempotency_key';
+
+/**
+ * The hidden fields every state-changing form carries: the session's synchronizer token, and
+ * an idempotency key made for this render, so a double click or a browser's re-POST of the
+ * same form does its action once (console-routes.ts).
+ */
 export function csrfField(viewer: Viewer): Html {
-  return html`<input type="hidden" name="_csrf" value="${viewer.csrfToken}">`;
+  return html`<input type="hidden" name="_csrf" value="${viewer.csrfToken}"><input type="hidden" name="${IDEMPOTENCY_FIELD}" value="${randomUUID()}">`;
 }
 
 function modeSwitch(viewer: Viewer): Html {

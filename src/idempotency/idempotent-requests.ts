@@ -24,7 +24,14 @@ declare module 'fastify' {
   }
 }
 
-const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+/** An answer kept under a key, as first sent. */
+export interface KeptAnswer {
+  status: number;
+  contentType: string | null;
+  body: string;
+}
+
+export const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
 /**
  * Idempotency-Key on every POST of /v1 and /admin (issue 39, Stripe's semantics): the first
@@ -82,10 +89,25 @@ export class IdempotentRequests implements OnApplicationBootstrap, OnApplication
     const scope = scopeOf(request);
     if (!scope) return;
     if (typeof header !== 'string') throw Errors.validationFailed('Send one "Idempotency-Key" header, not several.');
-    if (!header.length || header.length > MAX_KEY_LENGTH) {
-      throw Errors.validationFailed(`Invalid header "Idempotency-Key": 1 to ${MAX_KEY_LENGTH} characters, got ${header.length}.`);
+    const kept = await this.begin(request, reply, scope, header, sha256(request.rawBody ?? ''));
+    if (!kept) return;
+    reply.code(kept.status).header('idempotent-replayed', 'true');
+    if (kept.contentType) reply.header('content-type', kept.contentType);
+    return reply.send(kept.body);
+  }
+
+  /**
+   * Takes `key` in `scope` for this request, or answers what it already kept. Undefined: the
+   * request runs, and its answer is kept as it goes out (onSend). A kept answer: the caller
+   * sends it (the API byte for byte; the console's forms follow the redirect it kept). Throws
+   * `idempotency_key_reused` (400) and `idempotency_key_in_use` (409). Also the console's
+   * entry (its forms carry the key as a field, read after the session is known).
+   */
+  async begin(request: FastifyRequest, reply: FastifyReply, scope: string, key: string, bodySha256: string): Promise<KeptAnswer | undefined> {
+    if (!key.length || key.length > MAX_KEY_LENGTH) {
+      throw Errors.validationFailed(`Invalid header "Idempotency-Key": 1 to ${MAX_KEY_LENGTH} characters, got ${key.length}.`);
     }
-    const keyed: KeyedRequest = { scope, key: header, path: request.url, bodySha256: sha256(request.rawBody ?? '') };
+    const keyed: KeyedRequest = { scope, key, path: request.url, bodySha256 };
     const owner = randomUUID();
     const claim = await this.keys.claim(keyed, owner);
     if (claim.claimed) {
@@ -96,20 +118,17 @@ export class IdempotentRequests implements OnApplicationBootstrap, OnApplication
       reply.raw.once('close', () => {
         if (!running.settled && reply.sent) void this.settle(running, () => this.keys.release(keyed, owner));
       });
-      return;
+      return undefined;
     }
     const held = claim.held;
-    if (held && held.path !== keyed.path) throw reused(header, 'path', `POST ${held.path}`);
-    if (held && held.bodySha256 !== keyed.bodySha256) throw reused(header, 'body', `POST ${held.path} with another body`);
+    if (held && held.path !== keyed.path) throw reused(key, 'path', `POST ${held.path}`);
+    if (held && held.bodySha256 !== keyed.bodySha256) throw reused(key, 'body', `POST ${held.path} with another body`);
     if (!held?.answer) {
-      throw new ApiError(409, 'idempotency_key_in_use', `A request with the Idempotency-Key "${header}" is still running; retry once it has answered.`);
+      throw new ApiError(409, 'idempotency_key_in_use', `A request with the Idempotency-Key "${key}" is still running; retry once it has answered.`);
     }
     const { status, contentType, sealedBody } = held.answer;
     // Opened first: an answer sealed under another key (WEBHOOK_ENCRYPTION_KEY changed) is a 500, not a replay.
-    const body = this.box.open(sealedBody, `${scope}\n${header}`);
-    reply.code(status).header('idempotent-replayed', 'true');
-    if (contentType) reply.header('content-type', contentType);
-    return reply.send(body);
+    return { status, contentType, body: this.box.open(sealedBody, `${scope}\n${key}`) };
   }
 
   /** Keeps the answer (not a 5xx, not a stream) or lets the key go. */
