@@ -9,6 +9,7 @@ import { buy } from '../commerce/commerce-client';
 import { startTestApp, TestApp } from '../support/app';
 import { freePort } from '../support/cli';
 import { minimalMp4, writeLeRobotDataset } from '../support/lerobot-fixture';
+import { onnxModel } from '../support/asset-files';
 import { EXTERNAL_S3_SKIP_REASON, onExternalS3 } from '../storage/s3-server';
 
 const SVC = path.resolve('bin/svc.js');
@@ -194,7 +195,8 @@ describe('svc datasets create, upload and download; svc download', () => {
 
   it('downloads a model file with svc download, checked against its sha256', async () => {
     const file = path.join(dir, 'policy.onnx');
-    fs.writeFileSync(file, Buffer.alloc(4096, 9));
+    const onnx = onnxModel({ hidden: 256 });
+    fs.writeFileSync(file, onnx);
     const uploaded = JSON.parse((await svc(owner.key, 'upload', file, '--json')).stdout);
     const body = { title: 'Downloadable Policy', type: 'onnx-model', license: 'MIT', ...uploaded };
     const model = await t.request('POST', '/v1/models', { key: owner.key, body });
@@ -203,7 +205,7 @@ describe('svc datasets create, upload and download; svc download', () => {
     fs.mkdirSync(path.dirname(target));
     const res = await svc(owner.key, 'download', model.body.slug, target, '--json');
     expect(res.code).toBe(0);
-    expect(JSON.parse(res.stdout)).toEqual({ model: model.body.slug, file: target, size: 4096, sha256: sha256(fs.readFileSync(file)), skipped: false });
+    expect(JSON.parse(res.stdout)).toEqual({ model: model.body.slug, file: target, size: onnx.length, sha256: sha256(fs.readFileSync(file)), skipped: false });
     expect(fs.readFileSync(target)).toEqual(fs.readFileSync(file));
     expect(JSON.parse((await svc(owner.key, 'download', model.body.slug, target, '--json')).stdout).skipped).toBe(true);
   });

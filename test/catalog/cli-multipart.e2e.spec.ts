@@ -165,7 +165,7 @@ describe('svc uploads in parts', () => {
     return readState(file);
   };
 
-  const readStoragePath = (stdout: string) => /to (\S+)\n/.exec(stdout)![1];
+  const readStoragePath = (stdout: string) => /^storage_path: (\S+)$/m.exec(stdout)![1];
 
   /** Publishes what `svc upload` stored and downloads it: the bytes buyers get. */
   const publishedBytes = async (uploaded: { storage_path: string; file_name: string; file_size: number; file_extension: string }, title: string) => {

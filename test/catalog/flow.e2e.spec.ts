@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { startTestApp, TestApp } from '../support/app';
 import { startS3Server, S3TestServer } from '../storage/s3-server';
 import { mcapFile, onnxModel } from '../support/asset-files';
@@ -73,7 +74,7 @@ describe.each(['local', 's3'] as const)('upload, publish, search and download on
     expect((await storage('PUT', minted.body.upload_url, run)).status).toBe(200);
     await t.request('POST', `/v1/datasets/${dataset.body.id}/shards`, { key: owner.key, body: { name: 'run-2.mcap', size: 5 } });
     expect((await t.request('GET', `/v1/datasets/${dataset.body.id}/shards`, { key: owner.key })).body).toEqual({
-      items: [{ name: 'run-1.mcap', size: run.length, sha256: null }],
+      items: [{ name: 'run-1.mcap', size: run.length, sha256: createHash('sha256').update(run).digest('hex') }],
       count: 1,
       total_bytes: run.length,
     });

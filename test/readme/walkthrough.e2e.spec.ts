@@ -7,6 +7,7 @@ import * as path from 'node:path';
 import { freePort } from '../support/cli';
 import { EsdbStandIn } from '../support/esdb-standin';
 import { eventually } from '../support/eventually';
+import { writeLeRobotDataset } from '../support/lerobot-fixture';
 
 /**
  * The README walk-through, run as written (issue 44): every command block of the README's
@@ -71,11 +72,12 @@ function blocks(markdown: string): Block[] {
 }
 
 /** Sections whose blocks a user runs, in order; the others' blocks are named in NOT_RUN. */
-const RUN_SECTIONS = ['Run it', 'Sell and buy in the sandbox', 'Chat inference with the `openai` client', 'Generation jobs', 'The operator CLI'];
+const RUN_SECTIONS = ['Run it', 'Sell and buy in the sandbox', 'Publish a dataset from a folder', 'Chat inference with the `openai` client', 'Generation jobs', 'The operator CLI'];
 /** Blocks that are not commands to run here, by section: why. */
 const NOT_RUN: Record<string, string> = {
   'Test it': 'the test suite itself (npm test, the S3 pass): CI runs those',
   Layout: 'a directory listing, not commands',
+  'Python client': "the Python client's own pass of .ci/run installs it with pip and runs its tests (clients/python/run-tests.sh)",
 };
 
 /** Settings that would point the service or the CLI elsewhere than the README's defaults. */
@@ -167,7 +169,7 @@ describe('the README, run as written from a fresh data directory (issue 44)', ()
     scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'readme-walk-'));
     checkout = path.join(scratch, 'repo');
     fs.mkdirSync(checkout);
-    for (const entry of ['bin', 'dist', 'src', 'projections', 'node_modules', 'package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'docs']) {
+    for (const entry of ['bin', 'dist', 'src', 'projections', 'node_modules', 'package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'docs', 'examples']) {
       fs.symlinkSync(path.join(ROOT, entry), path.join(checkout, entry));
     }
   }, 30_000);
@@ -238,6 +240,8 @@ describe('the README, run as written from a fresh data directory (issue 44)', ()
     const deferred: string[] = [];
     for (const block of toRun.slice(1)) {
       if (block.section === 'The operator CLI') await operatorsWorld();
+      // The user's LeRobot dataset the block uploads, as a Parquet writer and info.json make one.
+      if (block.section === 'Publish a dataset from a folder' && !fs.existsSync(path.join(checkout, 'so100'))) writeLeRobotDataset(path.join(checkout, 'so100'));
       // Files the README says to save: written where the shell is, from the block itself.
       const saveAs = /save this as `([^`]+)`/.exec(block.before)?.[1];
       if (block.lang === 'js' || block.lang === 'python') {
