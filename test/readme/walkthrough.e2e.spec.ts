@@ -241,7 +241,7 @@ describe('the README, run as written from a fresh data directory (issue 44)', ()
     for (const block of toRun.slice(1)) {
       if (block.section === 'The operator CLI') await operatorsWorld();
       // The user's LeRobot dataset the block uploads, as a Parquet writer and info.json make one.
-      if (block.section === 'Publish a dataset from a folder' && !fs.existsSync(path.join(checkout, 'so100'))) writeLeRobotDataset(path.join(checkout, 'so100'));
+      if (block.section === 'Publish a dataset from a folder') writeLeRobotDataset(path.join((await shell.run('pwd')).stdout.trim(), 'so100'));
       // Files the README says to save: written where the shell is, from the block itself.
       const saveAs = /save this as `([^`]+)`/.exec(block.before)?.[1];
       if (block.lang === 'js' || block.lang === 'python') {
@@ -429,7 +429,7 @@ describe('the README, run as written from a fresh data directory (issue 44)', ()
     { name: 'a dispute settled', when: /disputes close .* --won/, then: (out) => expect(out).toMatch(/^dispute sbx_dp_\w+ won/) },
     { name: 'svc upload prints file_extension', when: /^svc upload \.\/policy\.onnx/, then: (out) => expect(out).toContain('file_extension: .onnx') },
     { name: 'webhooks listen stops on Ctrl-C', when: /webhooks listen/, then: (out) => expect(out).toMatch(/forwarded \d+ deliveries; endpoint we_\w+ deleted/) },
-    { name: 'the job publishes', when: /\/publish/, then: (out) => expect(JSON.parse(out)).toMatchObject({ stage: 'published', listing: { status: 'published' } }) },
+    { name: 'the job publishes', when: /^job .*\/publish/, then: (out) => expect(JSON.parse(out)).toMatchObject({ stage: 'published', listing: { status: 'published' } }) },
   ];
   const checked = new Set<string>();
   function check(written: string, stdout: string): void {
