@@ -20,6 +20,7 @@ import robotics_marketplace as rm
 from robotics_marketplace import webhooks
 from robotics_marketplace.downloads import fetch_verified
 
+from .files import jsonl_episode, onnx_model
 from .service import pay, service, stop
 
 MIB = 1024 * 1024
@@ -64,7 +65,7 @@ class PublishBuyDownload(Base):
         self.addCleanup(receiver.close)
         endpoint = self.seller.webhook_endpoints.create(receiver.url, ["listing.purchased"])
         self.addCleanup(self.seller.webhook_endpoints.delete, endpoint["id"])
-        weights = os.urandom(64 * 1024)
+        weights = onnx_model(os.urandom(64 * 1024))
         model = self.publish(weights, 2500)
         self.assertEqual(model["price"], {"amount": 2500, "currency": "usd"})
         self.assertEqual(model["file"]["size"], len(weights))
@@ -99,7 +100,8 @@ class PublishBuyDownload(Base):
             webhooks.construct_event(body.replace(b"2500", b"25"), header, endpoint["secret"])
 
     def test_a_download_whose_bytes_are_not_the_published_ones_is_refused_and_not_kept(self) -> None:
-        model = self.publish(b"weights v1", 0)
+        v1 = onnx_model(b"weights v1")
+        model = self.publish(v1, 0)
         grant = self.seller.request("POST", f"/v1/models/{model['slug']}/download")
         target = os.path.join(self.tmp, "policy.onnx")
         retrying = self.seller._transport.retrying
@@ -109,14 +111,14 @@ class PublishBuyDownload(Base):
             fetch_verified(retrying, grant["url"], target, grant["file_size"] + 1, None, 30)
         self.assertEqual(os.listdir(self.tmp), [os.path.basename(p) for p in os.listdir(self.tmp) if p.startswith("policy-")])
         # The published sha256 is the one the client checks against.
-        self.assertEqual(grant["file_sha256"], sha256(b"weights v1"))
+        self.assertEqual(grant["file_sha256"], sha256(v1))
         self.assertEqual(fetch_verified(retrying, grant["url"], target, grant["file_size"], grant["file_sha256"], 30), target)
 
 
 class Paging(Base):
     def test_iterating_a_list_walks_every_page_in_order(self) -> None:
         for _ in range(5):
-            self.publish(os.urandom(64), 0)
+            self.publish(onnx_model(os.urandom(64)), 0)
         whole = self.seller.models.list(limit=100)
         self.assertFalse(whole.first_page.has_more)
         everything = [m["id"] for m in whole]
@@ -257,7 +259,7 @@ class Retries(unittest.TestCase):
 
 class Uploads(Base):
     def test_a_large_file_goes_in_parts_and_an_interrupted_upload_resumes_with_the_missing_parts_only(self) -> None:
-        data = os.urandom(11 * MIB)  # 3 parts of 5 MiB at the test service's part size
+        data = onnx_model(os.urandom(11 * MIB))  # 3 parts at the test service's part size of 5 MiB
         path = self.write("big-policy.onnx", data)
 
         class Interrupted(Exception):
@@ -275,7 +277,7 @@ class Uploads(Base):
         reports = []
         fields = seller.uploads.file(path, progress=lambda done, total: reports.append(done))
         # The first report is the part kept from the first call; then one per part sent now.
-        self.assertEqual(reports, [5 * MIB, 10 * MIB, 11 * MIB])
+        self.assertEqual(reports, [5 * MIB, 10 * MIB, len(data)])
         self.assertEqual((fields["file_name"], fields["file_size"], fields["file_extension"]), ("big-policy.onnx", len(data), ".onnx"))
         self.assertEqual(os.listdir(os.path.join(self.tmp, "state")), [])
 
@@ -285,7 +287,7 @@ class Uploads(Base):
             self.assertEqual(sha256(f.read()), sha256(data))
 
     def test_a_file_changed_since_the_interruption_is_uploaded_afresh_not_joined_to_old_parts(self) -> None:
-        path = self.write("changing.onnx", os.urandom(11 * MIB))
+        path = self.write("changing.onnx", onnx_model(os.urandom(11 * MIB)))
         state_dir = os.path.join(self.tmp, "state")
         seller = rm.Client(service()["seller_key"], service()["base_url"], parallel=1, upload_state_dir=state_dir)
 
@@ -296,12 +298,12 @@ class Uploads(Base):
         with self.assertRaises(rm.UploadError) as stopped:
             seller.uploads.file(path, progress=interrupt)
         self.assertIn("KeyboardInterrupt; 1 of 3 parts are uploaded and kept", str(stopped.exception))
-        data = os.urandom(11 * MIB)
+        data = onnx_model(os.urandom(11 * MIB))
         with open(path, "wb") as f:
             f.write(data)
         reports = []
         fields = seller.uploads.file(path, progress=lambda done, total: reports.append(done))
-        self.assertEqual(reports, [0, 5 * MIB, 10 * MIB, 11 * MIB])
+        self.assertEqual(reports, [0, 5 * MIB, 10 * MIB, len(data)])
         model = seller.models.create(title=f"Changed {uuid.uuid4().hex[:6]}", type="rl-policy", license="MIT", price_cents=0, **fields)
         # A directory named with a trailing slash is made, and the file keeps its published name.
         copy = self.buyer.models.download(model["slug"], os.path.join(self.tmp, "copies") + "/")
@@ -319,7 +321,7 @@ class Datasets(Base):
     def test_a_directory_becomes_shards_and_a_buyer_downloads_the_whole_dataset_checked(self) -> None:
         source = os.path.join(self.tmp, "episodes")
         os.mkdir(source)
-        shards = {f"episode-{i}.mcap": os.urandom(1000 + i) for i in range(3)}
+        shards = {f"episode-{i}.jsonl": jsonl_episode(i, 10 + i, os.urandom(16)) for i in range(3)}
         for name, data in shards.items():
             with open(os.path.join(source, name), "wb") as f:
                 f.write(data)
@@ -340,14 +342,14 @@ class Datasets(Base):
         self.assertEqual(listed, {n: sha256(d) for n, d in shards.items()})
 
         # A shard changed locally is fetched again; the others are kept as they are.
-        damaged = os.path.join(dest, "episode-1.mcap")
+        damaged = os.path.join(dest, "episode-1.jsonl")
         with open(damaged, "wb") as f:
             f.write(b"damaged")
-        kept = os.stat(os.path.join(dest, "episode-0.mcap")).st_mtime_ns
+        kept = os.stat(os.path.join(dest, "episode-0.jsonl")).st_mtime_ns
         self.buyer.datasets.download(dataset["slug"], dest)
         with open(damaged, "rb") as f:
-            self.assertEqual(f.read(), shards["episode-1.mcap"])
-        self.assertEqual(os.stat(os.path.join(dest, "episode-0.mcap")).st_mtime_ns, kept)
+            self.assertEqual(f.read(), shards["episode-1.jsonl"])
+        self.assertEqual(os.stat(os.path.join(dest, "episode-0.jsonl")).st_mtime_ns, kept)
 
 
 class Receiver:
