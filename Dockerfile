@@ -1,5 +1,5 @@
 # Build stage: dev dependencies compile src/ and projections/ into dist/.
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json tsconfig.json tsconfig.build.json ./
 COPY bin ./bin
@@ -8,7 +8,7 @@ COPY projections ./projections
 RUN npm ci --no-audit --no-fund
 
 # Runtime stage: production dependencies and the compiled code only.
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 WORKDIR /app
 ENV NODE_ENV=production HOST=0.0.0.0 PORT=3000 DATA_DIR=/data
 COPY package.json package-lock.json ./

@@ -22,10 +22,10 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 /** Node's options for the service's process: BENCH_SERVICE_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" profiles it under load. */
 const serviceNodeArgs = () => (process.env.BENCH_SERVICE_NODE_ARGS || '').split(' ').filter(Boolean);
 
-/** Starts `script` on a fresh PORT; resolves once `ready(base)` is true. */
-async function serve(script, env, ready) {
+/** Starts `script` on a fresh PORT, with the Node binary `node` (default this one); resolves once `ready(base)` is true. */
+async function serve(script, env, ready, node = process.execPath) {
   const port = await freePort();
-  const child = spawn(process.execPath, [...(script === MAIN ? serviceNodeArgs() : []), script], { env: { ...process.env, ...env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'inherit'] });
+  const child = spawn(node, [...(script === MAIN ? serviceNodeArgs() : []), script], { env: { ...process.env, ...env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'inherit'] });
   const base = `http://127.0.0.1:${port}`;
   for (let i = 0; ; i++) {
     if (child.exitCode !== null) throw new Error(`${script} exited with ${child.exitCode}`);
@@ -42,8 +42,8 @@ async function serve(script, env, ready) {
 }
 
 /** The service (dist/src/main.js) on a database; `workers: false` runs no projections or subscribers. */
-function serveService(url, { workers }, ready = async (b) => (await fetch(`${b}/healthz`)).status > 0) {
-  return serve(MAIN, { DATABASE_URL: url, ADMIN_TOKEN: ADMIN, NODE_ENV: 'development', LOG_LEVEL: 'warn', WORKERS: String(workers) }, ready);
+function serveService(url, { workers, node }, ready = async (b) => (await fetch(`${b}/healthz`)).status > 0) {
+  return serve(MAIN, { DATABASE_URL: url, ADMIN_TOKEN: ADMIN, NODE_ENV: 'development', LOG_LEVEL: 'warn', WORKERS: String(workers) }, ready, node);
 }
 
 async function admin(base, method, route, body) {

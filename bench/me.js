@@ -11,6 +11,9 @@
  * replica (WORKERS=false); the baseline in this process, autocannon in a third; order
  * alternated by round, medians of BENCH_ROUNDS (3).
  * Runs on the built code: node bench/me.js [--json]
+ * BENCH_OTHER_NODE=/path/to/node adds the service (workers on) on that Node binary to every round,
+ * so two Node versions are compared in one run (issue 43: Node 24 against 20; `npm exec
+ * --package=node@24 -- which node` prints one).
  * DATABASE_URL names the server (default postgres://postgres@127.0.0.1:5432/postgres); the
  * bench creates and drops its own scratch database there. BENCH_SECONDS (default 10).
  */
@@ -58,7 +61,8 @@ async function main() {
   await admin.connect();
   await admin.query(`CREATE DATABASE ${name}`);
   const url = dbUrl(serverUrl, name);
-  const rps = { workers: [], replica: [], baseline: [] };
+  const otherNode = process.env.BENCH_OTHER_NODE;
+  const rps = { workers: [], replica: [], baseline: [], other_node: [] };
   try {
     const key = await makeKey(url);
     const bare = await bareServer(url);
@@ -68,6 +72,7 @@ async function main() {
       workers: () => measured(serveService(url, { workers: true }, ready)),
       replica: () => measured(serveService(url, { workers: false }, ready)),
       baseline: () => run(bare.base),
+      ...(otherNode && { other_node: () => measured(serveService(url, { workers: true, node: otherNode }, ready)) }),
     };
     const run = async (base) => {
       await load(`${base}/v1/me`, { key, connections: CONNECTIONS, seconds: 2 }); // warm-up
@@ -104,6 +109,12 @@ async function main() {
     baseline_req_per_s: Math.round(baseline),
     ratio_workers: Number((median(rps.workers) / baseline).toFixed(2)),
     ratio_replica: Number((median(rps.replica) / baseline).toFixed(2)),
+    ...(otherNode && {
+      other_node: otherNodeVersion(otherNode),
+      other_node_req_per_s: Math.round(median(rps.other_node)),
+      ratio_other_node: Number((median(rps.other_node) / baseline).toFixed(2)),
+      other_node_against_this: Number((median(rps.other_node) / median(rps.workers)).toFixed(2)),
+    }),
   };
   if (json) process.stdout.write(`${JSON.stringify(result)}\n`);
   else {
@@ -111,9 +122,17 @@ async function main() {
       `GET /v1/me, ${SECONDS}s x ${ROUNDS} rounds (order rotated, medians), ${CONNECTIONS} connections, Postgres server\n` +
         `  full stack as npm start runs it (workers on): ${result.workers_req_per_s} req/s, ratio ${result.ratio_workers} (goal >= 0.9)\n` +
         `  full stack, API replica (WORKERS=false):      ${result.replica_req_per_s} req/s, ratio ${result.ratio_replica}\n` +
-        `  baseline (bare Fastify, the same work):       ${result.baseline_req_per_s} req/s\n`,
+        `  baseline (bare Fastify, the same work):       ${result.baseline_req_per_s} req/s\n` +
+        (otherNode
+          ? `  full stack on ${result.other_node} (workers on):   ${result.other_node_req_per_s} req/s, ratio ${result.ratio_other_node}; ` +
+            `${result.other_node_against_this}x the service on ${process.version}\n`
+          : ''),
     );
   }
+}
+
+function otherNodeVersion(node) {
+  return require('node:child_process').execFileSync(node, ['--version']).toString().trim();
 }
 
 main().catch((error) => {
