@@ -1,4 +1,5 @@
 import * as path from 'node:path';
+import * as ipaddr from 'ipaddr.js';
 
 /** Typed settings, read once from the environment at start (decisions.md section 1). */
 export interface Settings {
@@ -29,6 +30,13 @@ export interface Settings {
   readonly bodyLimitBytes: number;
   /** Slow clients are cut off (docs/security.md): the whole request, its headers, an idle socket, an idle keep-alive connection. */
   readonly http: HttpTimeouts;
+  /**
+   * Which peers' X-Forwarded-For / X-Forwarded-Proto to believe (TRUST_PROXY): false (none, the
+   * default), true (every hop), a hop count, or addresses and CIDRs. It decides the client
+   * address (the console's sign-in limit, the request log) and whether a request came over https
+   * (the session cookie's Secure flag).
+   */
+  readonly trustProxy: boolean | number | string[];
   /** Run projections and subscribers in this process (API replicas at scale set WORKERS=false). */
   readonly workers: boolean;
   /** S3-compatible object storage; unset bucket: the local blob store under DATA_DIR. */
@@ -101,6 +109,8 @@ export interface S3Settings {
   readonly bucket: string;
   readonly region: string;
   readonly endpoint?: string;
+  /** S3_PUBLIC_ENDPOINT: the address clients reach the server at, signed into the URLs they are given (default: endpoint). */
+  readonly publicEndpoint?: string;
   readonly forcePathStyle: boolean;
   /** From AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY; unset: the SDK's default provider chain. */
   readonly credentials?: { readonly accessKeyId: string; readonly secretAccessKey: string };
@@ -160,6 +170,22 @@ function optional(env: NodeJS.ProcessEnv, name: string): string | undefined {
   return value === undefined || value === '' ? undefined : value;
 }
 
+function trustProxy(env: NodeJS.ProcessEnv): boolean | number | string[] {
+  const value = optional(env, 'TRUST_PROXY');
+  if (value === undefined || value === 'false') return false;
+  if (value === 'true') return true;
+  if (/^\d+$/.test(value)) return Number(value);
+  const entries = value.split(',').map((s) => s.trim());
+  for (const entry of entries) {
+    const [address, bits, extra] = entry.split('/');
+    const validBits = bits === undefined || (/^\d+$/.test(bits) && Number(bits) <= (address.includes(':') ? 128 : 32));
+    if (!ipaddr.isValid(address) || !validBits || extra !== undefined) {
+      throw new ConfigError(`TRUST_PROXY must be "true", "false", a hop count, or addresses/CIDRs separated by commas; "${entry}" is none of these`);
+    }
+  }
+  return entries;
+}
+
 function httpTimeouts(env: NodeJS.ProcessEnv): HttpTimeouts {
   const requestTimeoutMs = integer(env, 'HTTP_REQUEST_TIMEOUT_MS', 60_000, 1000, 3_600_000);
   const headersTimeoutMs = integer(env, 'HTTP_HEADERS_TIMEOUT_MS', 10_000, 1000, 3_600_000);
@@ -179,6 +205,7 @@ function s3Settings(env: NodeJS.ProcessEnv): S3Settings | undefined {
   const endpoint = optional(env, 'S3_ENDPOINT');
   if (!bucket) {
     if (endpoint) throw new ConfigError('S3_ENDPOINT is set but S3_BUCKET is not');
+    if (optional(env, 'S3_PUBLIC_ENDPOINT')) throw new ConfigError('S3_PUBLIC_ENDPOINT is set but S3_BUCKET is not');
     return undefined;
   }
   const pathStyle = optional(env, 'S3_FORCE_PATH_STYLE') ?? 'false';
@@ -192,6 +219,7 @@ function s3Settings(env: NodeJS.ProcessEnv): S3Settings | undefined {
     credentials: accessKeyId && secretAccessKey ? { accessKeyId, secretAccessKey } : undefined,
     region: optional(env, 'S3_REGION') ?? 'us-east-1',
     endpoint,
+    publicEndpoint: optional(env, 'S3_PUBLIC_ENDPOINT'),
     forcePathStyle: pathStyle === 'true',
   });
 }
@@ -326,6 +354,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     },
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
     http: httpTimeouts(env),
+    trustProxy: trustProxy(env),
     workers: boolean(env, 'WORKERS', true),
     s3: s3Settings(env),
     uploads: {

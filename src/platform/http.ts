@@ -57,6 +57,7 @@ export function createHttpAdapter(settings: Settings): FastifyAdapter {
   const t = settings.http;
   return new FastifyAdapter({
     genReqId: requestId,
+    trustProxy: settings.trustProxy,
     bodyLimit: settings.bodyLimitBytes,
     logger: false,
     requestTimeout: t.requestTimeoutMs,

@@ -116,12 +116,20 @@ export class S3BlobStore implements BlobStore {
     private readonly client: S3Client,
     private readonly bucket: string,
     private readonly copyLimits = COPY_LIMITS,
+    /** Signs the URLs handed to clients: the same as `client` unless S3_PUBLIC_ENDPOINT names another address of the server. */
+    private readonly signer: S3Client = client,
   ) {}
 
   static fromSettings(settings: S3Settings): S3BlobStore {
-    const client = new S3Client({
+    const client = S3BlobStore.client(settings, settings.endpoint);
+    const signer = settings.publicEndpoint ? S3BlobStore.client(settings, settings.publicEndpoint) : client;
+    return new S3BlobStore(client, settings.bucket, COPY_LIMITS, signer);
+  }
+
+  private static client(settings: S3Settings, endpoint: string | undefined): S3Client {
+    return new S3Client({
       region: settings.region,
-      endpoint: settings.endpoint,
+      endpoint,
       forcePathStyle: settings.forcePathStyle,
       credentials: settings.credentials,
       // Otherwise the SDK presigns a checksum of an empty body into every PUT URL, and S3
@@ -130,7 +138,6 @@ export class S3BlobStore implements BlobStore {
       maxAttempts: MAX_ATTEMPTS,
       requestHandler: { connectionTimeout: CONNECT_TIMEOUT_MS, requestTimeout: RESPONSE_TIMEOUT_MS, throwOnRequestTimeout: true, socketTimeout: IDLE_TIMEOUT_MS },
     });
-    return new S3BlobStore(client, settings.bucket);
   }
 
   /**
@@ -145,7 +152,7 @@ export class S3BlobStore implements BlobStore {
     const checksum = options.sha256 && Buffer.from(options.sha256, 'hex').toString('base64');
     const signed = ['content-length', ...(options.contentType ? ['content-type'] : []), ...(checksum ? [CHECKSUM_HEADER] : [])];
     const url = await getSignedUrl(
-      this.client,
+      this.signer,
       new PutObjectCommand({ Bucket: this.bucket, Key: path, ContentLength: options.maxBytes, ContentType: options.contentType, ...(checksum && { ChecksumSHA256: checksum }) }),
       { expiresIn: options.expiresIn, signableHeaders: new Set(signed), ...(checksum && { unhoistableHeaders: new Set([CHECKSUM_HEADER]) }) },
     );
@@ -173,7 +180,7 @@ export class S3BlobStore implements BlobStore {
 
   signDownload(path: string, options: { expiresIn: number; fileName: string }): Promise<string> {
     return getSignedUrl(
-      this.client,
+      this.signer,
       new GetObjectCommand({
         Bucket: this.bucket,
         Key: path,
@@ -344,7 +351,7 @@ export class S3BlobStore implements BlobStore {
   signPart(path: string, uploadId: string, part: { partNumber: number; size: number }, options: { expiresIn: number }): Promise<string> {
     assertUploadable(path);
     return getSignedUrl(
-      this.client,
+      this.signer,
       new UploadPartCommand({ Bucket: this.bucket, Key: path, UploadId: uploadId, PartNumber: part.partNumber, ContentLength: part.size }),
       { expiresIn: options.expiresIn, signableHeaders: new Set(['content-length']) },
     );

@@ -46,6 +46,15 @@ describe('loadSettings', () => {
     expect(s.http).toEqual({ requestTimeoutMs: 5000, headersTimeoutMs: 2000, idleTimeoutMs: 3000, keepAliveTimeoutMs: 4000 });
   });
 
+  it('reads TRUST_PROXY as off, every hop, a hop count or addresses and CIDRs, naming what it cannot use', () => {
+    expect(loadSettings({}).trustProxy).toBe(false);
+    expect(loadSettings({ TRUST_PROXY: 'false' }).trustProxy).toBe(false);
+    expect(loadSettings({ TRUST_PROXY: 'true' }).trustProxy).toBe(true);
+    expect(loadSettings({ TRUST_PROXY: '2' }).trustProxy).toBe(2);
+    expect(loadSettings({ TRUST_PROXY: '10.0.0.0/8, 127.0.0.1,::1,fd00::/8' }).trustProxy).toEqual(['10.0.0.0/8', '127.0.0.1', '::1', 'fd00::/8']);
+    for (const bad of ['yes', '10.0.0.0/33', 'proxy.internal', '10.0.0.1/8/1', '::1/129']) configError({ TRUST_PROXY: bad }, 'TRUST_PROXY');
+  });
+
   it('derives PUBLIC_BASE_URL from PORT and trims a trailing slash from a given one', () => {
     expect(loadSettings({ PORT: '8080' }).publicBaseUrl).toBe('http://127.0.0.1:8080');
     expect(loadSettings({ PUBLIC_BASE_URL: 'https://api.example.com/' }).publicBaseUrl).toBe('https://api.example.com');

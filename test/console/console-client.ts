@@ -7,6 +7,8 @@ export class ConsoleClient {
   constructor(
     private readonly t: TestApp,
     readonly ip = '10.0.0.1',
+    /** Sent with every request: a proxy's X-Forwarded-* headers. */
+    private readonly headers: Record<string, string> = {},
   ) {}
 
   private cookieHeader(): string {
@@ -27,7 +29,7 @@ export class ConsoleClient {
   }
 
   async get(url: string, headers: Record<string, string> = {}) {
-    const res = await this.t.app.getHttpAdapter().getInstance().inject({ method: 'GET', url, headers: { cookie: this.cookieHeader(), ...headers }, remoteAddress: this.ip });
+    const res = await this.t.app.getHttpAdapter().getInstance().inject({ method: 'GET', url, headers: { ...this.headers, cookie: this.cookieHeader(), ...headers }, remoteAddress: this.ip });
     this.remember(res.headers['set-cookie'] as string | string[] | undefined);
     return { status: res.statusCode, headers: res.headers, text: res.body };
   }
@@ -36,7 +38,7 @@ export class ConsoleClient {
     const res = await this.t.app.getHttpAdapter().getInstance().inject({
       method: 'POST',
       url,
-      headers: { cookie: this.cookieHeader(), 'content-type': 'application/x-www-form-urlencoded', ...headers },
+      headers: { ...this.headers, cookie: this.cookieHeader(), 'content-type': 'application/x-www-form-urlencoded', ...headers },
       payload: new URLSearchParams(form).toString(),
       remoteAddress: this.ip,
     });

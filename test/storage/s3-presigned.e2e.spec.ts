@@ -43,12 +43,38 @@ describe('S3 upload URLs sign their terms', () => {
 });
 
 /**
+ * Issue 43: S3_PUBLIC_ENDPOINT. In a compose stack the service reaches the server as
+ * http://minio:9000, which a client on the host cannot resolve: the URLs handed out are signed
+ * for the public address (the host is part of the signature), and only those.
+ */
+describe('S3 URLs handed to clients are signed for S3_PUBLIC_ENDPOINT', () => {
+  const settingsWith = (env: Record<string, string>) =>
+    loadSettings({ DATA_DIR: os.tmpdir(), S3_BUCKET: 'b', S3_ENDPOINT: 'http://minio:9000', S3_FORCE_PATH_STYLE: 'true', AWS_ACCESS_KEY_ID: 'k', AWS_SECRET_ACCESS_KEY: 's', ...env });
+
+  it('signs upload, part and download URLs for the public address; without the setting, for S3_ENDPOINT', async () => {
+    const store = S3BlobStore.fromSettings(settingsWith({ S3_PUBLIC_ENDPOINT: 'https://files.example.com' }).s3!);
+    const upload = new URL((await store.signUpload('user/acct_s/1-a.onnx', { expiresIn: 60, maxBytes: 10 })).url);
+    const part = new URL(await store.signPart('user/acct_s/1-b.onnx', 'upload-1', { partNumber: 1, size: 10 }, { expiresIn: 60 }));
+    const download = new URL(await store.signDownload('user/acct_s/1-a.onnx', { expiresIn: 60, fileName: 'a.onnx' }));
+    expect([upload.origin, part.origin, download.origin]).toEqual(['https://files.example.com', 'https://files.example.com', 'https://files.example.com']);
+    expect(upload.pathname).toBe('/b/user/acct_s/1-a.onnx');
+
+    const internal = S3BlobStore.fromSettings(settingsWith({}).s3!);
+    expect(new URL((await internal.signUpload('user/acct_s/1-a.onnx', { expiresIn: 60, maxBytes: 10 })).url).origin).toBe('http://minio:9000');
+  });
+
+  it('is refused without a bucket, as S3_ENDPOINT is', () => {
+    expect(() => loadSettings({ DATA_DIR: os.tmpdir(), S3_PUBLIC_ENDPOINT: 'http://localhost:9000' })).toThrow('S3_PUBLIC_ENDPOINT is set but S3_BUCKET is not');
+  });
+});
+
+/**
  * Presigned uploads held to their terms by the S3 server itself, not only noticed at publish:
  * the grant's size and (where fixed) content type are signed, and the URL expires. Only on a
  * signature-checking server (s3rver checks no signature): the S3 pass of .ci/run.
  */
 (onExternalS3 ? describe : describe.skip)(`presigned uploads refused by the S3 server${onExternalS3 ? '' : ` (${EXTERNAL_S3_SKIP_REASON})`}`, () => {
-  let t: TestApp;
+  let t: Awaited<ReturnType<typeof startTestApp>>;
   let creator: { accountId: string; key: string };
 
   beforeAll(async () => {
@@ -129,6 +155,22 @@ describe('S3 upload URLs sign their terms', () => {
     }
     expect((await put(minted.body.upload_url, 'right', header)).status).toBe(200);
     expect((await list()).items).toEqual([{ name: 'data/chunk-000/a.parquet', size: 5, sha256: hex }]);
+  });
+
+  // The gateway reached under two names (127.0.0.1 by the service, localhost by the client):
+  // a URL signed for the public one lands there; the service still reads through its own.
+  it('hands out URLs for S3_PUBLIC_ENDPOINT that the server accepts, and reads what landed through S3_ENDPOINT', async () => {
+    const internal = new URL(t.s3!.endpoint!);
+    const publicEndpoint = `${internal.protocol}//localhost:${internal.port}`;
+    const behindProxy = await startTestApp({ shared: t.database, env: { S3_PUBLIC_ENDPOINT: publicEndpoint } });
+    try {
+      const res = await behindProxy.request('POST', '/v1/uploads', { key: creator.key, body: { file_name: 'public.onnx', file_size: 10 } });
+      expect(new URL(res.body.upload_url).origin).toBe(publicEndpoint);
+      expect((await put(res.body.upload_url, '0123456789')).status).toBe(200);
+      expect((await behindProxy.request('PUT', '/v1/uploads', { key: creator.key, body: { storage_path: res.body.storage_path } })).body).toEqual({ exists: true, size: 10 });
+    } finally {
+      await behindProxy.close();
+    }
   });
 
   it('refuses an expired grant with 403 and stores nothing', async () => {
