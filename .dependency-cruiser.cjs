@@ -38,6 +38,13 @@ module.exports = {
       to: { path: '^projections/' },
     },
     {
+      name: 'accounts-below-commerce',
+      comment: 'Commerce activates keys when their fee is paid, so accounts asks for a checkout through its ACTIVATION_CHECKOUT port (bound in app.module.ts), never by importing commerce (issue 43).',
+      severity: 'error',
+      from: { path: '^src/accounts/' },
+      to: { path: '^src/commerce/' },
+    },
+    {
       name: 'no-circular',
       severity: 'error',
       from: {},

@@ -6,6 +6,8 @@ import { AdminModule } from './admin/admin.module';
 import { CatalogModule } from './catalog/catalog.module';
 import { PURCHASE_LOOKUP } from './catalog/entitlement';
 import { EntitlementLookup } from './commerce/entitlement-lookup';
+import { ACTIVATION_CHECKOUT } from './accounts/activation-checkout';
+import { KeyActivationCheckout } from './commerce/key-activation-checkout';
 import { PurchaseQueries } from './commerce/purchase-queries';
 import { CommerceModule } from './commerce/commerce.module';
 import { ConsoleModule } from './console/console.module';
@@ -33,6 +35,11 @@ import { WebhooksModule } from './webhooks/webhooks.module';
 @Module({ providers: [PurchaseQueries, { provide: PURCHASE_LOOKUP, useClass: EntitlementLookup }], exports: [PURCHASE_LOOKUP] })
 class PurchaseLookupModule {}
 
+/** Accounts opens a live premium key's activation checkout through its ACTIVATION_CHECKOUT port; commerce answers it. */
+@Global()
+@Module({ providers: [{ provide: ACTIVATION_CHECKOUT, useClass: KeyActivationCheckout }], exports: [ACTIVATION_CHECKOUT] })
+class ActivationCheckoutModule {}
+
 @Module({})
 export class AppModule {
   static register(infra: Infrastructure): DynamicModule {
@@ -42,6 +49,7 @@ export class AppModule {
         InfrastructureModule.register(infra),
         CqrsModule.forRoot(),
         PurchaseLookupModule,
+        ActivationCheckoutModule,
         MetricsModule,
         AccountsModule,
         AdminModule,

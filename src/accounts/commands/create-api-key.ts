@@ -1,4 +1,6 @@
-import { Command, CommandBus, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
+import { Inject } from '@nestjs/common';
+import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
+import { ACTIVATION_CHECKOUT, ActivationCheckout } from '../activation-checkout';
 import { newId } from '../../platform/ids';
 import type { Mode } from '../../platform/mode';
 import { AccountStreams } from '../account-streams';
@@ -36,7 +38,7 @@ export class CreateApiKeyCommand extends Command<CreatedApiKey> {
 export class CreateApiKeyHandler implements ICommandHandler<CreateApiKeyCommand> {
   constructor(
     private readonly accounts: AccountStreams,
-    private readonly commands: CommandBus,
+    @Inject(ACTIVATION_CHECKOUT) private readonly checkout: ActivationCheckout,
   ) {}
 
   async execute(command: CreateApiKeyCommand): Promise<CreatedApiKey> {
@@ -59,7 +61,7 @@ export class CreateApiKeyHandler implements ICommandHandler<CreateApiKeyCommand>
     });
     const created = state.created!;
     // After the key exists, so the payment always has a key to activate.
-    const activation = created.active ? null : await openKeyActivation(this.commands, this.accounts, { key_id: keyId, account_id: account.id, mode: command.mode });
+    const activation = created.active ? null : await openKeyActivation(this.checkout, this.accounts, { key_id: keyId, account_id: account.id, mode: command.mode });
     return {
       id: keyId,
       key,

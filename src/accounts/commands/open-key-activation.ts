@@ -1,7 +1,8 @@
-import { Command, CommandBus, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import { OpenKeyActivationCheckoutCommand } from '../../commerce/commands/open-checkout';
+import { Inject } from '@nestjs/common';
+import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import type { Mode } from '../../platform/mode';
 import { AccountStreams } from '../account-streams';
+import { ACTIVATION_CHECKOUT, ActivationCheckout } from '../activation-checkout';
 import { assertActivationOpenable } from '../api-key.decider';
 
 export interface KeyActivation {
@@ -16,12 +17,12 @@ export interface KeyActivation {
  * pays (ApiKeyActivationOpened, which `svc keys list` shows until it lapses).
  */
 export async function openKeyActivation(
-  commands: CommandBus,
+  checkout: ActivationCheckout,
   accounts: AccountStreams,
   key: { key_id: string; account_id: string; mode: Mode },
 ): Promise<KeyActivation> {
-  const session = await commands.execute(new OpenKeyActivationCheckoutCommand(key.account_id, key.mode, key.key_id));
-  const expiresAt = new Date(Number(session.expires_at) * 1000).toISOString();
+  const session = await checkout.open(key);
+  const expiresAt = new Date(session.expires_at * 1000).toISOString();
   // Recorded whatever happened to the key since: the checkout is open, and a payment landing meanwhile must not fail it.
   await accounts.onKey(key.mode, key.key_id, {
     type: 'RecordActivationOpened',
@@ -48,13 +49,13 @@ export class OpenKeyActivationCommand extends Command<KeyActivation> {
 export class OpenKeyActivationHandler implements ICommandHandler<OpenKeyActivationCommand> {
   constructor(
     private readonly accounts: AccountStreams,
-    private readonly commands: CommandBus,
+    @Inject(ACTIVATION_CHECKOUT) private readonly checkout: ActivationCheckout,
   ) {}
 
   async execute({ keyId }: OpenKeyActivationCommand): Promise<KeyActivation> {
     const { mode, state } = await this.accounts.loadKey(keyId);
     // Before the checkout opens: a revoked or active key gets none.
     assertActivationOpenable(keyId, state);
-    return openKeyActivation(this.commands, this.accounts, { key_id: state.created.key_id, account_id: state.created.account_id, mode });
+    return openKeyActivation(this.checkout, this.accounts, { key_id: state.created.key_id, account_id: state.created.account_id, mode });
   }
 }
