@@ -39,6 +39,10 @@ test -f node_modules/@robotics-marketplace/sdk/dist/index.d.ts
 extra="$(ls node_modules | grep -v '^@robotics-marketplace$' | grep -v '^\.' || true)"
 [[ -z $extra ]] || { echo "the tarball pulled in: $extra" >&2; exit 1; }
 cp -r "$here/test" "$here/examples" .
+echo "== the package's types, as a TypeScript user's code sees them (test/consumer.ts)"
+node "$root/node_modules/typescript/bin/tsc" --noEmit --strict --module nodenext --moduleResolution nodenext --target es2022 \
+  --types node --typeRoots "$root/node_modules/@types" test/consumer.ts
+node -e "const { Marketplace, constructEvent } = require('@robotics-marketplace/sdk'); if (typeof Marketplace !== 'function' || typeof constructEvent !== 'function') process.exit(1)"
 
 (cd "$root" && node bin/build.js --stale)
 coproc SERVE { node "$root/clients/python/tests/serve.js"; }
@@ -48,8 +52,9 @@ base="$(node -p 'JSON.parse(process.argv[1]).base_url' "$service")"
 echo "== service at $base"
 
 echo "== examples/publish-buy-download.mjs"
-SVC_URL="$base" SELLER_KEY="$(node -p 'JSON.parse(process.argv[1]).seller_key' "$service")" BUYER_KEY="$(node -p 'JSON.parse(process.argv[1]).buyer_key' "$service")" \
+mkdir -p "$work/tmp"   # what the example and the tests leave in the temp directory goes with $work
+TMPDIR="$work/tmp" SVC_URL="$base" SELLER_KEY="$(node -p 'JSON.parse(process.argv[1]).seller_key' "$service")" BUYER_KEY="$(node -p 'JSON.parse(process.argv[1]).buyer_key' "$service")" \
   node examples/publish-buy-download.mjs "$root/examples/policy.onnx"
 
 echo "== node --test"
-SVC_TEST_SERVICE="$service" SVC_REPO_ROOT="$root" node --test --test-concurrency=1 "$@" test/*.test.mjs
+TMPDIR="$work/tmp" SVC_TEST_SERVICE="$service" SVC_REPO_ROOT="$root" node --test --test-concurrency=1 "$@" test/*.test.mjs
