@@ -54,13 +54,16 @@ describe('the package', () => {
     assert.equal(sdk.VERSION, JSON.parse(fs.readFileSync(new URL(import.meta.resolve('@robotics-marketplace/sdk/package.json')), 'utf8')).version);
   });
 
-  it('refuses to start without an API key, before any request', () => {
+  it('refuses to start without an API key or with a parallel out of range, before any request', () => {
     const kept = process.env.SVC_API_KEY;
     delete process.env.SVC_API_KEY;
     try {
       assert.throws(() => new Marketplace({ baseUrl: svc.base_url }), /an API key is needed/);
     } finally {
       if (kept !== undefined) process.env.SVC_API_KEY = kept;
+    }
+    for (const parallel of [0, 33, 1.5]) {
+      assert.throws(() => new Marketplace({ apiKey: svc.seller_key, baseUrl: svc.base_url, parallel }), /parallel must be an integer from 1 to 32/);
     }
   });
 });
