@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
+import * as http from 'node:http';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -134,6 +135,35 @@ describe('publish, buy in the sandbox checkout, download', () => {
       assert.deepEqual(fs.readdirSync(dest), []);
     } finally {
       await api.close();
+    }
+  });
+});
+
+describe('downloads over a broken connection', () => {
+  it('a transfer cut midway is fetched again, and only the whole, checked file is kept', async () => {
+    const data = onnxModel({ hidden: 20_000 });
+    let gets = 0;
+    const storage = http.createServer((req, res) => {
+      gets++;
+      res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': data.length });
+      if (gets === 1) res.write(data.subarray(0, data.length >> 1), () => res.destroy());
+      else res.end(data);
+    });
+    await new Promise((resolve) => storage.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${storage.address().port}/blob`;
+    const api = await stub([[200, { url, expires_in: 300, file_name: 'policy.onnx', file_size: data.length, file_sha256: sha256(data) }]]);
+    try {
+      const dest = path.join(tmp, `retried-${unique()}`);
+      const client = new Marketplace({ apiKey: 'svc_test_stub', baseUrl: api.url, initialRetryDelay: 10 });
+      const file = await client.models.download('grasp', `${dest}/`);
+      assert.equal(gets, 2);
+      assert.equal(file, path.join(dest, 'policy.onnx'));
+      assert.equal(sha256(fs.readFileSync(file)), sha256(data));
+      assert.deepEqual(fs.readdirSync(dest), ['policy.onnx']);
+    } finally {
+      await api.close();
+      storage.closeAllConnections();
+      await new Promise((resolve) => storage.close(resolve));
     }
   });
 });
