@@ -5,8 +5,9 @@
  * if stale, boots the app on a throwaway PGlite directory without listening
  * (src/openapi/write-document.ts), writes the document to a temp file, then:
  *   node bin/openapi.js lint        npm run lint:openapi: Redocly CLI against redocly.yaml,
- *                                   and src/generated/api-types.ts must match the document
- *   node bin/openapi.js gen-types   npm run gen:api-types: regenerates src/generated/api-types.ts
+ *                                   and src/generated/api-types.ts and the TypeScript SDK's
+ *                                   clients/typescript/src/generated/api.ts must match the document
+ *   node bin/openapi.js gen-types   npm run gen:api-types: regenerates both
  *   node bin/openapi.js stamp       records the document's fingerprint in CHANGELOG.md, once the
  *                                   change is described there (lint fails until it is)
  * Exits non-zero on any problem.
@@ -19,6 +20,8 @@ const { spawnSync } = require('node:child_process');
 
 const root = path.join(__dirname, '..');
 const API_TYPES = path.join('src', 'generated', 'api-types.ts');
+/** The TypeScript SDK's copy (clients/typescript is a package of its own: it imports nothing from src/). */
+const SDK_TYPES = path.join('clients', 'typescript', 'src', 'generated', 'api.ts');
 const CHANGELOG = path.join(root, 'CHANGELOG.md');
 const STAMP = /<!-- openapi-sha256: (\w+) -->/;
 // No telemetry or update checks from CI runs.
@@ -60,11 +63,13 @@ try {
   if (command === 'lint') {
     redocly('lint', '--config', path.join(root, 'redocly.yaml'), file);
     openapiTypescript(file, '--output', API_TYPES, '--check');
+    openapiTypescript(file, '--output', SDK_TYPES, '--check');
     checkChangelog(file);
   } else if (command === 'stamp') {
     checkChangelog(file);
   } else {
     openapiTypescript(file, '--output', API_TYPES);
+    openapiTypescript(file, '--output', SDK_TYPES);
   }
 } catch (error) {
   process.exitCode = error.status ?? 1;

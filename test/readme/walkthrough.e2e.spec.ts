@@ -78,6 +78,7 @@ const NOT_RUN: Record<string, string> = {
   'Test it': 'the test suite itself (npm test, the S3 pass): CI runs those',
   Layout: 'a directory listing, not commands',
   'Python client': "the Python client's own pass of .ci/run installs it with pip and runs its tests (clients/python/run-tests.sh)",
+  'TypeScript SDK': "the SDK's own pass of .ci/run packs it, installs the tarball and runs its example and tests (clients/typescript/run-tests.sh)",
 };
 
 /** Settings that would point the service or the CLI elsewhere than the README's defaults. */
