@@ -32,6 +32,19 @@ export function outsideRequestContext<T>(fn: () => T): T {
   return context.exit(fn);
 }
 
+/**
+ * Runs fn, a consequence a subscriber records of an event (the ledger's refund of a refunded
+ * purchase), as part of the request that recorded the cause: what it appends carries the
+ * cause's actor, request id and reason. A cause recorded outside a request gives none.
+ */
+export function asConsequenceOf<T>(cause: { metadata?: Record<string, unknown> }, fn: () => T): T {
+  const m = cause.metadata ?? {};
+  if (typeof m.request_id !== 'string') return context.exit(fn);
+  const type = m.actor_type === 'operator' || m.actor_type === 'api_key' ? (m.actor_type as Actor['type']) : undefined;
+  const actor: Actor | undefined = type && typeof m.actor === 'string' ? { type, id: m.actor } : undefined;
+  return context.run({ requestId: m.request_id, actor, reason: typeof m.reason === 'string' ? m.reason : undefined }, fn);
+}
+
 export function currentRequestId(): string | undefined {
   return context.getStore()?.requestId;
 }
