@@ -5,7 +5,7 @@
  * no context reads projections/ (the read models' code), only the composition root wires them;
  * no import circles; no file nobody imports.
  */
-const CONTEXTS = '^src/(accounts|admin|catalog|commerce|console|factory|health|inference|ledger|metrics|openapi|webhooks|cli)/';
+const CONTEXTS = '^src/(accounts|admin|catalog|commerce|console|factory|health|inference|ledger|metrics|openapi|operators|webhooks|cli)/';
 
 module.exports = {
   forbidden: [

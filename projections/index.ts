@@ -5,12 +5,14 @@ import { catalogListingsProjection } from './catalog-listings.projection';
 import { balanceTransactionsProjection } from './balance-transactions.projection';
 import { creditsProjection } from './credits.projection';
 import { disputesProjection } from './disputes.projection';
+import { eventActorsProjection } from './event-actors.projection';
 import { eventsPerMinuteProjection } from './events-per-minute.projection';
 import { factoryJobsProjection } from './factory-jobs.projection';
 import { inferencePricesProjection } from './inference-prices.projection';
 import { inferenceUsageProjection } from './inference-usage.projection';
 import { journalProjection } from './journal.projection';
 import { keyActivationsProjection } from './key-activations.projection';
+import { operatorsProjection } from './operators.projection';
 import { parkedProcessorEventsProjection } from './parked-processor-events.projection';
 import { payoutsProjection } from './payouts.projection';
 import { publicEventsProjection } from './public-events.projection';
@@ -36,4 +38,6 @@ export const ALL_PROJECTIONS: readonly Projection[] = [
   inferenceUsageProjection,
   factoryJobsProjection,
   eventsPerMinuteProjection,
+  operatorsProjection,
+  eventActorsProjection,
 ];

@@ -18,6 +18,7 @@ import { IdempotencyModule } from './idempotency/idempotency.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { InferenceModule } from './inference/inference.module';
 import { LedgerModule } from './ledger/ledger.module';
+import { OperatorsModule } from './operators/operators.module';
 import { PaymentsModule } from './payments/payments.module';
 import { ApiKeyGuard } from './accounts/api-key.guard';
 import { ErrorFilter } from './platform/error-filter';
@@ -50,6 +51,7 @@ export class AppModule {
         CqrsModule.forRoot(),
         PurchaseLookupModule,
         ActivationCheckoutModule,
+        OperatorsModule,
         MetricsModule,
         AccountsModule,
         AdminModule,

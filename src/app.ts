@@ -5,6 +5,7 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { KeptAccounts } from './accounts/kept-accounts';
 import { authenticateApiKey } from './accounts/api-key.guard';
 import { OPENAPI_PATH } from './openapi/paths';
+import { OperatorAuth } from './operators/operator-auth';
 import { resolveAdminToken } from './admin/admin-token';
 import { AppModule } from './app.module';
 import { Settings } from './config/settings';
@@ -52,10 +53,11 @@ export async function createApp(base: Settings, options: AppOptions = {}): Promi
     app.flushLogs();
   }
   const accounts = app.get(KeptAccounts);
+  const operators = app.get(OperatorAuth);
   bindRequestContext(app.getHttpAdapter().getInstance());
   configureHttp(app.getHttpAdapter().getInstance(), settings, {
     authenticateApiKey: (header) => authenticateApiKey(header, accounts),
-    adminToken: settings.adminToken!,
+    authenticateOperator: (header) => operators.authenticate(header),
     publicRoutes: [OPENAPI_PATH],
   });
   // After authentication (a key belongs to its caller), before any handler.

@@ -7,6 +7,7 @@ import { FACTORY_COMMANDS } from './factory-commands';
 import { table } from './format';
 import { INFERENCE_COMMANDS } from './inference-commands';
 import { LEDGER_COMMANDS } from './ledger-commands';
+import { OPERATOR_COMMANDS, REASON_OPTION } from './operator-commands';
 import { listenAndForward, untilInterrupted } from './webhooks-listen';
 
 const list = (value: string | undefined) =>
@@ -197,6 +198,7 @@ export const COMMANDS: Record<string, CliCommand> = {
   ...DATASET_COMMANDS,
   ...INFERENCE_COMMANDS,
   ...LEDGER_COMMANDS,
+  ...OPERATOR_COMMANDS,
   ...FACTORY_COMMANDS,
   'webhooks listen': {
     usage: 'webhooks listen --account ID_OR_SLUG --forward-to URL [--mode test|live] [--events a,b]',
@@ -239,13 +241,16 @@ export const COMMANDS: Record<string, CliCommand> = {
     print: (r) => `${r.id} (${r.event_type} [${r.event_id}]) is queued for another attempt now; attempts so far: ${r.attempts}`,
   },
   'purchases refund': {
-    usage: 'purchases refund PURCHASE_ID [--amount CENTS] [--idempotency-key KEY]',
-    examples: ['svc purchases refund pur_...', 'svc purchases refund pur_... --amount 1000 --idempotency-key refund-ticket-4711'],
-    options: { amount: { type: 'string', description: 'Cents to give back, for a partial refund; the whole purchase when not given.' } },
+    usage: 'purchases refund PURCHASE_ID [--amount CENTS] [--reason TEXT] [--idempotency-key KEY]',
+    examples: ['svc purchases refund pur_... --reason "ticket 4711: wrong file"', 'svc purchases refund pur_... --amount 1000 --reason "ticket 4711" --idempotency-key refund-ticket-4711'],
+    options: { amount: { type: 'string', description: 'Cents to give back, for a partial refund; the whole purchase when not given.' }, ...REASON_OPTION },
     positionals: ['PURCHASE_ID'],
     // The global --idempotency-key on a retry (after a crash, a timeout) is the same refund: the processor refunds once.
     run: (client, o, [purchaseId]) =>
-      client.request('POST', `/admin/purchases/${encodeURIComponent(purchaseId)}/refund`, o.amount === undefined ? {} : { amount_cents: integerOption('amount', o.amount) }),
+      client.request('POST', `/admin/purchases/${encodeURIComponent(purchaseId)}/refund`, {
+        ...(o.amount === undefined ? {} : { amount_cents: integerOption('amount', o.amount) }),
+        ...(o.reason === undefined ? {} : { reason: o.reason }),
+      }),
     print: (r, o) =>
       r.status === 'refunded'
         ? `refunded ${r.id}: ${r.amount_cents} ${r.currency} back to the buyer`
@@ -269,13 +274,14 @@ export const COMMANDS: Record<string, CliCommand> = {
     },
   },
   'payouts pause': {
-    usage: 'payouts pause --account ID_OR_SLUG --mode test|live',
-    examples: ['svc payouts pause --account acme-robotics --mode live'],
+    usage: 'payouts pause --account ID_OR_SLUG --mode test|live [--reason TEXT]',
+    examples: ['svc payouts pause --account acme-robotics --mode live --reason "KYC review"'],
     options: {
       account: { type: 'string', required: true, description: 'The account whose payouts to hold, by id or slug.' },
       mode: { type: 'string', required: true, description: 'test or live: payouts are paused per mode.' },
+      ...REASON_OPTION,
     },
-    run: (client, o) => client.request('POST', '/admin/payouts/pause', { account: o.account, mode: o.mode }),
+    run: (client, o) => client.request('POST', '/admin/payouts/pause', { account: o.account, mode: o.mode, ...(o.reason === undefined ? {} : { reason: o.reason }) }),
     print: (r) => `payouts of ${r.account} (${r.mode}) are paused`,
   },
   'payouts resume': {

@@ -1,6 +1,7 @@
 import { AdminClient, CliError, query } from './admin-client';
 import type { CliCommand } from './command-spec';
 import { table } from './format';
+import { REASON_OPTION } from './operator-commands';
 
 /** `svc ledger ...`: the auditor's commands. Each exits non-zero when what it checks does not hold. */
 export const LEDGER_COMMANDS: Record<string, CliCommand> = {
@@ -82,16 +83,17 @@ export const LEDGER_COMMANDS: Record<string, CliCommand> = {
         : 'no disputes',
   },
   'disputes close': {
-    usage: 'disputes close DISPUTE_ID --won|--lost',
-    examples: ['svc disputes close sbx_dp_... --won', 'svc disputes close sbx_dp_... --lost'],
+    usage: 'disputes close DISPUTE_ID --won|--lost [--reason TEXT]',
+    examples: ['svc disputes close sbx_dp_... --won --reason "evidence accepted"', 'svc disputes close sbx_dp_... --lost'],
     options: {
       won: { type: 'boolean', description: 'The bank decided for the seller: the withheld money is released.' },
       lost: { type: 'boolean', description: 'The bank decided for the buyer: the buyer keeps the money and the download is revoked.' },
+      ...REASON_OPTION,
     },
     positionals: ['DISPUTE_ID'],
     run: (client, o, [disputeId]) => {
       if (Boolean(o.won) === Boolean(o.lost)) throw new CliError('give exactly one of --won or --lost', 'usage', 2);
-      return client.request('POST', `/admin/disputes/${encodeURIComponent(disputeId)}/close`, { outcome: o.won ? 'won' : 'lost' });
+      return client.request('POST', `/admin/disputes/${encodeURIComponent(disputeId)}/close`, { outcome: o.won ? 'won' : 'lost', ...(o.reason === undefined ? {} : { reason: o.reason }) });
     },
     print: (r) =>
       r.status === 'won'
@@ -175,7 +177,8 @@ function describeDifference(d: { account_id: string; mode: string; transaction_i
 
 const TRANSACTION_COLUMNS = ['id', 'type', 'amount_cents', 'fee_cents', 'net_cents', 'currency', 'status', 'created_at', 'purchase_id', 'asset_slug', 'asset_title', 'payout_id', 'description', 'reporting_category', 'balance_after_cents'];
 
-const POSTING_COLUMNS = ['posting_id', 'event_id', 'event_type', 'position', 'recorded_at', 'mode', 'account', 'currency', 'debit_cents', 'credit_cents', 'reference', 'processor_ref'];
+// actor and reason: who recorded the posting's event (operator name or API key id) and why; empty for events recorded before actors were.
+const POSTING_COLUMNS = ['posting_id', 'event_id', 'event_type', 'position', 'recorded_at', 'mode', 'account', 'currency', 'debit_cents', 'credit_cents', 'reference', 'processor_ref', 'actor', 'reason'];
 
 /** A balance transaction as one flat CSV row. */
 const transactionRow = (t: any) => ({

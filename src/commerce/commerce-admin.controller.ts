@@ -5,6 +5,7 @@ import { AdminGuard } from '../platform/auth/admin.guard';
 import { WithoutApiKey } from '../platform/auth/auth-context';
 import { Errors } from '../platform/errors';
 import { parseCursor, parseLimit } from '../platform/pagination';
+import { recordReason } from '../platform/request-context';
 import { CloseDisputeCommand } from './commands/dispute-purchase';
 import { RefundPurchaseCommand } from './commands/refund-purchase';
 import { DisputeQueries } from './dispute-queries';
@@ -34,6 +35,7 @@ export class CommerceAdminController {
     if (key !== undefined && !/^[\x21-\x7e]{1,255}$/.test(key)) {
       throw Errors.validationFailed('Invalid header "Idempotency-Key": must be 1-255 printable characters without spaces.');
     }
+    recordReason(body?.reason);
     return this.commands.execute(new RefundPurchaseCommand(id, body?.amount_cents, key));
   }
 
@@ -60,6 +62,7 @@ export class CommerceAdminController {
   @Post('disputes/:id/close')
   @HttpCode(200)
   close(@Param('id') id: string, @Body() body: CloseDisputeDto) {
+    recordReason(body.reason);
     return this.commands.execute(new CloseDisputeCommand(id, body.outcome));
   }
 }

@@ -1,5 +1,7 @@
 import { IsIn, IsInt, IsOptional, IsString, IsUrl, Length, MaxLength, Min } from 'class-validator';
 
+import { MAX_REASON } from '../platform/request-context';
+
 const WEB_URL = { protocols: ['http', 'https'], require_protocol: true, require_tld: false };
 
 export class OpenPurchaseDto {
@@ -22,6 +24,12 @@ export class OpenPurchaseDto {
 export class CloseDisputeDto {
   @IsIn(['won', 'lost'])
   outcome: 'won' | 'lost';
+
+  /** Why: kept in the events' metadata; a named operator must give one (recordReason). */
+  @IsOptional()
+  @IsString()
+  @MaxLength(MAX_REASON)
+  reason?: string;
 }
 
 export class RefundPurchaseDto {
@@ -30,4 +38,10 @@ export class RefundPurchaseDto {
   @IsInt()
   @Min(1)
   amount_cents?: number;
+
+  /** Why: kept in the events' metadata; a named operator must give one (recordReason). */
+  @IsOptional()
+  @IsString()
+  @MaxLength(MAX_REASON)
+  reason?: string;
 }

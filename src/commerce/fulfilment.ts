@@ -6,6 +6,7 @@ import { RecordDisputeCommand, RecordDisputeOutcomeCommand } from '../ledger/com
 import { RecordRefundCommand } from '../ledger/commands/record-refund';
 import { RecordSaleCommand } from '../ledger/commands/record-sale';
 import { ApiError } from '../platform/errors';
+import { asConsequenceOf } from '../platform/request-context';
 import { EventWriter } from '../projection-runner/event-writer';
 import { ProjectionRunner } from '../projection-runner/projection-runner';
 import { CheckoutStreams } from './checkout-streams';
@@ -56,7 +57,8 @@ export class Fulfilment {
       // checkpoint then reads the sale), not once per event.
       before: (events) =>
         this.writer.gatheringWaits(async () => {
-          for (const event of events) await this.fulfil(event);
+          // Each consequence carries its cause's actor, request id and reason (docs/events.md, metadata).
+          for (const event of events) await asConsequenceOf(event, () => this.fulfil(event));
         }),
     });
   }

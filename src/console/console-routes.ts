@@ -7,8 +7,10 @@ import { randomBytes } from 'node:crypto';
 import { authenticateApiKey } from '../accounts/api-key.guard';
 import type { AccountQueries } from '../accounts/account-queries';
 import type { KeptAccounts } from '../accounts/kept-accounts';
-import { adminTokenCheck } from '../platform/auth/admin.guard';
 import { AuthContext, keyAllows } from '../platform/auth/auth-context';
+import { BOOTSTRAP_OPERATOR, setActor } from '../platform/request-context';
+import type { OperatorAuth } from '../operators/operator-auth';
+import { consoleRoleFor } from './operator-roles';
 import { ApiError } from '../platform/errors';
 import { isMode, Mode } from '../platform/mode';
 import { CONSOLE_SCRIPT } from './assets/console-script';
@@ -50,7 +52,8 @@ const SECURITY_HEADERS: Record<string, string> = {
 };
 
 export interface ConsoleDeps {
-  adminToken: string;
+  /** The operator API's token check (named operators and the bootstrap ADMIN_TOKEN). */
+  operators: OperatorAuth;
   sessions: ConsoleSessions;
   accounts: AccountQueries;
   /** The API's key check, for signing in with a key. */
@@ -103,7 +106,6 @@ function matchPath(pattern: string, actual: string): string | undefined {
  */
 export function consoleRoutes(deps: ConsoleDeps) {
   const logger = new Logger('Console');
-  const checkAdminToken = adminTokenCheck(deps.adminToken);
 
   return async (scope: FastifyInstance) => {
     await scope.register(fastifyCookie);
@@ -138,7 +140,15 @@ export function consoleRoutes(deps: ConsoleDeps) {
       const token = request.cookies[SESSION_COOKIE];
       const session = await deps.sessions.find(token);
       if (!session) throw new ConsoleHttpError(401, 'Sign in to use the console.');
-      if (session.role === 'operator') return { session, viewer: { role: 'operator', mode: session.mode, csrfToken: session.csrfToken } };
+      if (session.role === 'operator') {
+        // Read again on every request, like a creator's key: a revoked operator's session ends at once.
+        const operator = await deps.operators.stillActive(session.operator ?? BOOTSTRAP_OPERATOR, session.openedAt);
+        if (!operator) {
+          await deps.sessions.close(token);
+          throw new ConsoleHttpError(401, 'The operator token this session stood on was revoked or replaced; sign in again.');
+        }
+        return { session, viewer: { role: 'operator', mode: session.mode, csrfToken: session.csrfToken, operator } };
+      }
       const key = session.keyId ? await deps.accounts.findKey(session.keyId) : undefined;
       if (!key || key.revoked_at || (key.expires_at && new Date(key.expires_at).getTime() <= Date.now())) {
         await deps.sessions.close(token);
@@ -148,9 +158,13 @@ export function consoleRoutes(deps: ConsoleDeps) {
       return { session, viewer: { role: 'creator', mode: key.mode, csrfToken: session.csrfToken, auth } };
     }
 
-    function allowed(viewer: Viewer, target: { role: string; scopes?: string[] }): void {
+    function allowed(viewer: Viewer, target: { path: string; role: string; scopes?: string[] }): void {
       if (viewer.role !== target.role) {
         throw new ConsoleHttpError(403, viewer.role === 'creator' ? 'This page is for operators; sign in with the admin token to see it.' : 'This page is a creator’s; sign in with their API key to see it.');
+      }
+      const needed = consoleRoleFor(target.path);
+      if (viewer.operator && needed !== 'any' && viewer.operator.role !== 'admin' && viewer.operator.role !== needed) {
+        throw new ConsoleHttpError(403, `This needs the operator role ${needed}${needed === 'admin' ? '' : ' or admin'}; ${viewer.operator.name} has the role ${viewer.operator.role}.`);
       }
       if (viewer.auth && !keyAllows(viewer.auth, target.scopes)) {
         throw new ConsoleHttpError(403, `Your key does not carry the scope this page needs (one of: ${target.scopes!.join(', ')}).`);
@@ -196,8 +210,8 @@ export function consoleRoutes(deps: ConsoleDeps) {
 <form method="post" action="/console/sign-in">
   <h2>Operators and finance</h2>
   <input type="hidden" name="_sign_in" value="${formToken}"><input type="hidden" name="as" value="operator">
-  <label for="admin_token">Admin token</label>
-  <input id="admin_token" name="secret" type="password" autocomplete="off" required>
+  <label for="admin_token">Operator token</label>
+  <input id="admin_token" name="secret" type="password" autocomplete="off" placeholder="op_... or the ADMIN_TOKEN" required>
   <label for="mode">Mode</label>
   <select id="mode" name="mode"><option value="test"${mode === 'live' ? '' : html` selected`}>test</option><option value="live"${mode === 'live' ? html` selected` : ''}>live</option></select>
   <button type="submit">Sign in with the admin token</button>
@@ -217,15 +231,16 @@ export function consoleRoutes(deps: ConsoleDeps) {
       let opened: { token: string };
       try {
         if (form.as === 'operator') {
-          checkAdminToken(`Bearer ${secret}`);
-          opened = await deps.sessions.open('operator', isMode(form.mode) ? form.mode : 'test', null);
+          if (!secret) throw new ApiError(401, 'missing_credentials', 'No token was given.');
+          const operator = await deps.operators.ofToken(secret);
+          opened = await deps.sessions.open('operator', isMode(form.mode) ? form.mode : 'test', null, operator.name);
         } else {
           const key = await authenticateApiKey(`Bearer ${secret}`, deps.keys);
           opened = await deps.sessions.open('creator', key.mode, key.keyId);
         }
       } catch (error) {
         if (!(error instanceof ApiError) || error.status !== 401) throw error;
-        const what = form.as === 'operator' ? 'That admin token is not valid.' : `That API key was not accepted: ${error.message}`;
+        const what = form.as === 'operator' ? (error.message.includes('revoked') ? error.message : 'That admin token is not valid.') : `That API key was not accepted: ${error.message}`;
         return signInPage(request, reply, 401, what);
       }
       reply.clearCookie(SIGN_IN_COOKIE, { path: '/console' });
@@ -287,6 +302,8 @@ export function consoleRoutes(deps: ConsoleDeps) {
       const form = (request.body ?? {}) as Record<string, string>;
       if (!csrfMatches(session, form._csrf)) throw new ConsoleHttpError(403, 'The form was not this session’s (missing or wrong CSRF token).');
       allowed(viewer, found.action);
+      // What the action appends is recorded as this operator's, or this creator's key's.
+      setActor(viewer.operator ? { type: 'operator', id: viewer.operator.name } : { type: 'api_key', id: viewer.auth!.keyId });
       const key = form[IDEMPOTENCY_FIELD];
       if (key !== undefined) {
         const kept = await takeFormKey(request, reply, key, form);

@@ -1,11 +1,10 @@
-import { Inject, Module, OnModuleInit } from '@nestjs/common';
+import { Module, OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { AccountQueries } from '../accounts/account-queries';
 import { AccountsModule } from '../accounts/accounts.module';
 import { KeptAccounts } from '../accounts/kept-accounts';
 import { CatalogModule } from '../catalog/catalog.module';
 import { CommerceModule } from '../commerce/commerce.module';
-import { SETTINGS, Settings } from '../config/settings';
 import { HealthModule } from '../health/health.module';
 import { IdempotencyModule } from '../idempotency/idempotency.module';
 import { IdempotentRequests } from '../idempotency/idempotent-requests';
@@ -25,6 +24,7 @@ import { LedgerSection } from './pages/ledger.page';
 import { OverviewSection } from './pages/overview.page';
 import { ReadModelsSection } from './pages/read-models.page';
 import { WebhooksSection } from './pages/webhooks.page';
+import { OperatorAuth } from '../operators/operator-auth';
 import { ConsoleSessions } from './sessions';
 import { SignInLimiter } from './sign-in-limiter';
 
@@ -40,13 +40,13 @@ export class ConsoleModule implements OnModuleInit {
   private readonly sections: ConsoleSection[];
 
   constructor(
-    @Inject(SETTINGS) private readonly settings: Settings,
     private readonly http: HttpAdapterHost,
     private readonly sessions: ConsoleSessions,
     private readonly limiter: SignInLimiter,
     private readonly accounts: AccountQueries,
     private readonly keys: KeptAccounts,
     private readonly idempotency: IdempotentRequests,
+    private readonly operators: OperatorAuth,
     overview: OverviewSection,
     readModels: ReadModelsSection,
     accountsSection: AccountsSection,
@@ -67,7 +67,7 @@ export class ConsoleModule implements OnModuleInit {
     // Not awaited, like the blob routes: the plugin loads at ready().
     void fastify.register(
       consoleRoutes({
-        adminToken: this.settings.adminToken!,
+        operators: this.operators,
         sessions: this.sessions,
         accounts: this.accounts,
         keys: this.keys,

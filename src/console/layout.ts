@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Html, html } from './html';
+import { consoleRoleFor } from './operator-roles';
 import type { Viewer } from './viewer';
 
 export const CONSOLE_PATH = '/console';
@@ -27,8 +28,14 @@ const CREATOR_NAV: NavItem[] = [
   { path: '/console/my-webhooks', label: 'Webhooks' },
 ];
 
-export function navFor(viewer: Pick<Viewer, 'role'>): NavItem[] {
-  return viewer.role === 'operator' ? OPERATOR_NAV : CREATOR_NAV;
+/** The sections the viewer may open: an operator's role hides the others (console/operator-roles.ts). */
+export function navFor(viewer: Pick<Viewer, 'role' | 'operator'>): NavItem[] {
+  if (viewer.role !== 'operator') return CREATOR_NAV;
+  const role = viewer.operator?.role ?? 'admin';
+  return OPERATOR_NAV.filter((item) => {
+    const needed = consoleRoleFor(item.path);
+    return needed === 'any' || role === 'admin' || role === needed;
+  });
 }
 
 /** The form field carrying a form render's idempotency key (issue 39). */
@@ -73,7 +80,7 @@ export function layout(viewer: Viewer, current: string, title: string, body: Htm
     ${navFor(viewer).map((item) => html`<a href="${item.path}"${item.path === current || current.startsWith(`${item.path}/`) ? html` aria-current="page"` : ''}>${item.label}</a>`)}
   </nav>
   <div class="mode">
-    <span>${viewer.role === 'operator' ? 'Operator' : 'Creator'} in <span class="badge ${viewer.mode}" data-mode="${viewer.mode}">${viewer.mode} mode</span></span>
+    <span>${viewer.role === 'operator' ? html`Operator${viewer.operator ? html` <strong data-operator="${viewer.operator.name}">${viewer.operator.name}</strong> (${viewer.operator.role})` : ''}` : 'Creator'} in <span class="badge ${viewer.mode}" data-mode="${viewer.mode}">${viewer.mode} mode</span></span>
     ${modeSwitch(viewer)}
     <form class="inline" method="post" action="/console/sign-out">${csrfField(viewer)}<button class="secondary" type="submit">Sign out</button></form>
   </div>

@@ -1,4 +1,5 @@
 import type { AuthContext } from '../platform/auth/auth-context';
+import type { OperatorContext } from '../platform/auth/operator';
 import type { Mode } from '../platform/mode';
 import type { ConsoleRole } from './sessions';
 
@@ -9,6 +10,8 @@ export interface Viewer {
   csrfToken: string;
   /** A creator's key as the API would see it (the same scopes and mode); undefined for an operator. */
   auth?: AuthContext;
+  /** An operator's name and role; undefined for a creator. */
+  operator?: OperatorContext;
 }
 
 /** What a page renders from: the viewer and the request's query string. */

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { EVENT_STORE, EventStore, Position, WrongExpectedRevisionError } from '../event-store/event-store';
 import { Metrics } from '../metrics/metrics';
 import type { Mode } from '../platform/mode';
+import { outsideRequestContext } from '../platform/request-context';
 import { Streams } from '../platform/streams';
 import { InferenceCallMetered, InferenceEvents } from './events';
 
@@ -63,7 +64,8 @@ export class UsageMeter implements OnApplicationShutdown {
   private flush(mode: Mode): void {
     const batch = this.queued.get(mode) ?? [];
     this.queued.delete(mode);
-    const done = this.appendWithRetries(mode, batch)
+    // One append holds many requests' calls: it carries none of their actors (each call names its key).
+    const done = outsideRequestContext(() => this.appendWithRetries(mode, batch))
       .then((position) => {
         for (const { call } of batch) {
           this.latest.set(`${mode}:${call.account_id}`, position);

@@ -4,6 +4,7 @@ import type { Mode } from '../platform/mode';
 import { inMode, Owner } from '../platform/owner-scope';
 import { invalidCursor, Page, toPage } from '../platform/pagination';
 import { Accounts, BalanceActivity, balanceEffectsOfEach, isDebitNormal, Posting } from './journal';
+import { ACTOR_COLUMNS, PostingActor, toPostingActor, WITH_ACTORS } from './event-actors';
 import { DEFAULT_CURRENCY } from './ledger.decider';
 
 /** A clearing posting of the journal, as reconciliation reads it. */
@@ -244,7 +245,7 @@ export class JournalQueries {
    * by `cursor` (the last posting_id of the previous page); 400 for a cursor that names none.
    * With `account`, only that account's postings (the cursor is the same).
    */
-  async postings(mode: Mode, range: { from?: Date; to?: Date; account?: string }, page: { cursor?: string; limit: number }): Promise<Page<Posting>> {
+  async postings(mode: Mode, range: { from?: Date; to?: Date; account?: string }, page: { cursor?: string; limit: number }): Promise<Page<Posting & PostingActor>> {
     const s = inMode(mode);
     const where = [s.where()];
     if (range.account) where.push(`account = ${s.param(range.account)}`);
@@ -257,10 +258,10 @@ export class JournalQueries {
       where.push(`(position, posting_id) > (${s.param(rows[0].position)}, ${s.param(page.cursor)})`);
     }
     const { rows } = await this.db.query(
-      `SELECT * FROM journal_postings WHERE ${where.join(' AND ')} ORDER BY position, posting_id LIMIT ${s.param(page.limit + 1)}`,
+      `SELECT journal_postings.*, ${ACTOR_COLUMNS} FROM journal_postings ${WITH_ACTORS} WHERE ${where.join(' AND ')} ORDER BY position, posting_id LIMIT ${s.param(page.limit + 1)}`,
       s.params,
     );
-    return toPage(rows.map((r) => ({ ...r, id: r.posting_id })), page.limit, toPosting);
+    return toPage(rows.map((r) => ({ ...r, id: r.posting_id })), page.limit, (r) => ({ ...toPosting(r), ...toPostingActor(r) }));
   }
 
   /**
@@ -296,13 +297,13 @@ export class JournalQueries {
   }
 
   /** Every posting about one purchase, payout or session (its reference) in the mode, in log order: the console follows a purchase to them. */
-  async postingsOf(mode: Mode, reference: string, limit = 200): Promise<Posting[]> {
+  async postingsOf(mode: Mode, reference: string, limit = 200): Promise<(Posting & PostingActor)[]> {
     const s = inMode(mode);
     const { rows } = await this.db.query(
-      `SELECT * FROM journal_postings WHERE ${s.where()} AND reference = ${s.param(reference)} ORDER BY position, posting_id LIMIT ${s.param(limit)}`,
+      `SELECT journal_postings.*, ${ACTOR_COLUMNS} FROM journal_postings ${WITH_ACTORS} WHERE ${s.where()} AND reference = ${s.param(reference)} ORDER BY position, posting_id LIMIT ${s.param(limit)}`,
       s.params,
     );
-    return rows.map(toPosting);
+    return rows.map((r) => ({ ...toPosting(r), ...toPostingActor(r) }));
   }
 
   /** The postings of processor:clearing recorded in [from, to): what moved through our processor balance. */

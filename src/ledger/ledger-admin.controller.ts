@@ -7,13 +7,14 @@ import { WithoutApiKey } from '../platform/auth/auth-context';
 import { Errors } from '../platform/errors';
 import { cutoffParam } from '../platform/instant';
 import { parseLimit } from '../platform/pagination';
+import { recordReason } from '../platform/request-context';
 import { PausePayoutsCommand, ResumePayoutsCommand } from './commands/pause-payouts';
 import { RunPayoutsCommand } from './commands/run-payouts';
 import { SetPayoutDestinationCommand } from './commands/set-payout-destination';
 import { JournalAudit } from './journal-audit';
 import { JournalQueries } from './journal-queries';
 import { LedgerAudit } from './ledger-audit';
-import { PayoutDestinationDto, PayoutsAccountDto, RunPayoutsDto } from './ledger-admin.dto';
+import { PausePayoutsDto, PayoutDestinationDto, PayoutsAccountDto, RunPayoutsDto } from './ledger-admin.dto';
 import { LedgerQueries } from './ledger-queries';
 import { LedgerReconciliation } from './reconciliation';
 
@@ -40,7 +41,8 @@ export class LedgerAdminController {
 
   @Post('payouts/pause')
   @HttpCode(200)
-  pause(@Body() body: PayoutsAccountDto) {
+  pause(@Body() body: PausePayoutsDto) {
+    recordReason(body.reason);
     return this.commands.execute(new PausePayoutsCommand(body.account, body.mode));
   }
 

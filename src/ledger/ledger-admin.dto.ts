@@ -1,5 +1,6 @@
-import { IsIn, IsOptional, IsString, Length, Matches } from 'class-validator';
+import { IsIn, IsOptional, IsString, Length, Matches, MaxLength } from 'class-validator';
 import { MODES } from '../platform/mode';
+import { MAX_REASON } from '../platform/request-context';
 
 export class RunPayoutsDto {
   @IsIn(MODES)
@@ -18,6 +19,14 @@ export class PayoutsAccountDto {
 
   @IsIn(MODES)
   mode: 'test' | 'live';
+}
+
+/** A pause takes a reason: kept in the event's metadata; a named operator must give one (recordReason). */
+export class PausePayoutsDto extends PayoutsAccountDto {
+  @IsOptional()
+  @IsString()
+  @MaxLength(MAX_REASON)
+  reason?: string;
 }
 
 export class PayoutDestinationDto extends PayoutsAccountDto {

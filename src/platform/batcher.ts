@@ -1,3 +1,5 @@
+import { outsideRequestContext } from './request-context';
+
 /**
  * Gathers items handed in one at a time into batches, each written by one call: what arrives
  * in the same turn of the event loop, or while the writes in flight run, shares a write. A
@@ -26,10 +28,13 @@ export class Batcher<T> {
   private schedule(): void {
     if (this.scheduled || this.writing >= this.maxWrites || !this.pending.length) return;
     this.scheduled = true;
-    setImmediate(() => {
-      this.scheduled = false;
-      void this.flush();
-    });
+    // One write holds many requests' items: it runs in none of theirs (no one request's actor on it).
+    outsideRequestContext(() =>
+      setImmediate(() => {
+        this.scheduled = false;
+        void this.flush();
+      }),
+    );
   }
 
   private async flush(): Promise<void> {

@@ -5,12 +5,13 @@ import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { Settings } from '../config/settings';
-import { adminTokenCheck } from './auth/admin.guard';
+import { assertOperatorMay, OperatorAuthenticator } from './auth/operator';
 import { applyRouteBodyLimits } from './body-limit';
 import type { AuthContext } from './auth/auth-context';
 import { clientErrorResponse, rawErrorResponse, sendError } from './error-filter';
 import { ApiError, Errors } from './errors';
 import { assertStorable, parseJsonObject } from './request-strings';
+import { setActor } from './request-context';
 import { problemsOf, validationAnswer } from './validation-answer';
 
 const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -76,21 +77,29 @@ export function createHttpAdapter(settings: Settings): FastifyAdapter {
 export interface HttpAuth {
   /** Who the bearer API key in an Authorization header belongs to; throws the 401 errors. */
   authenticateApiKey(header: string | undefined): Promise<AuthContext>;
-  adminToken: string;
+  /** Which operator the bearer token in an Authorization header is (the operators context); throws the 401 errors. */
+  authenticateOperator: OperatorAuthenticator;
   /** /v1 routes that take no key (the OpenAPI document). */
   publicRoutes: readonly string[];
 }
 
 /**
  * Which credentials a route takes, from its path: /v1 an API key (but the public routes
- * none), /admin the operator token; others their own (signatures).
+ * none), /admin and /metrics an operator token, and the operator's role must allow the
+ * route; others their own (signatures). The caller becomes the actor of what the request
+ * appends (request-context.ts).
  */
 function authenticateBeforeBody(fastify: FastifyInstance, auth: HttpAuth): void {
-  const adminCheck = adminTokenCheck(auth.adminToken);
   fastify.addHook('onRequest', async (request: FastifyRequest) => {
     const route = request.routeOptions.url ?? '';
-    if (route.startsWith('/v1/') && !auth.publicRoutes.includes(route)) request.auth = await auth.authenticateApiKey(request.headers.authorization);
-    else if (route.startsWith('/admin/')) adminCheck(request.headers.authorization);
+    if (route.startsWith('/v1/') && !auth.publicRoutes.includes(route)) {
+      request.auth = await auth.authenticateApiKey(request.headers.authorization);
+      setActor({ type: 'api_key', id: request.auth.keyId });
+    } else if (route.startsWith('/admin/') || route === '/metrics') {
+      request.operator = await auth.authenticateOperator(request.headers.authorization);
+      setActor({ type: 'operator', id: request.operator.name });
+      assertOperatorMay(request.operator, route);
+    }
   });
 }
 

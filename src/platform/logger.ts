@@ -1,9 +1,9 @@
 import { LoggerService } from '@nestjs/common';
 import type { FastifyInstance } from 'fastify';
-import { AsyncLocalStorage } from 'node:async_hooks';
 import type { IncomingMessage } from 'node:http';
 import pino, { DestinationStream, Logger as Pino } from 'pino';
 import type { Settings } from '../config/settings';
+import { currentRequestId, runInRequestContext } from './request-context';
 
 /** Nest's own start-up chatter: one line per module, route and controller. */
 const BOOT_CONTEXTS = new Set(['InstanceLoader', 'RoutesResolver', 'RouterExplorer', 'NestFactory', 'NestApplication']);
@@ -24,18 +24,15 @@ export function createPino(settings: Settings, destination?: DestinationStream):
   return pino(options);
 }
 
-/** The request a record is written for, while one is handled (see bindRequestContext). */
-const requestContext = new AsyncLocalStorage<{ requestId: string }>();
-
 /**
- * Runs the rest of each request's handling inside its context, so that a record written
- * while it is handled carries its request id. A Fastify hook, not Nest middleware with a
- * child logger per request (nestjs-pino): the id is only looked up when something is
- * written (issue 27 profile: the child loggers and the middleware bridge were ~5% of a
+ * Runs the rest of each request's handling inside its context (request-context.ts), so that
+ * a record written while it is handled carries its request id, and an event appended its
+ * actor. A Fastify hook, not Nest middleware with a child logger per request (nestjs-pino):
+ * the id is only looked up when something is written (issue 27 profile: the child loggers and the middleware bridge were ~5% of a
  * GET /v1/me's CPU).
  */
 export function bindRequestContext(fastify: FastifyInstance): void {
-  fastify.addHook('onRequest', (request, _reply, done) => requestContext.run({ requestId: request.id }, done));
+  fastify.addHook('onRequest', (request, _reply, done) => runInRequestContext(request.id, done));
 }
 
 type Level = 'info' | 'error' | 'warn' | 'debug' | 'trace';
@@ -72,7 +69,7 @@ export class ServiceLogger implements LoggerService {
     const rest = [...params];
     const record: Record<string, unknown> = {};
     if (rest.length && typeof rest[rest.length - 1] === 'string') record.context = rest.pop();
-    const requestId = requestContext.getStore()?.requestId;
+    const requestId = currentRequestId();
     if (requestId) record.request_id = requestId;
     if (level === 'error' && typeof rest[0] === 'string' && rest[0].includes('\n    at ')) record.stack = rest.shift();
     if (message instanceof Error) this.pino[level]({ ...record, err: message }, message.message);

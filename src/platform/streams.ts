@@ -38,4 +38,6 @@ export const Streams = {
    * invariant between them, so each flush is its own stream, appended with no_stream.
    */
   inferenceUsage: (mode: Mode, batchId: string) => `inferenceusage-${mode}-${batchId}`,
+  /** One named operator of the operator API and the console: its tokens and their revocations (issue 38). */
+  operator: (name: string) => `operator-${name}`,
 } as const;

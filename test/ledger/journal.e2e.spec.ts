@@ -187,7 +187,7 @@ describe('the journal: GET /v1/balance, svc ledger trial-balance and journal', (
     const csv = await svc('ledger', 'journal', '--mode', 'test');
     expect(csv.code).toBe(0);
     const lines = csv.stdout.trim().split('\n');
-    expect(lines[0]).toBe('posting_id,event_id,event_type,position,recorded_at,mode,account,currency,debit_cents,credit_cents,reference,processor_ref');
+    expect(lines[0]).toBe('posting_id,event_id,event_type,position,recorded_at,mode,account,currency,debit_cents,credit_cents,reference,processor_ref,actor,reason');
     const stored = (await storedJournal(t)).filter((p) => p.mode === 'test');
     expect(lines).toHaveLength(stored.length + 1);
     const jsonl = await svc('ledger', 'journal', '--mode', 'test', '--format', 'jsonl');

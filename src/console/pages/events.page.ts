@@ -133,9 +133,9 @@ ${older}`;
 
   private table(events: RecordedEvent[], withStream: boolean): Html {
     return html`<table class="panel" data-rows="${events.length}">
-<thead><tr><th scope="col">Created</th><th scope="col">Type</th>${withStream ? html`<th scope="col">Stream</th>` : ''}<th scope="col" class="num">Revision</th><th scope="col">Position</th><th scope="col">Event</th></tr></thead>
+<thead><tr><th scope="col">Created</th><th scope="col">Type</th>${withStream ? html`<th scope="col">Stream</th>` : ''}<th scope="col" class="num">Revision</th><th scope="col">Actor</th><th scope="col">Position</th><th scope="col">Event</th></tr></thead>
 <tbody>${events.map(
-      (e) => html`<tr data-event="${e.id}"><td>${instant(e.createdAt)}</td><td><a href="/console/events${query({ type: e.type })}">${e.type}</a></td>${withStream ? html`<td><a href="${streamHref(e.streamId)}">${e.streamId}</a></td>` : ''}<td class="num">${e.revision}</td><td><code>${e.position}</code></td><td><a href="${eventHref(e.id, { stream: e.streamId, revision: e.revision })}">${e.id}</a></td></tr>`,
+      (e) => html`<tr data-event="${e.id}"><td>${instant(e.createdAt)}</td><td><a href="/console/events${query({ type: e.type })}">${e.type}</a></td>${withStream ? html`<td><a href="${streamHref(e.streamId)}">${e.streamId}</a></td>` : ''}<td class="num">${e.revision}</td><td>${actorCell(e.metadata)}</td><td><code>${e.position}</code></td><td><a href="${eventHref(e.id, { stream: e.streamId, revision: e.revision })}">${e.id}</a></td></tr>`,
     )}</tbody></table>`;
   }
 
@@ -196,6 +196,9 @@ ${read.length > PAGE ? html`<p><a rel="next" href="${streamHref(stream)}?from=${
 <dt>Revision</dt><dd>${event.revision}</dd>
 <dt>Position</dt><dd><code>${event.position}</code> <a href="/console/events${query({ before: event.position })}">Older in the log</a></dd>
 <dt>Created</dt><dd>${instant(event.createdAt)}</dd>
+<dt>Actor</dt><dd data-actor>${actorCell(event.metadata)}</dd>
+${typeof event.metadata?.reason === 'string' ? html`<dt>Reason</dt><dd data-reason>${event.metadata.reason}</dd>` : ''}
+${typeof event.metadata?.request_id === 'string' ? html`<dt>Request</dt><dd><code>${event.metadata.request_id}</code></dd>` : ''}
 <dt>Id</dt><dd><code>${event.id}</code></dd>
 </dl>
 ${await this.purchase(event, mode)}
@@ -225,8 +228,8 @@ ${sales.length ? sales.map((p) => html`<li>Sale: <a data-follow="sale" href="${e
 <h3>Journal postings</h3>
 ${
   postings.length
-    ? html`<table data-postings="${postings.length}"><thead><tr><th scope="col">Event</th><th scope="col">Account</th><th scope="col" class="num">Debit</th><th scope="col" class="num">Credit</th><th scope="col">Recorded</th></tr></thead>
-<tbody>${postings.map((p) => html`<tr><td><a href="${eventHref(p.event_id, { at: p.position })}">${p.event_type}</a></td><td><code>${p.account}</code></td><td class="num">${p.debit_cents ? money(p.debit_cents, p.currency) : ''}</td><td class="num">${p.credit_cents ? money(p.credit_cents, p.currency) : ''}</td><td>${instant(p.recorded_at)}</td></tr>`)}</tbody></table>`
+    ? html`<table data-postings="${postings.length}"><thead><tr><th scope="col">Event</th><th scope="col">Account</th><th scope="col" class="num">Debit</th><th scope="col" class="num">Credit</th><th scope="col">Recorded</th><th scope="col">Actor</th><th scope="col">Reason</th></tr></thead>
+<tbody>${postings.map((p) => html`<tr><td><a href="${eventHref(p.event_id, { at: p.position })}">${p.event_type}</a></td><td><code>${p.account}</code></td><td class="num">${p.debit_cents ? money(p.debit_cents, p.currency) : ''}</td><td class="num">${p.credit_cents ? money(p.credit_cents, p.currency) : ''}</td><td>${instant(p.recorded_at)}</td><td>${actorCell({ actor: p.actor, actor_type: p.actor_type })}</td><td>${p.reason ?? ''}</td></tr>`)}</tbody></table>`
     : html`<p class="muted">No postings for this purchase in ${mode} mode.</p>`
 }
 </section>`;
@@ -241,6 +244,13 @@ export function deliveryTable(deliveries: OperatorDelivery[]): Html {
     (d) => html`<tr data-delivery="${d.id}"><td><a href="/console/webhooks/deliveries/${d.id}">${d.id}</a></td><td>${d.event_type}</td><td>${statusBadge(d.status)}</td><td class="num">${d.attempts}</td>
 <td>${d.response_status ?? ''}${d.error ? html` <span class="muted">${d.error}</span>` : ''}</td><td><code>${d.endpoint_id}</code>${d.url ? html` <span class="muted">${d.url}</span>` : ''}</td><td>${instant(d.created_at)}</td></tr>`,
   )}</tbody></table>`;
+}
+
+/** Who recorded an event (its metadata's actor): an operator's name or an API key's id; "—" for events recorded without one. */
+function actorCell(metadata: Record<string, unknown> | undefined): Html {
+  const actor = metadata?.actor;
+  if (typeof actor !== 'string') return html`<span class="muted">—</span>`;
+  return html`<span data-actor-type="${String(metadata?.actor_type ?? '')}">${metadata?.actor_type === 'api_key' ? html`key <code>${actor}</code>` : actor}</span>`;
 }
 
 export function statusBadge(status: string): Html {

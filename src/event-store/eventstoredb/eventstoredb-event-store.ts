@@ -43,6 +43,7 @@ import {
   toPosition,
 } from '../event-store';
 import { ConcurrencyConflict } from '../../platform/errors';
+import { attributed } from '../../platform/request-context';
 import { LiveWakeUp } from './live-wake-up';
 import { joinPersistentGroup, parkedStreamOf, serverGroupName } from './persistent-group';
 import { asUnavailable, toRecorded } from './recorded';
@@ -124,7 +125,7 @@ export class EventStoreDbEventStore implements EventStore {
    */
   async append(streamId: string, events: readonly NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
     // Ids are fixed here, so a retried append carries the same ids.
-    const proposed = events.map((e) => jsonEvent({ id: e.id ?? randomUUID(), type: e.type, data: e.data as any, metadata: (e.metadata ?? {}) as any }));
+    const proposed = events.map((e) => jsonEvent({ id: e.id ?? randomUUID(), type: e.type, data: e.data as any, metadata: attributed(e.metadata) as any }));
     const ids = proposed.map((e) => e.id);
     const readBack = expected === 'any' || expected === 'stream_exists';
     let attempted = false;

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Database } from '../../database/database';
+import { attributed } from '../../platform/request-context';
 import {
   AppendListener,
   AppendResult,
@@ -136,7 +137,7 @@ export class PostgresEventStore implements EventStore {
   }
 
   async append(streamId: string, events: readonly NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
-    const payload = events.map((e) => ({ id: e.id ?? randomUUID(), type: e.type, data: e.data, metadata: e.metadata ?? {} }));
+    const payload = events.map((e) => ({ id: e.id ?? randomUUID(), type: e.type, data: e.data, metadata: attributed(e.metadata) }));
     try {
       const { rows } = await this.db.query<{ next_revision: string; commit_id: string; last_position: string }>(
         'SELECT * FROM append_to_stream($1, $2, $3::jsonb)',
