@@ -5,6 +5,7 @@ module.exports = {
   testMatch: ['**/*.spec.ts'],
   transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }] },
   testTimeout: 60000,
+  testSequencer: '<rootDir>/test/support/sequencer.js',
   // On a Postgres server a suite waits on the server's processes (and on the services some
   // suites start), so workers beyond the cores fill that time: on 2 cores, 4 workers finish
   // the Postgres pass in 198 s where 2 take 274 s (docs/performance.md). PGlite runs in the
