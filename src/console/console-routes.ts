@@ -1,8 +1,6 @@
 import fastifyCookie from '@fastify/cookie';
 import { Logger } from '@nestjs/common';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { authenticateApiKey } from '../accounts/api-key.guard';
 import type { AccountQueries } from '../accounts/account-queries';
@@ -13,8 +11,7 @@ import type { OperatorAuth } from '../operators/operator-auth';
 import { consoleRoleFor } from './operator-roles';
 import { ApiError } from '../platform/errors';
 import { isMode, Mode } from '../platform/mode';
-import { CONSOLE_SCRIPT } from './assets/console-script';
-import { CONSOLE_STYLE } from './assets/console-style';
+import { IMMUTABLE, servedAsset } from './assets/served-assets';
 import { ConsoleAction, ConsoleInputError, ConsolePage } from './console-page';
 import { Html, html } from './html';
 import type { IdempotentRequests, KeptAnswer } from '../idempotency/idempotent-requests';
@@ -27,15 +24,6 @@ import type { PageRequest, Viewer } from './viewer';
 
 const SESSION_COOKIE = 'console_session';
 const SIGN_IN_COOKIE = 'console_sign_in';
-
-/** uPlot's own files, from node_modules: nothing is fetched from a CDN. */
-const UPLOT = path.join(path.dirname(require.resolve('uplot/package.json')), 'dist');
-const ASSETS: Record<string, { type: string; body: () => string | Buffer }> = {
-  'console.js': { type: 'application/javascript; charset=utf-8', body: () => CONSOLE_SCRIPT },
-  'console.css': { type: 'text/css; charset=utf-8', body: () => CONSOLE_STYLE },
-  'uPlot.iife.min.js': { type: 'application/javascript; charset=utf-8', body: () => fs.readFileSync(path.join(UPLOT, 'uPlot.iife.min.js')) },
-  'uPlot.min.css': { type: 'text/css; charset=utf-8', body: () => fs.readFileSync(path.join(UPLOT, 'uPlot.min.css')) },
-};
 
 /**
  * The headers of every console answer: a strict Content-Security-Policy (scripts and styles
@@ -113,7 +101,8 @@ export function consoleRoutes(deps: ConsoleDeps) {
       done(null, Object.fromEntries(new URLSearchParams(body as string)));
     });
     scope.addHook('onSend', async (_request, reply, payload) => {
-      for (const [name, value] of Object.entries(SECURITY_HEADERS)) reply.header(name, value);
+      // An asset keeps its own caching (immutable under a hashed name); everything else: no-store.
+      for (const [name, value] of Object.entries(SECURITY_HEADERS)) if (!(name === 'cache-control' && reply.hasHeader(name))) reply.header(name, value);
       return payload;
     });
     scope.setErrorHandler((error, request, reply) => {
@@ -172,9 +161,9 @@ export function consoleRoutes(deps: ConsoleDeps) {
     }
 
     scope.get('/console/assets/:name', async (request, reply) => {
-      const asset = ASSETS[(request.params as { name: string }).name];
+      const asset = servedAsset((request.params as { name: string }).name);
       if (!asset) throw new ConsoleHttpError(404, 'No such file.');
-      return reply.type(asset.type).header('cache-control', 'public, max-age=3600').send(asset.body());
+      return reply.type(asset.type).header('cache-control', IMMUTABLE).send(asset.body);
     });
 
     scope.get('/console', async (request, reply) => {

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { assetUrl } from './assets/served-assets';
 import { Html, html } from './html';
 import { consoleRoleFor } from './operator-roles';
 import type { Viewer } from './viewer';
@@ -67,11 +68,11 @@ export function layout(viewer: Viewer, current: string, title: string, body: Htm
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title} · ${viewer.mode} · Console</title>
-<link rel="stylesheet" href="/console/assets/uPlot.min.css">
+<link rel="stylesheet" href="${assetUrl('uPlot.min.css')}">
 <link rel="icon" href="data:,">
-<link rel="stylesheet" href="/console/assets/console.css">
-<script src="/console/assets/uPlot.iife.min.js" defer></script>
-<script src="/console/assets/console.js" defer></script>
+<link rel="stylesheet" href="${assetUrl('console.css')}">
+<script src="${assetUrl('uPlot.iife.min.js')}" defer></script>
+<script src="${assetUrl('console.js')}" defer></script>
 </head>
 <body>
 <header class="top">
@@ -103,7 +104,7 @@ export function bareLayout(title: string, body: Html): Html {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title} · Console</title>
 <link rel="icon" href="data:,">
-<link rel="stylesheet" href="/console/assets/console.css">
+<link rel="stylesheet" href="${assetUrl('console.css')}">
 </head>
 <body>
 <main id="main" class="signin">

@@ -29,6 +29,25 @@ describe('the console: sessions and what they may see', () => {
     expect(overview.headers['content-security-policy']).not.toContain('unsafe-inline');
   });
 
+  it('links its scripts and styles under hashed names, served immutable; pages stay no-store (issue 43)', async () => {
+    const browser = new ConsoleClient(t, '10.0.0.9');
+    await browser.signInAsOperator();
+    const page = await browser.get('/console/overview');
+    expect(page.headers['cache-control']).toBe('no-store');
+    const links = [...page.text.matchAll(/(?:href|src)="(\/console\/assets\/[^"]+)"/g)].map((m) => m[1]);
+    expect(links).toHaveLength(4);
+    for (const link of links) {
+      expect(link).toMatch(/^\/console\/assets\/(console|uPlot)\.[0-9a-f]{10}\.(js|css|iife\.min\.js|min\.css)$/);
+      const asset = await browser.get(link);
+      expect([asset.status, asset.headers['cache-control']]).toEqual([200, 'public, max-age=31536000, immutable']);
+      expect(asset.headers['content-type']).toMatch(link.endsWith('.js') ? /^application\/javascript/ : /^text\/css/);
+      expect(asset.headers['content-security-policy']).toContain("default-src 'none'");
+    }
+    const script = links.find((l) => /\/console\.[0-9a-f]{10}\.js$/.test(l))!;
+    expect((await browser.get(script.replace(/\.[0-9a-f]{10}\./, '.'))).status).toBe(404); // only hashed names are served
+    expect((await browser.get(script.replace(/\.([0-9a-f]{10})\./, '.0000000000.'))).status).toBe(404);
+  });
+
   it('signs a creator in with an API key, which is never stored: only its session, in its own mode', async () => {
     const creator = await t.accountWithKey({ mode: 'live', scopes: ['payouts:read'] });
     const browser = new ConsoleClient(t);

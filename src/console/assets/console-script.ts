@@ -1,5 +1,5 @@
 /**
- * The console's one script, served as /console/assets/console.js (a file, not inline, so the
+ * The console's one script, served as /console/assets/console.<hash>.js (assets/served-assets.ts) (a file, not inline, so the
  * Content-Security-Policy allows no inline script at all). It draws charts with uPlot from
  * the data the server put in data-chart, and refreshes the parts of a page marked
  * data-refresh while they say something is still moving (a rebuild's progress).

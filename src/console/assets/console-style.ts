@@ -1,4 +1,4 @@
-/** The console's stylesheet, served as /console/assets/console.css (no inline style: the CSP allows none). */
+/** The console's stylesheet, served as /console/assets/console.<hash>.css (assets/served-assets.ts) (no inline style: the CSP allows none). */
 export const CONSOLE_STYLE = `
 :root { --fg: #111827; --muted: #4b5563; --line: #d1d5db; --bg: #f9fafb; --accent: #1d4ed8; --bad: #b91c1c; --good: #15803d; --test: #b45309; }
 * { box-sizing: border-box; }
