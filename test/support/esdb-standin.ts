@@ -42,10 +42,13 @@
  * answered by the link's id; then a "$metadata" event on "$$<parked stream>" sets its
  * "$tb" (truncate before) to where the replay stopped, and stream reads skip the events
  * before a stream's $tb; a second replay while one runs fails ("already in progress").
- * GetInfo reports a checkpoint (the last event read before the first one outstanding),
- * always up to date where the server's lags. Not kept: reloading from the checkpoint on a
- * restart (a group's state lives in memory and survives restart() exactly), the
- * server's exact clock tick (timeouts are checked every 100 ms), other consumer
+ * Checkpoints as the server writes them (checkPointAfter, min and max checkpoint counts:
+ * on the once-a-second tick when at least the minimum was processed and checkPointAfter
+ * passed, on any answer when the maximum was), to the group's checkpoint stream, and
+ * reported by GetInfo; a restart() loads each group from its last checkpoint, so what was
+ * handed out after it comes again as new (retry count 0, acknowledged or not) and
+ * replayed parked events not yet acknowledged are lost. Message timeouts are checked once
+ * a second, as the server's tick does. Not kept: other consumer
  * strategies, stream-sourced groups, truncation of the parked stream without a replay
  * (TruncateParked), metadata other than $tb, the parked stream's ACL (written, not checked).
  */
@@ -300,6 +303,7 @@ export class EsdbStandIn {
     this.recentIds.clear();
     this.dropSubscriptions();
     this.persistent.stopClock();
+    this.persistent.reload();
     this.server.forceShutdown();
   }
 
@@ -651,6 +655,10 @@ export class EsdbStandIn {
 interface Delivery {
   event: StoredEvent;
   retryCount: number;
+  /** The group's sequence number of an event read from the log (none for a replayed parked event). */
+  seq?: number;
+  /** The log index after the event (where the group resumes when it is checkpointed at it). */
+  cursor?: number;
   /**
    * A replayed parked event's link in the parked stream, which it is handed out with (the
    * server read it from there, resolving the link): the consumer answers by the link's id.
@@ -685,13 +693,26 @@ interface Group {
   nextConsumer: number;
   /** A replay of its parked events has started and not yet truncated the parked stream. */
   replaying: boolean;
+  /** Events of the group read from the log so far (its sequence numbers: the first is 1). */
+  readSeq: number;
+  /** The server's checkpoint settings (checkPointAfter, min and max checkpoint counts). */
+  checkPointAfterMs: number;
+  minCheckPointCount: number;
+  maxCheckPointCount: number;
+  /** The last checkpoint written: the sequence number and log index after which the group resumes on a restart. */
+  checkpointed: { seq: number; cursor: number; position: string } | null;
+  lastCheckpointAt: number;
 }
 
 /** Where the server parks a $all group's events (PersistentSubscriptionMessageParker). */
 const parkedStreamOf = (group: string) => `$persistentsubscription-$all::${group}-parked`;
 
-/** How often message timeouts are checked. */
-const CLOCK_MS = 100;
+/**
+ * How often message timeouts are checked: the server's persistent subscription service
+ * looks at them once a second (its TimerTick), so an event whose timeout passed is handed
+ * out again up to a second later.
+ */
+const CLOCK_MS = 1000;
 const NAK = ps.ReadReq.Nack.Action;
 
 /** The PersistentSubscriptions service of the stand-in: groups on $all only (see the header for the semantics kept). */
@@ -732,7 +753,11 @@ class PersistentGroups {
     const f = all.hasFilter() ? all.getFilter()! : null;
     const filter = f ? expressionFilter(f.hasStreamIdentifier(), f.hasStreamIdentifier() ? f.getStreamIdentifier()! : f.getEventType()!) : () => true;
     const messageTimeoutMs = settings.hasMessageTimeoutMs() ? settings.getMessageTimeoutMs() : Number(BigInt(settings.getMessageTimeoutTicks() || '0') / 10_000n);
-    this.groups.set(name, { name, filter, startFrom, maxRetryCount: settings.getMaxRetryCount(), messageTimeoutMs, cursor, startIndex: cursor, retries: [], consumers: [], nextConsumer: 0, replaying: false });
+    const checkPointAfterMs = settings.hasCheckpointAfterMs() ? settings.getCheckpointAfterMs() : Number(BigInt(settings.getCheckpointAfterTicks() || '0') / 10_000n);
+    this.groups.set(name, {
+      name, filter, startFrom, maxRetryCount: settings.getMaxRetryCount(), messageTimeoutMs, cursor, startIndex: cursor, retries: [], consumers: [], nextConsumer: 0, replaying: false,
+      readSeq: 0, checkPointAfterMs, minCheckPointCount: settings.getMinCheckpointCount(), maxCheckPointCount: settings.getMaxCheckpointCount(), checkpointed: null, lastCheckpointAt: Date.now(),
+    });
     this.startClock();
     callback(null, new ps.CreateResp());
   }
@@ -756,7 +781,10 @@ class PersistentGroups {
       .setTotalInFlightMessages(inFlight)
       .setOutstandingMessagesCount(inFlight)
       .setParkedMessageCount(String(this.parkedCount(name)))
-      .setLastCheckpointedEventPosition(this.checkpoint(group))
+      .setLastCheckpointedEventPosition(group.checkpointed?.position ?? '')
+      .setCheckPointAfterMilliseconds(group.checkPointAfterMs)
+      .setMinCheckPointCount(group.minCheckPointCount)
+      .setMaxCheckPointCount(group.maxCheckPointCount)
       .setConnectionsList(group.consumers.map((c) => new ps.SubscriptionInfo.ConnectionInfo().setFrom(c.call.getPeer()).setAvailableSlots(c.bufferSize - c.inFlight.size).setInFlightMessages(c.inFlight.size)));
     callback(null, new ps.GetInfoResp().setSubscriptionInfo(info));
   }
@@ -806,19 +834,58 @@ class PersistentGroups {
   }
 
   /**
-   * Where the group would resume after a restart: the last event it read before the first
-   * one still outstanding or waiting for a retry ("C:<commit>/P:<prepare>"; "" before any).
-   * Kept up to date at every answer, where the server writes it only every so often
-   * (checkPointAfter, min and max checkpoint counts): the server's lags behind this.
+   * Where the group could resume now (PersistentSubscription.TryMarkCheckpoint): just
+   * before the lowest event still outstanding or waiting for a retry, or after the last one
+   * read when none is; as a sequence number, a log index and a position. A replayed parked
+   * event holds nothing back (it is behind the group already).
    */
-  private checkpoint(group: Group): string {
-    const pending = [...group.retries, ...group.consumers.flatMap((c) => [...c.inFlight.values()].map((f) => f.delivery))].filter((d) => !d.link).map((d) => d.event.position);
-    const lowest = pending.reduce((min, p) => (p < min ? p : min), BigInt(Number.MAX_SAFE_INTEGER) ** 2n);
+  private checkpointCandidate(group: Group): { seq: number; cursor: number; position: string } {
+    const pending = [...group.retries, ...group.consumers.flatMap((c) => [...c.inFlight.values()].map((f) => f.delivery))].filter((d) => d.seq !== undefined);
+    const lowest = pending.reduce<Delivery | null>((min, d) => (!min || d.seq! < min.seq! ? d : min), null);
+    const cursor = lowest ? lowest.cursor! - 1 : group.cursor;
+    const seq = lowest ? lowest.seq! - 1 : group.readSeq;
     const log = this.host.events;
-    for (let i = group.cursor - 1; i >= group.startIndex; i--) {
-      if (log[i].position < lowest) return `C:${log[i].position}/P:${log[i].position}`;
+    const position = cursor > 0 ? `C:${log[cursor - 1].position}/P:${log[cursor - 1].position}` : '';
+    return { seq, cursor, position };
+  }
+
+  /**
+   * Writes a checkpoint as the server decides it: on the once-a-second tick when at least
+   * minCheckPointCount events were processed since the last one and checkPointAfter has
+   * passed; on any answer when maxCheckPointCount were. Written to the group's checkpoint
+   * stream ("$SubscriptionCheckpoint"), and what a restart reloads the group from.
+   */
+  private tryCheckpoint(group: Group, isTimeCheck: boolean): void {
+    const candidate = this.checkpointCandidate(group);
+    const difference = candidate.seq - (group.checkpointed?.seq ?? 0);
+    if (difference <= 0 || candidate.cursor <= group.startIndex) return;
+    const now = Date.now();
+    const due = (isTimeCheck && difference >= group.minCheckPointCount && now - group.lastCheckpointAt >= group.checkPointAfterMs) || difference >= group.maxCheckPointCount;
+    if (!due) return;
+    group.checkpointed = candidate;
+    group.lastCheckpointAt = now;
+    this.host.write(`$persistentsubscription-$all::${group.name}-checkpoint`, [
+      { id: randomUUID(), type: '$SubscriptionCheckpoint', contentType: 'application/json', data: Buffer.from(JSON.stringify(candidate.position)), metadata: new Uint8Array() },
+    ]);
+  }
+
+  /**
+   * A node restart: each group is loaded again from its last checkpoint, as the server
+   * loads it. What was only in memory is gone: events handed out (acknowledged or not)
+   * after the checkpoint are read again, as new (retry count 0), so failing events start
+   * their retry counts over; parked events replayed and not yet acknowledged are lost (the
+   * parked stream was truncated and the group is past them).
+   */
+  reload(): void {
+    for (const group of this.groups.values()) {
+      group.retries = [];
+      group.consumers = [];
+      group.nextConsumer = 0;
+      group.replaying = false;
+      group.cursor = group.checkpointed?.cursor ?? group.startIndex;
+      group.readSeq = group.checkpointed?.seq ?? 0;
+      group.lastCheckpointAt = Date.now();
     }
-    return '';
   }
 
   /** One consumer: options first, then acks and nacks; events go out as the group hands them to it. */
@@ -847,6 +914,7 @@ class PersistentGroups {
         this.pump(group);
       } else if (group && consumer && req.hasAck()) {
         for (const id of req.getAck()!.getIdsList()) this.take(group, uuidString(id));
+        this.tryCheckpoint(group, false);
         this.pump(group);
       } else if (group && consumer && req.hasNack()) {
         const nack = req.getNack()!;
@@ -858,6 +926,7 @@ class PersistentGroups {
           else if (action === NAK.RETRY || action === NAK.UNKNOWN) this.retryOrPark(group, delivery);
           // skip and stop: the server drops the event from its outstanding messages.
         }
+        this.tryCheckpoint(group, false);
         this.pump(group);
       }
     });
@@ -907,6 +976,7 @@ class PersistentGroups {
           this.retryOrPark(group, delivery);
         }
       }
+      this.tryCheckpoint(group, true);
       this.pump(group);
     }
   }
@@ -984,7 +1054,7 @@ class PersistentGroups {
     const log = this.host.events;
     while (group.cursor < log.length) {
       const e = log[group.cursor++];
-      if (group.filter(e)) return { event: e, retryCount: 0 };
+      if (group.filter(e)) return { event: e, retryCount: 0, seq: ++group.readSeq, cursor: group.cursor };
     }
     return undefined;
   }
