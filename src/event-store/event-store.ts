@@ -1,4 +1,4 @@
-import { ConcurrencyConflict, DependencyUnavailable } from '../platform/errors';
+import { ConcurrencyConflict, DependencyUnavailable, ResourceDeleted, TooLargeToStore } from '../platform/errors';
 
 /**
  * The EventStore port. Adapters: Postgres (embedded default, also on PGlite) and, later,
@@ -64,6 +64,32 @@ export class WrongExpectedRevisionError extends ConcurrencyConflict {
  * same event ids is taken once.
  */
 export class EventStoreUnavailableError extends DependencyUnavailable {
+  readonly dependency = 'event store';
+}
+
+/**
+ * The stream was deleted for good (EventStoreDB's tombstone, made by an operator): it can
+ * be neither read nor appended to again under its name. Postgres never deletes a stream.
+ */
+export class DeletedStreamError extends ResourceDeleted {
+  constructor(readonly streamId: string) {
+    super(`stream ${streamId} was deleted for good (tombstoned): it can no longer be read or appended to`);
+  }
+}
+
+/** The append is larger than the store takes at once (EventStoreDB's MaxAppendSize, 1 MiB by default); nothing of it was written. */
+export class AppendTooLargeError extends TooLargeToStore {
+  constructor(readonly streamId: string, readonly limitBytes: number) {
+    super(`append to ${streamId} refused: larger than the event store's MaxAppendSize of ${limitBytes} bytes (nothing was written)`);
+  }
+}
+
+/**
+ * The event store refused the call to the user the service connects as (EventStoreDB's
+ * AccessDenied on a secured server); the message names the role the call needs. A
+ * configuration fault, answered 503 so the caller retries once an operator fixed it.
+ */
+export class EventStoreAccessDeniedError extends DependencyUnavailable {
   readonly dependency = 'event store';
 }
 
@@ -141,10 +167,16 @@ export type PersistentHandler = (event: RecordedEvent, retryCount: number) => Pr
 export type AppendListener = (streamId: string, events: readonly NewEvent[], appended: AppendResult) => void;
 
 export interface EventStore {
+  /**
+   * Throws WrongExpectedRevisionError (a lost race), DeletedStreamError (a tombstoned
+   * stream), AppendTooLargeError (over the store's largest append), EventStoreUnavailableError
+   * (no answer within the ride-out), EventStoreAccessDeniedError (a secured server refused).
+   */
   append(streamId: string, events: readonly NewEvent[], expected: ExpectedRevision): Promise<AppendResult>;
   /**
    * The events of one stream in revision order, from `fromRevision` (default 0) on; [] when
-   * the stream does not exist or has nothing from there.
+   * the stream does not exist or has nothing from there. Throws DeletedStreamError for a
+   * stream deleted for good (as append does).
    */
   readStream(streamId: string, options?: ReadStreamOptions): Promise<RecordedEvent[]>;
   /**

@@ -3,7 +3,7 @@
  * server can be installed: an in-process gRPC server on the service definitions the client
  * package itself ships, holding everything in memory. The real client talks to it
  * unmodified (esdb://127.0.0.1:PORT?tls=false). It speaks only what the adapter uses:
- * BatchAppend and Append, Read of a stream (resolving links when asked), Read of $all forward (and backwards,
+ * BatchAppend and Append, Tombstone, Read of a stream (resolving links when asked), Read of $all forward (and backwards,
  * from its end or before a position) with a filter, subscriptions to $all (catch-up, then live), persistent
  * subscriptions to $all (Create, Read, GetInfo, ReplayParked) and ServerFeatures, which lists just those
  * methods, as the server does, so the client enables persistent subscriptions to $all and
@@ -17,7 +17,11 @@
  * in-memory cache of recent event ids that restart() empties; exact revisions through the
  * stream itself), $all is one total order of (commit, prepare) positions, a read of $all from a position
  * includes the event at it while a subscription from a position starts after it, and the
- * log holds system events ($-prefixed streams) that readers must filter out.
+ * log holds system events ($-prefixed streams) that readers must filter out. Tombstone
+ * deletes a stream for good: a "$streamDeleted" record in $all at its name, and StreamDeleted
+ * for reads of it and appends to it from then on. An append larger than maxAppendSize (the
+ * server's 1 MiB by default, counted as Event.SizeOnDisk) is refused, nothing written, as
+ * MaximumAppendSizeExceeded.
  *
  * A node's refusals, on demand: notReady(ms) and busy(ms) windows (a restart() opens a
  * not-ready one by default, as every node start passes through it), answered as the server
@@ -100,6 +104,25 @@ export type Refusal = 'not-leader' | 'timeout' | 'timeout-after-write' | 'crash-
 export interface EsdbStandInOptions {
   /** Whether ServerFeatures lists BatchAppend, which the client then appends through (default); false keeps it to plain Append. */
   batchAppend?: boolean;
+  /** The server's MaxAppendSize: the most bytes one append may carry (default 1 MiB, the server's). */
+  maxAppendSize?: number;
+}
+
+/** The server's default MaxAppendSize (ClusterVNodeOptions: 1,024 KiB). */
+const MAX_APPEND_SIZE = 1024 * 1024;
+
+/**
+ * An event's size as the server counts it against MaxAppendSize (Event.SizeOnDisk): its
+ * type (UTF-16, as .NET holds it), data and metadata.
+ */
+const sizeOnDisk = (e: NewStored) => e.type.length * 2 + e.data.length + e.metadata.length;
+
+/** A gRPC error with the "exception" trailer the client maps to its typed errors (RpcExceptions). */
+function streamError(code: grpc.status, exception: string, details: string, more: Record<string, string>): grpc.ServiceError {
+  const metadata = new grpc.Metadata();
+  metadata.set('exception', exception);
+  for (const [key, value] of Object.entries(more)) metadata.set(key, value);
+  return Object.assign(new Error(details), { code, details, metadata });
 }
 
 /** How long a restarted node answers "not ready" before it serves again (restart's default). */
@@ -194,6 +217,7 @@ const SUPPORTED: [service: string, method: string, features: string[]][] = [
   ['event_store.client.streams.Streams', 'Read', ['position', 'events']],
   ['event_store.client.streams.Streams', 'Append', []],
   ['event_store.client.streams.Streams', 'BatchAppend', []],
+  ['event_store.client.streams.Streams', 'Tombstone', []],
   ['event_store.client.persistent_subscriptions.PersistentSubscriptions', 'Create', ['stream', 'all']],
   ['event_store.client.persistent_subscriptions.PersistentSubscriptions', 'Read', ['stream', 'all']],
   ['event_store.client.persistent_subscriptions.PersistentSubscriptions', 'GetInfo', ['stream', 'all']],
@@ -212,6 +236,8 @@ export class EsdbStandIn {
   private notReadyUntil = 0;
   private busyUntil = 0;
   private readonly refusals: Refusal[] = [];
+  /** Streams deleted for good (Tombstone): reads and appends answer StreamDeleted. */
+  private readonly tombstoned = new Set<string>();
   /** Appends answered, by the call they came through (tests check which path the client took). */
   readonly appendsServed = { append: 0, batchAppend: 0 };
   readonly persistent = new PersistentGroups(this);
@@ -253,6 +279,7 @@ export class EsdbStandIn {
     this.server = new grpc.Server();
     this.server.addService(streamsGrpc.StreamsService as any, {
       append: (call: any, callback: any) => this.append(call, callback),
+      tombstone: (call: any, callback: any) => this.tombstone(call, callback),
       batchAppend: (call: any) => this.batchAppend(call),
       read: (call: any) => this.read(call),
     });
@@ -398,13 +425,17 @@ export class EsdbStandIn {
       if (!options) return callback({ code: grpc.status.INVALID_ARGUMENT, details: 'append without options' });
       const unready = this.unreadyError();
       if (unready) return callback(unready);
+      const stream = streamName(options.getStreamIdentifier());
+      // RpcExceptions.MaxAppendSizeExceeded, StreamDeleted: refused before anything is written.
+      if (this.appendSize(proposed) > this.maxAppendSize) return callback(this.maxAppendSizeError());
       const refusal = this.nextRefusal();
       if (refusal === 'not-leader') return callback(this.notLeaderError());
+      if (this.tombstoned.has(stream)) return callback(this.streamDeletedError(stream));
       const C = pb.AppendReq.Options.ExpectedStreamRevisionCase;
       const c = options.getExpectedStreamRevisionCase();
       const expected: Expected = c === C.REVISION ? Number(options.getRevision()) : c === C.NO_STREAM ? 'no_stream' : c === C.STREAM_EXISTS ? 'stream_exists' : 'any';
       this.appendsServed.append++;
-      const outcome = this.appendNow(streamName(options.getStreamIdentifier()), expected, proposed, refusal);
+      const outcome = this.appendNow(stream, expected, proposed, refusal);
       if (outcome.kind === 'crashed') return;
       // A commit timeout (RpcExceptions.Timeout): ABORTED without status details, which the client reports as an unknown error.
       if (outcome.kind === 'timeout') return callback({ code: grpc.status.ABORTED, details: 'Operation timed out: Commit timed out.', metadata: new grpc.Metadata() });
@@ -465,10 +496,16 @@ export class EsdbStandIn {
         const message = unready === 'not-ready' ? 'Server Is Not Ready' : 'Server Is Busy';
         return answer(correlation, stream, (r) => r.setError(status(0, message, 'google.protobuf.Empty', empty())));
       }
+      if (this.appendSize(write.events) > this.maxAppendSize) {
+        return answer(correlation, stream, (r) => r.setError(status(3, 'Maximum Append Size Exceeded', 'event_store.client.MaximumAppendSizeExceeded', new shared.MaximumAppendSizeExceeded().setMaxappendsize(this.maxAppendSize))));
+      }
       const refusal = this.nextRefusal();
       if (refusal === 'not-leader') {
         ended = true;
         return call.emit('error', this.notLeaderError());
+      }
+      if (this.tombstoned.has(stream)) {
+        return answer(correlation, stream, (r) => r.setError(status(9, 'Stream Deleted', 'event_store.client.StreamDeleted', new shared.StreamDeleted().setStreamIdentifier(options.getStreamIdentifier()))));
       }
       const C = pb.BatchAppendReq.Options.ExpectedStreamPositionCase;
       const c = options.getExpectedStreamPositionCase();
@@ -501,6 +538,47 @@ export class EsdbStandIn {
       ended = true;
       call.end();
     });
+  }
+
+  private get maxAppendSize(): number {
+    return this.options.maxAppendSize ?? MAX_APPEND_SIZE;
+  }
+
+  private appendSize(events: NewStored[]): number {
+    return events.reduce((n, e) => n + sizeOnDisk(e), 0);
+  }
+
+  private maxAppendSizeError(): grpc.ServiceError {
+    return streamError(grpc.status.INVALID_ARGUMENT, 'maximum-append-size-exceeded', `Maximum Append Size of ${this.maxAppendSize} Exceeded.`, { 'maximum-append-size': String(this.maxAppendSize) });
+  }
+
+  private streamDeletedError(stream: string): grpc.ServiceError {
+    return streamError(grpc.status.FAILED_PRECONDITION, 'stream-deleted', `Event stream '${stream}' is deleted.`, { 'stream-name': stream });
+  }
+
+  /**
+   * Tombstone (a hard delete): the stream is gone for good, under its name too. A
+   * "$streamDeleted" record goes to the log (readers of $all see it, at the stream's name);
+   * reads of the stream and appends to it answer StreamDeleted from then on, as does a
+   * second tombstone. The expected version is checked as for an append.
+   */
+  private tombstone(call: grpc.ServerUnaryCall<pb.TombstoneReq, pb.TombstoneResp>, callback: grpc.sendUnaryData<pb.TombstoneResp>): void {
+    const unready = this.unreadyError();
+    if (unready) return callback(unready);
+    const options = call.request.getOptions()!;
+    const stream = streamName(options.getStreamIdentifier());
+    if (this.tombstoned.has(stream)) return callback(this.streamDeletedError(stream));
+    const current = (this.streams.get(stream)?.length ?? 0) - 1;
+    const wrong =
+      (options.hasRevision() && Number(options.getRevision()) !== current) || (options.hasNoStream() && current >= 0) || (options.hasStreamExists() && current < 0);
+    if (wrong) return callback(streamError(grpc.status.FAILED_PRECONDITION, 'wrong-expected-version', 'Wrong expected version.', { 'stream-name': stream, 'actual-version': String(current), 'expected-version': options.hasRevision() ? options.getRevision() : '-2' }));
+    this.tombstoned.add(stream);
+    this.nextPosition += 100n;
+    const record: StoredEvent = { id: randomUUID(), stream, revision: Number.MAX_SAFE_INTEGER, type: '$streamDeleted', contentType: 'application/octet-stream', data: new Uint8Array(), metadata: new Uint8Array(), created: BigInt(Date.now()) * 10000n, position: this.nextPosition };
+    this.log.push(record);
+    for (const sub of this.live) this.deliver(sub);
+    const position = new pb.TombstoneResp.Position().setCommitPosition(String(record.position)).setPreparePosition(String(record.position));
+    callback(null, new pb.TombstoneResp().setPosition(position));
   }
 
   /**
@@ -596,6 +674,7 @@ export class EsdbStandIn {
       if (options.hasSubscription()) throw new Error('the stand-in subscribes to $all only');
       const stream = options.getStream()!;
       const name = streamName(stream.getStreamIdentifier());
+      if (this.tombstoned.has(name)) return void call.emit('error', this.streamDeletedError(name));
       const events = this.streams.get(name);
       if (!events) {
         call.write(new pb.ReadResp().setStreamNotFound(new pb.ReadResp.StreamNotFound().setStreamIdentifier(stream.getStreamIdentifier())));

@@ -10,9 +10,11 @@ import {
   END,
   FORWARDS,
   KurrentDBClient,
+  MaxAppendSizeExceededError,
   PersistentSubscriptionDoesNotExistError,
   PersistentSubscriptionFailedError,
   START as CLIENT_START,
+  StreamDeletedError,
   StreamNotFoundError,
   WrongExpectedVersionError,
   jsonEvent,
@@ -23,6 +25,8 @@ import {
 import {
   AppendListener,
   AppendResult,
+  AppendTooLargeError,
+  DeletedStreamError,
   BatchHandler,
   EventStore,
   ExpectedRevision,
@@ -142,6 +146,8 @@ export class EventStoreDbEventStore implements EventStore {
       });
     } catch (error) {
       if (error instanceof WrongExpectedVersionError) throw new WrongExpectedRevisionError(streamId, expected);
+      if (error instanceof StreamDeletedError) throw new DeletedStreamError(streamId);
+      if (error instanceof MaxAppendSizeExceededError) throw new AppendTooLargeError(streamId, error.maxAppendSize);
       throw error;
     }
     this.wakeUp.wake();
@@ -181,6 +187,7 @@ export class EventStoreDbEventStore implements EventStore {
       });
     } catch (error) {
       if (error instanceof StreamNotFoundError) return [];
+      if (error instanceof StreamDeletedError) throw new DeletedStreamError(streamId);
       throw error;
     }
   }

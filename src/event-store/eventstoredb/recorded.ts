@@ -1,10 +1,14 @@
 import { CancelledError, DeadlineExceededError, NotLeaderError, TimeoutError, UnavailableError, UnknownError, type AllStreamResolvedEvent, type ResolvedEvent } from '@kurrent/kurrentdb-client';
 import { EventStoreUnavailableError, RecordedEvent, toPosition } from '../event-store';
 
-/** The client's event as the port's; null when it carries no event or no position. */
+/**
+ * The client's event as the port's; null when it carries no event or no position, or is
+ * one of the server's own records ("$"-typed, such as the "$streamDeleted" a tombstone
+ * leaves in $all under the deleted stream's name, which the stream-name filter lets through).
+ */
 export function toRecorded(resolved: ResolvedEvent | AllStreamResolvedEvent): RecordedEvent | null {
   const e = resolved.event;
-  if (!e || !e.position) return null;
+  if (!e || !e.position || e.type.startsWith('$')) return null;
   const metadata = e.metadata instanceof Uint8Array || !e.metadata ? {} : (e.metadata as Record<string, unknown>);
   return {
     id: e.id,
