@@ -93,6 +93,17 @@ export class EventStoreAccessDeniedError extends DependencyUnavailable {
   readonly dependency = 'event store';
 }
 
+/**
+ * The store refused to create a persistent subscription group as asked (EventStoreDB: a
+ * start position past the end of $all, a startAfter from another log). Reported to the
+ * consumer's onError on every attempt to join, which goes on with backoff.
+ */
+export class PersistentGroupRefusedError extends Error {
+  constructor(readonly group: string, reason: string) {
+    super(`persistent subscription group ${group} cannot be created: ${reason}`);
+  }
+}
+
 export interface ReadStreamOptions {
   /** The first revision to read: a caller holding a state folded up to n - 1 reads from n. */
   fromRevision?: number;

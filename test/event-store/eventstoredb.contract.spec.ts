@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { KurrentDBClient, WrongExpectedVersionError, jsonEvent } from '@kurrent/kurrentdb-client';
-import { AppendTooLargeError, DeletedStreamError, START } from '../../src/event-store/event-store';
+import { AppendTooLargeError, DeletedStreamError, PersistentGroupRefusedError, START, parsePosition, toPosition } from '../../src/event-store/event-store';
 import { EventStoreDbEventStore } from '../../src/event-store/eventstoredb/eventstoredb-event-store';
 import { toApiError } from '../../src/platform/error-filter';
 import { EsdbStandIn } from '../support/esdb-standin';
@@ -175,6 +175,52 @@ function serverRulesContract(name: string, url: () => Promise<Server>): void {
       expect(await store.readStream(stream)).toEqual([]);
       await store.append(stream, [{ type: 'Half', data: { half } }], 'no_stream');
       expect((await store.readStream(stream)).map((e) => e.type)).toEqual(['Half']);
+    });
+
+    const until = async (what: string, done: () => boolean | Promise<boolean>, ms = 10_000) => {
+      for (const deadline = Date.now() + ms; !(await done()); await new Promise((r) => setTimeout(r, 20))) {
+        if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+      }
+    };
+
+    it('tells onError clearly when the server refuses a group whose start is past the end of $all', async () => {
+      await store.append(`${prefix}past-1`, [{ type: 'Made', data: {} }], 'no_stream');
+      const { commit, prepare } = parsePosition(await store.headPosition());
+      const past = toPosition(commit + 10n ** 12n, prepare + 10n ** 12n);
+      const errors: unknown[] = [];
+      const group = `past-${randomBytes(4).toString('hex')}`;
+      const sub = store.subscribePersistent(group, { types: ['Never'], startAfter: past, maxRetries: 0, messageTimeoutMs: 10_000, bufferSize: 1, onError: (e) => errors.push(e) }, async () => undefined);
+      try {
+        await until('onError heard of it', () => errors.length > 0);
+      } finally {
+        await sub.stop();
+      }
+      expect(errors[0]).toBeInstanceOf(PersistentGroupRefusedError);
+      expect((errors[0] as Error).message).toContain(`persistent subscription group ${group} cannot be created`);
+      expect((errors[0] as Error).message).toContain('past the end of $all');
+    });
+
+    it('joins again when its group is deleted under it, and goes on with the events after', async () => {
+      const type = `Deleted${randomBytes(4).toString('hex')}`;
+      const group = `deleted-${randomBytes(4).toString('hex')}`;
+      const handled: string[] = [];
+      const startAfter = await store.headPosition();
+      const sub = store.subscribePersistent(group, { types: [type], startAfter, maxRetries: 0, messageTimeoutMs: 10_000, bufferSize: 4, onError: () => undefined }, async (e) => {
+        handled.push(e.id);
+      });
+      try {
+        const [a, b] = [randomUUID(), randomUUID()];
+        await store.append(`${prefix}del-1`, [{ id: a, type, data: {} }], 'any');
+        await until('the first was handled', () => handled.includes(a));
+        await client.deletePersistentSubscriptionToAll(group);
+        await store.append(`${prefix}del-1`, [{ id: b, type, data: {} }], 'any');
+        await until('the one after the delete was handled', () => handled.includes(b));
+        // Made again where the consumer asked it to start: the first may come again (at least once).
+        expect(new Set(handled)).toEqual(new Set([a, b]));
+        expect((await client.getPersistentSubscriptionToAllInfo(group)).groupName).toBe(group);
+      } finally {
+        await sub.stop();
+      }
     });
 
     it("catches up over 10,000 other applications' events and finds the head behind them within their deadlines", async () => {

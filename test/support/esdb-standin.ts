@@ -5,7 +5,7 @@
  * unmodified (esdb://127.0.0.1:PORT?tls=false). It speaks only what the adapter uses:
  * BatchAppend and Append, Tombstone, Read of a stream (resolving links when asked), Read of $all forward (and backwards,
  * from its end or before a position) with a filter, subscriptions to $all (catch-up, then live), persistent
- * subscriptions to $all (Create, Read, GetInfo, ReplayParked) and ServerFeatures, which lists just those
+ * subscriptions to $all (Create, Read, GetInfo, Delete, ReplayParked) and ServerFeatures, which lists just those
  * methods, as the server does, so the client enables persistent subscriptions to $all and
  * appends through BatchAppend, as it does against a server when no per-call credentials are
  * given (new EsdbStandIn({ batchAppend: false }) leaves BatchAppend out, for the plain Append
@@ -221,6 +221,7 @@ const SUPPORTED: [service: string, method: string, features: string[]][] = [
   ['event_store.client.persistent_subscriptions.PersistentSubscriptions', 'Create', ['stream', 'all']],
   ['event_store.client.persistent_subscriptions.PersistentSubscriptions', 'Read', ['stream', 'all']],
   ['event_store.client.persistent_subscriptions.PersistentSubscriptions', 'GetInfo', ['stream', 'all']],
+  ['event_store.client.persistent_subscriptions.PersistentSubscriptions', 'Delete', ['stream', 'all']],
   // The client asks for ReplayParked with feature "all" before replaying a group on $all.
   ['event_store.client.persistent_subscriptions.PersistentSubscriptions', 'ReplayParked', ['stream', 'all']],
 ];
@@ -287,6 +288,7 @@ export class EsdbStandIn {
       create: (call: any, callback: any) => this.persistent.create(call, callback),
       read: (call: any) => this.persistent.read(call),
       getInfo: (call: any, callback: any) => this.persistent.getInfo(call, callback),
+      delete: (call: any, callback: any) => this.persistent.delete(call, callback),
       replayParked: (call: any, callback: any) => this.persistent.replayParked(call, callback),
     });
     this.server.addService(featuresGrpc.ServerFeaturesService as any, {
@@ -822,6 +824,12 @@ class PersistentGroups {
     if (all.hasPosition()) {
       // Inclusive, as the server's: the group is handed the event at its start position too.
       const commit = BigInt(all.getPosition()!.getCommitPosition());
+      // Past the last indexed position: the server refuses it (PersistentSubscriptionFailed, INTERNAL).
+      const last = log.length ? log[log.length - 1].position : 0n;
+      if (commit > last) {
+        const reason = `The given start position C:${commit}/P:${all.getPosition()!.getPreparePosition()} is past the end of $all (last indexed position ${last}).`;
+        return callback(rpcError(grpc.status.INTERNAL, 'persistent-subscription-failed', `Subscription group ${name} on stream $all failed: '${reason}'`, name, reason));
+      }
       const found = log.findIndex((e) => e.position >= commit);
       cursor = found < 0 ? log.length : found;
       startFrom = `C:${commit}/P:${all.getPosition()!.getPreparePosition()}`;
@@ -839,6 +847,23 @@ class PersistentGroups {
     });
     this.startClock();
     callback(null, new ps.CreateResp());
+  }
+
+  /**
+   * Delete: the group is gone (its consumers dropped with "does not exist", as the server
+   * drops them with PersistentSubscriptionDeleted); a consumer joining again finds none.
+   */
+  delete(call: grpc.ServerUnaryCall<ps.DeleteReq, ps.DeleteResp>, callback: grpc.sendUnaryData<ps.DeleteResp>): void {
+    const unready = this.host.unreadyError();
+    if (unready) return callback(unready);
+    const name = call.request.getOptions()?.getGroupName() ?? '';
+    const group = this.groups.get(name);
+    if (!group) return callback(rpcError(grpc.status.NOT_FOUND, 'persistent-subscription-does-not-exist', `Subscription group ${name} on stream $all does not exist.`, name));
+    this.groups.delete(name);
+    for (const consumer of group.consumers.splice(0)) {
+      consumer.call.emit('error', rpcError(grpc.status.NOT_FOUND, 'persistent-subscription-does-not-exist', `Subscription group ${name} on stream $all does not exist.`, name));
+    }
+    callback(null, new ps.DeleteResp());
   }
 
   getInfo(call: grpc.ServerUnaryCall<ps.GetInfoReq, ps.GetInfoResp>, callback: grpc.sendUnaryData<ps.GetInfoResp>): void {
