@@ -21,7 +21,10 @@
  * deletes a stream for good: a "$streamDeleted" record in $all at its name, and StreamDeleted
  * for reads of it and appends to it from then on. An append larger than maxAppendSize (the
  * server's 1 MiB by default, counted as Event.SizeOnDisk) is refused, nothing written, as
- * MaximumAppendSizeExceeded.
+ * MaximumAppendSizeExceeded. Secured mode (options.secured, see securedOptions): TLS with
+ * a throw-away CA, basic credentials checked on every call but ServerFeatures, system
+ * streams (a group's parked stream among them) for $admins only, creating, deleting a group
+ * and replaying its parked events for $ops or $admins; refusals are AccessDenied.
  *
  * A node's refusals, on demand: notReady(ms) and busy(ms) windows (a restart() opens a
  * not-ready one by default, as every node start passes through it), answered as the server
@@ -54,9 +57,14 @@
  * replayed parked events not yet acknowledged are lost. Message timeouts are checked once
  * a second, as the server's tick does. Not kept: other consumer
  * strategies, stream-sourced groups, truncation of the parked stream without a replay
- * (TruncateParked), metadata other than $tb, the parked stream's ACL (written, not checked).
+ * (TruncateParked), metadata other than $tb (ACLs are the fixed rules of secured mode,
+ * not read from streams' $acl).
  */
+import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 // The client ships its generated protobuf classes and service definitions (no "exports"
 // map, so deep paths resolve); the stand-in serves exactly what the client sends.
@@ -106,6 +114,11 @@ export interface EsdbStandInOptions {
   batchAppend?: boolean;
   /** The server's MaxAppendSize: the most bytes one append may carry (default 1 MiB, the server's). */
   maxAppendSize?: number;
+  /**
+   * A secured node: TLS with this certificate (PEM; the client trusts it through
+   * tlsCAFile) and these users, their passwords and roles. See EsdbStandIn.authorize.
+   */
+  secured?: { cert: Buffer; key: Buffer; caFile: string; users: Record<string, { password: string; roles: string[] }> };
 }
 
 /** The server's default MaxAppendSize (ClusterVNodeOptions: 1,024 KiB). */
@@ -247,7 +260,13 @@ export class EsdbStandIn {
   constructor(private readonly options: EsdbStandInOptions = {}) {}
 
   get url(): string {
-    return `esdb://127.0.0.1:${this.port}?tls=false`;
+    return this.options.secured ? this.urlAs() : `esdb://127.0.0.1:${this.port}?tls=false`;
+  }
+
+  /** The connection string of a secured node, as a user (none: anonymous). */
+  urlAs(user?: string, password?: string): string {
+    const auth = user ? `${encodeURIComponent(user)}:${encodeURIComponent(password ?? '')}@` : '';
+    return `esdb://${auth}127.0.0.1:${this.port}?tls=true&tlsCAFile=${encodeURIComponent(this.options.secured!.caFile)}`;
   }
 
   /** Every event held, system events included (tests inspect it). */
@@ -295,7 +314,7 @@ export class EsdbStandIn {
       getSupportedMethods: (_call: any, callback: any) => callback(null, this.supportedMethods()),
     });
     this.port = await new Promise<number>((resolve, reject) =>
-      this.server.bindAsync(`127.0.0.1:${port}`, grpc.ServerCredentials.createInsecure(), (error, bound) => (error ? reject(error) : resolve(bound))),
+      this.server.bindAsync(`127.0.0.1:${port}`, this.options.secured ? grpc.ServerCredentials.createSsl(null, [{ private_key: this.options.secured.key, cert_chain: this.options.secured.cert }]) : grpc.ServerCredentials.createInsecure(), (error, bound) => (error ? reject(error) : resolve(bound))),
     );
     return this;
   }
@@ -428,6 +447,8 @@ export class EsdbStandIn {
       const unready = this.unreadyError();
       if (unready) return callback(unready);
       const stream = streamName(options.getStreamIdentifier());
+      const denied = this.authorize(call.metadata, EsdbStandIn.streamNeeds(stream));
+      if (denied) return callback(denied);
       // RpcExceptions.MaxAppendSizeExceeded, StreamDeleted: refused before anything is written.
       if (this.appendSize(proposed) > this.maxAppendSize) return callback(this.maxAppendSizeError());
       const refusal = this.nextRefusal();
@@ -498,6 +519,9 @@ export class EsdbStandIn {
         const message = unready === 'not-ready' ? 'Server Is Not Ready' : 'Server Is Busy';
         return answer(correlation, stream, (r) => r.setError(status(0, message, 'google.protobuf.Empty', empty())));
       }
+      if (this.authorize(call.metadata, EsdbStandIn.streamNeeds(stream))) {
+        return answer(correlation, stream, (r) => r.setError(status(7, 'Access Denied', 'event_store.client.AccessDenied', new shared.AccessDenied())));
+      }
       if (this.appendSize(write.events) > this.maxAppendSize) {
         return answer(correlation, stream, (r) => r.setError(status(3, 'Maximum Append Size Exceeded', 'event_store.client.MaximumAppendSizeExceeded', new shared.MaximumAppendSizeExceeded().setMaxappendsize(this.maxAppendSize))));
       }
@@ -542,6 +566,31 @@ export class EsdbStandIn {
     });
   }
 
+  /**
+   * A secured node's access check (none when not secured), by the call's basic
+   * credentials: every call needs a known user; a system stream ("$"-prefixed: a group's
+   * parked and checkpoint streams, metadata) is read or written by $admins only, as the
+   * server's default system-stream ACL and the parked stream's own $acl have it; creating,
+   * deleting a persistent group and replaying its parked events need $ops or $admins
+   * (the server's authorization policy). Reading $all and the service's streams is left to
+   * every user: an operator grants the service's user that, or it could not work at all.
+   */
+  authorize(metadata: grpc.Metadata, need: 'user' | 'ops' | 'admins'): grpc.ServiceError | null {
+    const secured = this.options.secured;
+    if (!secured) return null;
+    const header = String(metadata.get('authorization')[0] ?? '');
+    const [user, password] = Buffer.from(header.replace(/^Basic /, ''), 'base64').toString('utf8').split(':');
+    const known = secured.users[user];
+    const roles = known && known.password === password ? known.roles : null;
+    const allowed = roles !== null && (need === 'user' || roles.includes('$admins') || (need === 'ops' && roles.includes('$ops')));
+    return allowed ? null : streamError(grpc.status.PERMISSION_DENIED, 'access-denied', 'Access Denied', {});
+  }
+
+  /** What reading or writing a stream needs on a secured node. */
+  static streamNeeds(stream: string): 'user' | 'admins' {
+    return stream.startsWith('$') ? 'admins' : 'user';
+  }
+
   private get maxAppendSize(): number {
     return this.options.maxAppendSize ?? MAX_APPEND_SIZE;
   }
@@ -569,6 +618,8 @@ export class EsdbStandIn {
     if (unready) return callback(unready);
     const options = call.request.getOptions()!;
     const stream = streamName(options.getStreamIdentifier());
+    const denied = this.authorize(call.metadata, EsdbStandIn.streamNeeds(stream));
+    if (denied) return callback(denied);
     if (this.tombstoned.has(stream)) return callback(this.streamDeletedError(stream));
     const current = (this.streams.get(stream)?.length ?? 0) - 1;
     const wrong =
@@ -658,6 +709,9 @@ export class EsdbStandIn {
   private read(call: grpc.ServerWritableStream<pb.ReadReq, pb.ReadResp>): void {
     const unready = this.unreadyError();
     if (unready) return void call.emit('error', unready);
+    const options = call.request.getOptions();
+    const denied = this.authorize(call.metadata, options?.hasStream() ? EsdbStandIn.streamNeeds(streamName(options.getStream()!.getStreamIdentifier())) : 'user');
+    if (denied) return void call.emit('error', denied);
     try {
       this.readNow(call);
     } catch (error: any) {
@@ -810,7 +864,7 @@ class PersistentGroups {
   }
 
   create(call: grpc.ServerUnaryCall<ps.CreateReq, ps.CreateResp>, callback: grpc.sendUnaryData<ps.CreateResp>): void {
-    const unready = this.host.unreadyError();
+    const unready = this.host.unreadyError() ?? this.host.authorize(call.metadata, 'ops');
     if (unready) return callback(unready);
     const options = call.request.getOptions();
     if (!options?.hasAll()) return callback({ code: grpc.status.UNIMPLEMENTED, details: 'the stand-in has persistent subscriptions to $all only' });
@@ -854,7 +908,7 @@ class PersistentGroups {
    * drops them with PersistentSubscriptionDeleted); a consumer joining again finds none.
    */
   delete(call: grpc.ServerUnaryCall<ps.DeleteReq, ps.DeleteResp>, callback: grpc.sendUnaryData<ps.DeleteResp>): void {
-    const unready = this.host.unreadyError();
+    const unready = this.host.unreadyError() ?? this.host.authorize(call.metadata, 'ops');
     if (unready) return callback(unready);
     const name = call.request.getOptions()?.getGroupName() ?? '';
     const group = this.groups.get(name);
@@ -867,7 +921,7 @@ class PersistentGroups {
   }
 
   getInfo(call: grpc.ServerUnaryCall<ps.GetInfoReq, ps.GetInfoResp>, callback: grpc.sendUnaryData<ps.GetInfoResp>): void {
-    const unready = this.host.unreadyError();
+    const unready = this.host.unreadyError() ?? this.host.authorize(call.metadata, 'user');
     if (unready) return callback(unready);
     const name = call.request.getOptions()?.getGroupName() ?? '';
     const group = this.groups.get(name);
@@ -902,7 +956,7 @@ class PersistentGroups {
    * A link whose event is gone is skipped (and truncated with the rest).
    */
   replayParked(call: grpc.ServerUnaryCall<ps.ReplayParkedReq, ps.ReplayParkedResp>, callback: grpc.sendUnaryData<ps.ReplayParkedResp>): void {
-    const unready = this.host.unreadyError();
+    const unready = this.host.unreadyError() ?? this.host.authorize(call.metadata, 'ops');
     if (unready) return callback(unready);
     const options = call.request.getOptions();
     if (!options?.hasAll()) return callback({ code: grpc.status.UNIMPLEMENTED, details: 'the stand-in has persistent subscriptions to $all only' });
@@ -1006,7 +1060,7 @@ class PersistentGroups {
       if (req.hasOptions()) {
         const options = req.getOptions()!;
         const name = options.getGroupName();
-        const unready = this.host.unreadyError();
+        const unready = this.host.unreadyError() ?? this.host.authorize(call.metadata, 'user');
         if (unready) return call.emit('error', unready);
         group = this.groups.get(name);
         if (!options.hasAll()) return call.emit('error', Object.assign(new Error('the stand-in has persistent subscriptions to $all only'), { code: grpc.status.UNIMPLEMENTED }));
@@ -1162,4 +1216,21 @@ class PersistentGroups {
     }
     return undefined;
   }
+}
+
+/**
+ * Options for a secured stand-in: a throw-away certificate authority and a node
+ * certificate for 127.0.0.1 made with openssl in a temporary directory (the client's TLS,
+ * rustls on its read path, refuses a self-signed certificate used as its own CA), and the
+ * users given.
+ */
+export function securedOptions(users: Record<string, { password: string; roles: string[] }>): NonNullable<EsdbStandInOptions['secured']> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'esdb-standin-tls-'));
+  const at = (name: string) => path.join(dir, name);
+  const openssl = (...args: string[]) => execFileSync('openssl', args, { stdio: 'pipe' });
+  openssl('req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', at('ca.key'), '-out', at('ca.pem'), '-days', '2', '-subj', '/CN=esdb-standin-ca');
+  openssl('req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', at('node.key'), '-out', at('node.csr'), '-subj', '/CN=127.0.0.1');
+  fs.writeFileSync(at('ext.cnf'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n');
+  openssl('x509', '-req', '-in', at('node.csr'), '-CA', at('ca.pem'), '-CAkey', at('ca.key'), '-CAcreateserial', '-out', at('node.pem'), '-days', '2', '-extfile', at('ext.cnf'));
+  return { cert: fs.readFileSync(at('node.pem')), key: fs.readFileSync(at('node.key')), caFile: at('ca.pem'), users };
 }

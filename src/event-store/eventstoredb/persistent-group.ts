@@ -22,7 +22,7 @@ import {
   type PersistentSubscriptionToAllResolvedEvent,
 } from '@kurrent/kurrentdb-client';
 import { PersistentGroupRefusedError, PersistentHandler, PersistentSubscriptionOptions, Position, RecordedEvent, START, Subscription, parsePosition, toPosition } from '../event-store';
-import { asUnavailable, toRecorded } from './recorded';
+import { asUnavailable, explainDenied, toRecorded } from './recorded';
 
 /** Pause before a dropped consumer joins again; doubles per failure up to the max, reset once joined. */
 const REJOIN_MIN_MS = 250;
@@ -84,6 +84,8 @@ async function create(client: KurrentDBClient, name: string, startFrom: StartFro
     return true;
   } catch (error) {
     if (error instanceof PersistentSubscriptionExistsError) return false;
+    const denied = explainDenied(error, `creating persistent subscription group ${name}`, 'the server lets only a user in $ops or $admins create groups');
+    if (denied !== error) throw denied;
     if (error instanceof PersistentSubscriptionFailedError) {
       // The server's refusal says why only in its reason: the usual one is a start past the end of $all.
       const at = typeof startFrom === 'object' ? ` at commit position ${startFrom.commit}` : '';
