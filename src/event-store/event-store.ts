@@ -168,6 +168,10 @@ export interface PersistentSubscriptionOptions {
 }
 
 /**
+ * Delivery is at least once: an event may come again after it was acknowledged (on
+ * EventStoreDB everything acknowledged since the group's last checkpoint after a node
+ * restart or failover, at retry count 0), so a handler must be idempotent in effect.
+ *
  * Handles one event: resolving acknowledges it; throwing refuses it, and it is handed out
  * again (to this or another consumer) until it has been retried maxRetries times, then
  * parked with the error as the reason. retryCount is 0 on the first delivery.
@@ -222,6 +226,11 @@ export interface EventStore {
    * longer lists them, and a consumer that refuses one maxRetries more times parks it again.
    * An event parked while this runs may stay parked. Resolves to how many were replayed: 0
    * for a group that parked nothing or does not exist.
+   *
+   * On EventStoreDB a replay can LOSE events: the server removes them from the parked list
+   * at once and holds them only in memory until they are acknowledged, so a node restart or
+   * failover before that loses them (neither parked nor handed out again). Replay only on a
+   * healthy cluster, and note the parked events first. On Postgres nothing is lost.
    */
   replayParked(group: string): Promise<number>;
   /** Called after each append this process made succeeds (metrics, kept copies); returns a function that removes it. */
