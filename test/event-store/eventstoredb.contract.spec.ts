@@ -183,6 +183,27 @@ function serverRulesContract(name: string, url: () => Promise<Server>): void {
       }
     };
 
+    it('hands an event held past a 300 ms message timeout out again within 0.3 to 1.3 s (the server checks timeouts once a second)', async () => {
+      const type = `Slow${randomBytes(4).toString('hex')}`;
+      const group = `timeout-${randomBytes(4).toString('hex')}`;
+      const arrivals: [number, number][] = [];
+      const sub = store.subscribePersistent(group, { types: [type], startAfter: await store.headPosition(), maxRetries: 2, messageTimeoutMs: 300, bufferSize: 1, onError: () => undefined }, (_e, retryCount) => {
+        arrivals.push([Date.now(), retryCount]);
+        // The first delivery hangs (a stuck handler); the retry is answered.
+        return arrivals.length === 1 ? new Promise<void>(() => undefined) : Promise.resolve();
+      });
+      try {
+        await store.append(`${prefix}slow-1`, [{ type, data: {} }], 'no_stream');
+        await until('it came again', () => arrivals.length >= 2);
+      } finally {
+        await sub.stop();
+      }
+      const gap = arrivals[1][0] - arrivals[0][0];
+      expect(arrivals.slice(0, 2).map(([, retryCount]) => retryCount)).toEqual([0, 1]);
+      expect(gap).toBeGreaterThanOrEqual(300);
+      expect(gap).toBeLessThanOrEqual(1300);
+    });
+
     it('tells onError clearly when the server refuses a group whose start is past the end of $all', async () => {
       await store.append(`${prefix}past-1`, [{ type: 'Made', data: {} }], 'no_stream');
       const { commit, prepare } = parsePosition(await store.headPosition());
