@@ -1,4 +1,4 @@
-import { ConcurrencyConflict, DependencyUnavailable } from '../platform/errors';
+import { ConcurrencyConflict, DependencyUnavailable, ResourceDeleted, TooLargeToStore } from '../platform/errors';
 
 /**
  * The EventStore port. Adapters: Postgres (embedded default, also on PGlite) and, later,
@@ -67,6 +67,43 @@ export class EventStoreUnavailableError extends DependencyUnavailable {
   readonly dependency = 'event store';
 }
 
+/**
+ * The stream was deleted for good (EventStoreDB's tombstone, made by an operator): it can
+ * be neither read nor appended to again under its name. Postgres never deletes a stream.
+ */
+export class DeletedStreamError extends ResourceDeleted {
+  constructor(readonly streamId: string) {
+    super(`stream ${streamId} was deleted for good (tombstoned): it can no longer be read or appended to`);
+  }
+}
+
+/** The append is larger than the store takes at once (EventStoreDB's MaxAppendSize, 1 MiB by default); nothing of it was written. */
+export class AppendTooLargeError extends TooLargeToStore {
+  constructor(readonly streamId: string, readonly limitBytes: number) {
+    super(`append to ${streamId} refused: larger than the event store's MaxAppendSize of ${limitBytes} bytes (nothing was written)`);
+  }
+}
+
+/**
+ * The event store refused the call to the user the service connects as (EventStoreDB's
+ * AccessDenied on a secured server); the message names the role the call needs. A
+ * configuration fault, answered 503 so the caller retries once an operator fixed it.
+ */
+export class EventStoreAccessDeniedError extends DependencyUnavailable {
+  readonly dependency = 'event store';
+}
+
+/**
+ * The store refused to create a persistent subscription group as asked (EventStoreDB: a
+ * start position past the end of $all, a startAfter from another log). Reported to the
+ * consumer's onError on every attempt to join, which goes on with backoff.
+ */
+export class PersistentGroupRefusedError extends Error {
+  constructor(readonly group: string, reason: string) {
+    super(`persistent subscription group ${group} cannot be created: ${reason}`);
+  }
+}
+
 export interface ReadStreamOptions {
   /** The first revision to read: a caller holding a state folded up to n - 1 reads from n. */
   fromRevision?: number;
@@ -131,6 +168,10 @@ export interface PersistentSubscriptionOptions {
 }
 
 /**
+ * Delivery is at least once: an event may come again after it was acknowledged (on
+ * EventStoreDB everything acknowledged since the group's last checkpoint after a node
+ * restart or failover, at retry count 0), so a handler must be idempotent in effect.
+ *
  * Handles one event: resolving acknowledges it; throwing refuses it, and it is handed out
  * again (to this or another consumer) until it has been retried maxRetries times, then
  * parked with the error as the reason. retryCount is 0 on the first delivery.
@@ -141,10 +182,16 @@ export type PersistentHandler = (event: RecordedEvent, retryCount: number) => Pr
 export type AppendListener = (streamId: string, events: readonly NewEvent[], appended: AppendResult) => void;
 
 export interface EventStore {
+  /**
+   * Throws WrongExpectedRevisionError (a lost race), DeletedStreamError (a tombstoned
+   * stream), AppendTooLargeError (over the store's largest append), EventStoreUnavailableError
+   * (no answer within the ride-out), EventStoreAccessDeniedError (a secured server refused).
+   */
   append(streamId: string, events: readonly NewEvent[], expected: ExpectedRevision): Promise<AppendResult>;
   /**
    * The events of one stream in revision order, from `fromRevision` (default 0) on; [] when
-   * the stream does not exist or has nothing from there.
+   * the stream does not exist or has nothing from there. Throws DeletedStreamError for a
+   * stream deleted for good (as append does).
    */
   readStream(streamId: string, options?: ReadStreamOptions): Promise<RecordedEvent[]>;
   /**
@@ -179,6 +226,11 @@ export interface EventStore {
    * longer lists them, and a consumer that refuses one maxRetries more times parks it again.
    * An event parked while this runs may stay parked. Resolves to how many were replayed: 0
    * for a group that parked nothing or does not exist.
+   *
+   * On EventStoreDB a replay can LOSE events: the server removes them from the parked list
+   * at once and holds them only in memory until they are acknowledged, so a node restart or
+   * failover before that loses them (neither parked nor handed out again). Replay only on a
+   * healthy cluster, and note the parked events first. On Postgres nothing is lost.
    */
   replayParked(group: string): Promise<number>;
   /** Called after each append this process made succeeds (metrics, kept copies); returns a function that removes it. */

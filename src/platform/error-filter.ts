@@ -1,7 +1,7 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { STATUS_CODES as HTTP_REASONS } from 'node:http';
-import { ApiError, ConcurrencyConflict, DependencyUnavailable } from './errors';
+import { ApiError, ConcurrencyConflict, DependencyUnavailable, ResourceDeleted, TooLargeToStore } from './errors';
 
 const STATUS_CODES: Record<number, string> = {
   400: 'invalid_request',
@@ -36,6 +36,12 @@ export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
   if (error instanceof ConcurrencyConflict) {
     return new ApiError(409, 'conflict', 'A concurrent request changed this resource; retry the request.');
+  }
+  if (error instanceof ResourceDeleted) {
+    return new ApiError(404, 'not_found', 'This resource was deleted for good: it can no longer be read or changed.');
+  }
+  if (error instanceof TooLargeToStore) {
+    return new ApiError(413, 'payload_too_large', `The change is larger than the event store takes in one write (at most ${error.limitBytes} bytes).`);
   }
   if (error instanceof DependencyUnavailable) {
     return new ApiError(503, 'service_unavailable', `The ${error.dependency} is unavailable; retry with backoff.`, {}, { 'retry-after': '1' });

@@ -54,3 +54,12 @@ export abstract class DependencyUnavailable extends Error {
   abstract readonly dependency: string;
 }
 
+
+/** What was asked for was deleted for good (an event stream tombstoned): answered 404 not_found, saying so. */
+export abstract class ResourceDeleted extends Error {}
+
+/** A write larger than a dependency takes at once (the event store's largest append): answered 413 payload_too_large, saying so. */
+export abstract class TooLargeToStore extends Error {
+  /** The most bytes the dependency takes. */
+  abstract readonly limitBytes: number;
+}

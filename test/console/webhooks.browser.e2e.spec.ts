@@ -173,6 +173,8 @@ describe('the console: webhooks (issue 26)', () => {
       const [parked] = await store.parkedEvents(FAN_OUT_GROUP);
       expect(await page.$(`tr[data-parked="${parked.id}"]`)).not.toBeNull();
       expect(await deliveriesOf()).toEqual([]);
+      // The risk of a replay on EventStoreDB is said next to the button.
+      expect(await page.$eval('[data-replay-risk]', (el) => el.textContent)).toBe('On EventStoreDB, a replayed event not yet fanned out when a node restarts or fails over is lost');
 
       // The cause fixed, the operator replays.
       await t.db.exec('DROP TRIGGER refuse_parked_robotics ON webhook_deliveries; DROP FUNCTION refuse_parked_robotics();');

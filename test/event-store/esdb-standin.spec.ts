@@ -209,5 +209,85 @@ describe('EventStoreDB stand-in, through the real client', () => {
       await expect(client.replayParkedMessagesToAll('replay', { stopAt: -1 })).rejects.toBeInstanceOf(PersistentSubscriptionFailedError);
       await expect(client.replayParkedMessagesToAll('no-such-group')).rejects.toBeInstanceOf(PersistentSubscriptionDoesNotExistError);
     });
+
+    it('checks message timeouts once a second, as the server does: a 300 ms timeout comes back within 0.3 to 1.3 s', async () => {
+      await create('tick', { messageTimeout: 300 });
+      const { received } = consume('tick', 1);
+      const arrivals: number[] = [];
+      const watch = setInterval(() => {
+        while (arrivals.length < received.length) arrivals.push(Date.now());
+      }, 5);
+      try {
+        await append(`tick-${type}`, 1);
+        await until('it came again', () => arrivals.length === 2);
+      } finally {
+        clearInterval(watch);
+      }
+      expect(arrivals[1] - arrivals[0]).toBeGreaterThanOrEqual(300);
+      expect(arrivals[1] - arrivals[0]).toBeLessThanOrEqual(1300);
+    });
+
+    it('checkpoints as the server does and reloads from there on a restart: acknowledged events after it come again at retry count 0, retry counts start over, replayed parked events unacknowledged are lost', async () => {
+      // A checkpoint on the tick once 3 are processed and 200 ms passed.
+      await create('checkpoints', { checkPointLowerBound: 3, checkPointUpperBound: 100, checkPointAfter: 200, maxRetryCount: 5 });
+      const first = consume('checkpoints', 10);
+      await append(`cp-${type}`, 4);
+      await until('four arrived', () => first.received.length === 4);
+      for (const e of first.received) await first.sub.ack(e);
+      const info = () => client.getPersistentSubscriptionToAllInfo('checkpoints');
+      await until('a checkpoint was written at the fourth', async () => ((await info()).stats.lastCheckpointedEventPosition?.commit ?? 0n) >= first.received[3].event!.position!.commit);
+      expect((await info()).settings).toMatchObject({ checkPointAfter: 200, checkPointLowerBound: 3, checkPointUpperBound: 100 });
+      expect(standIn.events.filter((e) => e.stream === '$persistentsubscription-$all::checkpoints-checkpoint').map((e) => e.type)).toEqual(['$SubscriptionCheckpoint']);
+
+      // After it: one acknowledged, one refused twice, one parked and replayed but not acknowledged yet.
+      await append(`cp-${type}`, 3);
+      await until('three more arrived', () => first.received.length === 7);
+      const [acked, failing, parked] = first.received.slice(4);
+      await first.sub.ack(acked);
+      await first.sub.nack('retry', 'failing', failing);
+      await until('the failing one came again', () => first.received.length === 8);
+      await first.sub.nack('retry', 'failing', first.received[7]);
+      await until('the failing one came a third time', () => first.received.length === 9);
+      expect(first.received[8].retryCount).toBe(2);
+      await first.sub.nack('park', 'parked', parked);
+      await until('it was parked', async () => (await info()).stats.parkedMessageCount === 1n);
+      await client.replayParkedMessagesToAll('checkpoints');
+      await until('the parked one came again', () => first.received.length === 10);
+      await until('the parked stream was truncated', async () => (await info()).stats.parkedMessageCount === 0n);
+
+      await standIn.restart(0, { notReadyMs: 0 });
+      const second = consume('checkpoints', 10);
+      await until('the events after the checkpoint came again', () => second.received.length === 3);
+      await new Promise((r) => setTimeout(r, 300));
+      // The acknowledged and the failing one again (retry count 0), the parked-and-replayed one as well, being after the checkpoint.
+      expect(second.received.map((e) => [e.event!.id, e.retryCount])).toEqual([acked, failing, parked].map((e) => [e.event!.id, 0]));
+      for (const e of second.received) await second.sub.ack(e);
+    });
+
+    it('loses a replayed parked event that was not acknowledged before a restart, when the group had checkpointed past it', async () => {
+      await create('replay-lost', { checkPointLowerBound: 1, checkPointUpperBound: 1, maxRetryCount: 0 });
+      const first = consume('replay-lost', 10);
+      await append(`rl-${type}`, 2);
+      await until('both arrived', () => first.received.length === 2);
+      const [poison, good] = first.received;
+      await first.sub.nack('park', 'poison', poison);
+      await first.sub.ack(good);
+      const info = () => client.getPersistentSubscriptionToAllInfo('replay-lost');
+      await until('parked and checkpointed past both', async () => {
+        const i = await info();
+        return i.stats.parkedMessageCount === 1n && (i.stats.lastCheckpointedEventPosition?.commit ?? 0n) >= good.event!.position!.commit;
+      });
+      await client.replayParkedMessagesToAll('replay-lost');
+      await until('the parked one came again', () => first.received.length === 3);
+      await until('the parked stream was truncated', async () => (await info()).stats.parkedMessageCount === 0n);
+      await standIn.restart(0, { notReadyMs: 0 });
+      const second = consume('replay-lost', 10);
+      await append(`rl-${type}`, 1);
+      await until('the new event arrived', () => second.received.length >= 1);
+      await new Promise((r) => setTimeout(r, 300));
+      // Neither parked nor behind the checkpoint: gone.
+      expect(second.received.map((e) => e.event!.id)).not.toContain(poison.event!.id);
+      expect((await info()).stats.parkedMessageCount).toBe(0n);
+    });
   });
 });

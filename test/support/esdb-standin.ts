@@ -3,9 +3,9 @@
  * server can be installed: an in-process gRPC server on the service definitions the client
  * package itself ships, holding everything in memory. The real client talks to it
  * unmodified (esdb://127.0.0.1:PORT?tls=false). It speaks only what the adapter uses:
- * BatchAppend and Append, Read of a stream (resolving links when asked), Read of $all forward (and backwards,
+ * BatchAppend and Append, Tombstone, Read of a stream (resolving links when asked), Read of $all forward (and backwards,
  * from its end or before a position) with a filter, subscriptions to $all (catch-up, then live), persistent
- * subscriptions to $all (Create, Read, GetInfo, ReplayParked) and ServerFeatures, which lists just those
+ * subscriptions to $all (Create, Read, GetInfo, Delete, ReplayParked) and ServerFeatures, which lists just those
  * methods, as the server does, so the client enables persistent subscriptions to $all and
  * appends through BatchAppend, as it does against a server when no per-call credentials are
  * given (new EsdbStandIn({ batchAppend: false }) leaves BatchAppend out, for the plain Append
@@ -17,7 +17,14 @@
  * in-memory cache of recent event ids that restart() empties; exact revisions through the
  * stream itself), $all is one total order of (commit, prepare) positions, a read of $all from a position
  * includes the event at it while a subscription from a position starts after it, and the
- * log holds system events ($-prefixed streams) that readers must filter out.
+ * log holds system events ($-prefixed streams) that readers must filter out. Tombstone
+ * deletes a stream for good: a "$streamDeleted" record in $all at its name, and StreamDeleted
+ * for reads of it and appends to it from then on. An append larger than maxAppendSize (the
+ * server's 1 MiB by default, counted as Event.SizeOnDisk) is refused, nothing written, as
+ * MaximumAppendSizeExceeded. Secured mode (options.secured, see securedOptions): TLS with
+ * a throw-away CA, basic credentials checked on every call but ServerFeatures, system
+ * streams (a group's parked stream among them) for $admins only, creating, deleting a group
+ * and replaying its parked events for $ops or $admins; refusals are AccessDenied.
  *
  * A node's refusals, on demand: notReady(ms) and busy(ms) windows (a restart() opens a
  * not-ready one by default, as every node start passes through it), answered as the server
@@ -42,14 +49,22 @@
  * answered by the link's id; then a "$metadata" event on "$$<parked stream>" sets its
  * "$tb" (truncate before) to where the replay stopped, and stream reads skip the events
  * before a stream's $tb; a second replay while one runs fails ("already in progress").
- * GetInfo reports a checkpoint (the last event read before the first one outstanding),
- * always up to date where the server's lags. Not kept: reloading from the checkpoint on a
- * restart (a group's state lives in memory and survives restart() exactly), the
- * server's exact clock tick (timeouts are checked every 100 ms), other consumer
+ * Checkpoints as the server writes them (checkPointAfter, min and max checkpoint counts:
+ * on the once-a-second tick when at least the minimum was processed and checkPointAfter
+ * passed, on any answer when the maximum was), to the group's checkpoint stream, and
+ * reported by GetInfo; a restart() loads each group from its last checkpoint, so what was
+ * handed out after it comes again as new (retry count 0, acknowledged or not) and
+ * replayed parked events not yet acknowledged are lost. Message timeouts are checked once
+ * a second, as the server's tick does. Not kept: other consumer
  * strategies, stream-sourced groups, truncation of the parked stream without a replay
- * (TruncateParked), metadata other than $tb, the parked stream's ACL (written, not checked).
+ * (TruncateParked), metadata other than $tb (ACLs are the fixed rules of secured mode,
+ * not read from streams' $acl).
  */
+import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 // The client ships its generated protobuf classes and service definitions (no "exports"
 // map, so deep paths resolve); the stand-in serves exactly what the client sends.
@@ -97,6 +112,30 @@ export type Refusal = 'not-leader' | 'timeout' | 'timeout-after-write' | 'crash-
 export interface EsdbStandInOptions {
   /** Whether ServerFeatures lists BatchAppend, which the client then appends through (default); false keeps it to plain Append. */
   batchAppend?: boolean;
+  /** The server's MaxAppendSize: the most bytes one append may carry (default 1 MiB, the server's). */
+  maxAppendSize?: number;
+  /**
+   * A secured node: TLS with this certificate (PEM; the client trusts it through
+   * tlsCAFile) and these users, their passwords and roles. See EsdbStandIn.authorize.
+   */
+  secured?: { cert: Buffer; key: Buffer; caFile: string; users: Record<string, { password: string; roles: string[] }> };
+}
+
+/** The server's default MaxAppendSize (ClusterVNodeOptions: 1,024 KiB). */
+const MAX_APPEND_SIZE = 1024 * 1024;
+
+/**
+ * An event's size as the server counts it against MaxAppendSize (Event.SizeOnDisk): its
+ * type (UTF-16, as .NET holds it), data and metadata.
+ */
+const sizeOnDisk = (e: NewStored) => e.type.length * 2 + e.data.length + e.metadata.length;
+
+/** A gRPC error with the "exception" trailer the client maps to its typed errors (RpcExceptions). */
+function streamError(code: grpc.status, exception: string, details: string, more: Record<string, string>): grpc.ServiceError {
+  const metadata = new grpc.Metadata();
+  metadata.set('exception', exception);
+  for (const [key, value] of Object.entries(more)) metadata.set(key, value);
+  return Object.assign(new Error(details), { code, details, metadata });
 }
 
 /** How long a restarted node answers "not ready" before it serves again (restart's default). */
@@ -191,9 +230,11 @@ const SUPPORTED: [service: string, method: string, features: string[]][] = [
   ['event_store.client.streams.Streams', 'Read', ['position', 'events']],
   ['event_store.client.streams.Streams', 'Append', []],
   ['event_store.client.streams.Streams', 'BatchAppend', []],
+  ['event_store.client.streams.Streams', 'Tombstone', []],
   ['event_store.client.persistent_subscriptions.PersistentSubscriptions', 'Create', ['stream', 'all']],
   ['event_store.client.persistent_subscriptions.PersistentSubscriptions', 'Read', ['stream', 'all']],
   ['event_store.client.persistent_subscriptions.PersistentSubscriptions', 'GetInfo', ['stream', 'all']],
+  ['event_store.client.persistent_subscriptions.PersistentSubscriptions', 'Delete', ['stream', 'all']],
   // The client asks for ReplayParked with feature "all" before replaying a group on $all.
   ['event_store.client.persistent_subscriptions.PersistentSubscriptions', 'ReplayParked', ['stream', 'all']],
 ];
@@ -209,6 +250,8 @@ export class EsdbStandIn {
   private notReadyUntil = 0;
   private busyUntil = 0;
   private readonly refusals: Refusal[] = [];
+  /** Streams deleted for good (Tombstone): reads and appends answer StreamDeleted. */
+  private readonly tombstoned = new Set<string>();
   /** Appends answered, by the call they came through (tests check which path the client took). */
   readonly appendsServed = { append: 0, batchAppend: 0 };
   readonly persistent = new PersistentGroups(this);
@@ -217,7 +260,13 @@ export class EsdbStandIn {
   constructor(private readonly options: EsdbStandInOptions = {}) {}
 
   get url(): string {
-    return `esdb://127.0.0.1:${this.port}?tls=false`;
+    return this.options.secured ? this.urlAs() : `esdb://127.0.0.1:${this.port}?tls=false`;
+  }
+
+  /** The connection string of a secured node, as a user (none: anonymous). */
+  urlAs(user?: string, password?: string): string {
+    const auth = user ? `${encodeURIComponent(user)}:${encodeURIComponent(password ?? '')}@` : '';
+    return `esdb://${auth}127.0.0.1:${this.port}?tls=true&tlsCAFile=${encodeURIComponent(this.options.secured!.caFile)}`;
   }
 
   /** Every event held, system events included (tests inspect it). */
@@ -250,6 +299,7 @@ export class EsdbStandIn {
     this.server = new grpc.Server();
     this.server.addService(streamsGrpc.StreamsService as any, {
       append: (call: any, callback: any) => this.append(call, callback),
+      tombstone: (call: any, callback: any) => this.tombstone(call, callback),
       batchAppend: (call: any) => this.batchAppend(call),
       read: (call: any) => this.read(call),
     });
@@ -257,13 +307,14 @@ export class EsdbStandIn {
       create: (call: any, callback: any) => this.persistent.create(call, callback),
       read: (call: any) => this.persistent.read(call),
       getInfo: (call: any, callback: any) => this.persistent.getInfo(call, callback),
+      delete: (call: any, callback: any) => this.persistent.delete(call, callback),
       replayParked: (call: any, callback: any) => this.persistent.replayParked(call, callback),
     });
     this.server.addService(featuresGrpc.ServerFeaturesService as any, {
       getSupportedMethods: (_call: any, callback: any) => callback(null, this.supportedMethods()),
     });
     this.port = await new Promise<number>((resolve, reject) =>
-      this.server.bindAsync(`127.0.0.1:${port}`, grpc.ServerCredentials.createInsecure(), (error, bound) => (error ? reject(error) : resolve(bound))),
+      this.server.bindAsync(`127.0.0.1:${port}`, this.options.secured ? grpc.ServerCredentials.createSsl(null, [{ private_key: this.options.secured.key, cert_chain: this.options.secured.cert }]) : grpc.ServerCredentials.createInsecure(), (error, bound) => (error ? reject(error) : resolve(bound))),
     );
     return this;
   }
@@ -300,6 +351,7 @@ export class EsdbStandIn {
     this.recentIds.clear();
     this.dropSubscriptions();
     this.persistent.stopClock();
+    this.persistent.reload();
     this.server.forceShutdown();
   }
 
@@ -394,13 +446,19 @@ export class EsdbStandIn {
       if (!options) return callback({ code: grpc.status.INVALID_ARGUMENT, details: 'append without options' });
       const unready = this.unreadyError();
       if (unready) return callback(unready);
+      const stream = streamName(options.getStreamIdentifier());
+      const denied = this.authorize(call.metadata, EsdbStandIn.streamNeeds(stream));
+      if (denied) return callback(denied);
+      // RpcExceptions.MaxAppendSizeExceeded, StreamDeleted: refused before anything is written.
+      if (this.appendSize(proposed) > this.maxAppendSize) return callback(this.maxAppendSizeError());
       const refusal = this.nextRefusal();
       if (refusal === 'not-leader') return callback(this.notLeaderError());
+      if (this.tombstoned.has(stream)) return callback(this.streamDeletedError(stream));
       const C = pb.AppendReq.Options.ExpectedStreamRevisionCase;
       const c = options.getExpectedStreamRevisionCase();
       const expected: Expected = c === C.REVISION ? Number(options.getRevision()) : c === C.NO_STREAM ? 'no_stream' : c === C.STREAM_EXISTS ? 'stream_exists' : 'any';
       this.appendsServed.append++;
-      const outcome = this.appendNow(streamName(options.getStreamIdentifier()), expected, proposed, refusal);
+      const outcome = this.appendNow(stream, expected, proposed, refusal);
       if (outcome.kind === 'crashed') return;
       // A commit timeout (RpcExceptions.Timeout): ABORTED without status details, which the client reports as an unknown error.
       if (outcome.kind === 'timeout') return callback({ code: grpc.status.ABORTED, details: 'Operation timed out: Commit timed out.', metadata: new grpc.Metadata() });
@@ -461,10 +519,19 @@ export class EsdbStandIn {
         const message = unready === 'not-ready' ? 'Server Is Not Ready' : 'Server Is Busy';
         return answer(correlation, stream, (r) => r.setError(status(0, message, 'google.protobuf.Empty', empty())));
       }
+      if (this.authorize(call.metadata, EsdbStandIn.streamNeeds(stream))) {
+        return answer(correlation, stream, (r) => r.setError(status(7, 'Access Denied', 'event_store.client.AccessDenied', new shared.AccessDenied())));
+      }
+      if (this.appendSize(write.events) > this.maxAppendSize) {
+        return answer(correlation, stream, (r) => r.setError(status(3, 'Maximum Append Size Exceeded', 'event_store.client.MaximumAppendSizeExceeded', new shared.MaximumAppendSizeExceeded().setMaxappendsize(this.maxAppendSize))));
+      }
       const refusal = this.nextRefusal();
       if (refusal === 'not-leader') {
         ended = true;
         return call.emit('error', this.notLeaderError());
+      }
+      if (this.tombstoned.has(stream)) {
+        return answer(correlation, stream, (r) => r.setError(status(9, 'Stream Deleted', 'event_store.client.StreamDeleted', new shared.StreamDeleted().setStreamIdentifier(options.getStreamIdentifier()))));
       }
       const C = pb.BatchAppendReq.Options.ExpectedStreamPositionCase;
       const c = options.getExpectedStreamPositionCase();
@@ -497,6 +564,74 @@ export class EsdbStandIn {
       ended = true;
       call.end();
     });
+  }
+
+  /**
+   * A secured node's access check (none when not secured), by the call's basic
+   * credentials: every call needs a known user; a system stream ("$"-prefixed: a group's
+   * parked and checkpoint streams, metadata) is read or written by $admins only, as the
+   * server's default system-stream ACL and the parked stream's own $acl have it; creating,
+   * deleting a persistent group and replaying its parked events need $ops or $admins
+   * (the server's authorization policy). Reading $all and the service's streams is left to
+   * every user: an operator grants the service's user that, or it could not work at all.
+   */
+  authorize(metadata: grpc.Metadata, need: 'user' | 'ops' | 'admins'): grpc.ServiceError | null {
+    const secured = this.options.secured;
+    if (!secured) return null;
+    const header = String(metadata.get('authorization')[0] ?? '');
+    const [user, password] = Buffer.from(header.replace(/^Basic /, ''), 'base64').toString('utf8').split(':');
+    const known = secured.users[user];
+    const roles = known && known.password === password ? known.roles : null;
+    const allowed = roles !== null && (need === 'user' || roles.includes('$admins') || (need === 'ops' && roles.includes('$ops')));
+    return allowed ? null : streamError(grpc.status.PERMISSION_DENIED, 'access-denied', 'Access Denied', {});
+  }
+
+  /** What reading or writing a stream needs on a secured node. */
+  static streamNeeds(stream: string): 'user' | 'admins' {
+    return stream.startsWith('$') ? 'admins' : 'user';
+  }
+
+  private get maxAppendSize(): number {
+    return this.options.maxAppendSize ?? MAX_APPEND_SIZE;
+  }
+
+  private appendSize(events: NewStored[]): number {
+    return events.reduce((n, e) => n + sizeOnDisk(e), 0);
+  }
+
+  private maxAppendSizeError(): grpc.ServiceError {
+    return streamError(grpc.status.INVALID_ARGUMENT, 'maximum-append-size-exceeded', `Maximum Append Size of ${this.maxAppendSize} Exceeded.`, { 'maximum-append-size': String(this.maxAppendSize) });
+  }
+
+  private streamDeletedError(stream: string): grpc.ServiceError {
+    return streamError(grpc.status.FAILED_PRECONDITION, 'stream-deleted', `Event stream '${stream}' is deleted.`, { 'stream-name': stream });
+  }
+
+  /**
+   * Tombstone (a hard delete): the stream is gone for good, under its name too. A
+   * "$streamDeleted" record goes to the log (readers of $all see it, at the stream's name);
+   * reads of the stream and appends to it answer StreamDeleted from then on, as does a
+   * second tombstone. The expected version is checked as for an append.
+   */
+  private tombstone(call: grpc.ServerUnaryCall<pb.TombstoneReq, pb.TombstoneResp>, callback: grpc.sendUnaryData<pb.TombstoneResp>): void {
+    const unready = this.unreadyError();
+    if (unready) return callback(unready);
+    const options = call.request.getOptions()!;
+    const stream = streamName(options.getStreamIdentifier());
+    const denied = this.authorize(call.metadata, EsdbStandIn.streamNeeds(stream));
+    if (denied) return callback(denied);
+    if (this.tombstoned.has(stream)) return callback(this.streamDeletedError(stream));
+    const current = (this.streams.get(stream)?.length ?? 0) - 1;
+    const wrong =
+      (options.hasRevision() && Number(options.getRevision()) !== current) || (options.hasNoStream() && current >= 0) || (options.hasStreamExists() && current < 0);
+    if (wrong) return callback(streamError(grpc.status.FAILED_PRECONDITION, 'wrong-expected-version', 'Wrong expected version.', { 'stream-name': stream, 'actual-version': String(current), 'expected-version': options.hasRevision() ? options.getRevision() : '-2' }));
+    this.tombstoned.add(stream);
+    this.nextPosition += 100n;
+    const record: StoredEvent = { id: randomUUID(), stream, revision: Number.MAX_SAFE_INTEGER, type: '$streamDeleted', contentType: 'application/octet-stream', data: new Uint8Array(), metadata: new Uint8Array(), created: BigInt(Date.now()) * 10000n, position: this.nextPosition };
+    this.log.push(record);
+    for (const sub of this.live) this.deliver(sub);
+    const position = new pb.TombstoneResp.Position().setCommitPosition(String(record.position)).setPreparePosition(String(record.position));
+    callback(null, new pb.TombstoneResp().setPosition(position));
   }
 
   /**
@@ -574,6 +709,9 @@ export class EsdbStandIn {
   private read(call: grpc.ServerWritableStream<pb.ReadReq, pb.ReadResp>): void {
     const unready = this.unreadyError();
     if (unready) return void call.emit('error', unready);
+    const options = call.request.getOptions();
+    const denied = this.authorize(call.metadata, options?.hasStream() ? EsdbStandIn.streamNeeds(streamName(options.getStream()!.getStreamIdentifier())) : 'user');
+    if (denied) return void call.emit('error', denied);
     try {
       this.readNow(call);
     } catch (error: any) {
@@ -592,6 +730,7 @@ export class EsdbStandIn {
       if (options.hasSubscription()) throw new Error('the stand-in subscribes to $all only');
       const stream = options.getStream()!;
       const name = streamName(stream.getStreamIdentifier());
+      if (this.tombstoned.has(name)) return void call.emit('error', this.streamDeletedError(name));
       const events = this.streams.get(name);
       if (!events) {
         call.write(new pb.ReadResp().setStreamNotFound(new pb.ReadResp.StreamNotFound().setStreamIdentifier(stream.getStreamIdentifier())));
@@ -651,6 +790,10 @@ export class EsdbStandIn {
 interface Delivery {
   event: StoredEvent;
   retryCount: number;
+  /** The group's sequence number of an event read from the log (none for a replayed parked event). */
+  seq?: number;
+  /** The log index after the event (where the group resumes when it is checkpointed at it). */
+  cursor?: number;
   /**
    * A replayed parked event's link in the parked stream, which it is handed out with (the
    * server read it from there, resolving the link): the consumer answers by the link's id.
@@ -685,13 +828,26 @@ interface Group {
   nextConsumer: number;
   /** A replay of its parked events has started and not yet truncated the parked stream. */
   replaying: boolean;
+  /** Events of the group read from the log so far (its sequence numbers: the first is 1). */
+  readSeq: number;
+  /** The server's checkpoint settings (checkPointAfter, min and max checkpoint counts). */
+  checkPointAfterMs: number;
+  minCheckPointCount: number;
+  maxCheckPointCount: number;
+  /** The last checkpoint written: the sequence number and log index after which the group resumes on a restart. */
+  checkpointed: { seq: number; cursor: number; position: string } | null;
+  lastCheckpointAt: number;
 }
 
 /** Where the server parks a $all group's events (PersistentSubscriptionMessageParker). */
 const parkedStreamOf = (group: string) => `$persistentsubscription-$all::${group}-parked`;
 
-/** How often message timeouts are checked. */
-const CLOCK_MS = 100;
+/**
+ * How often message timeouts are checked: the server's persistent subscription service
+ * looks at them once a second (its TimerTick), so an event whose timeout passed is handed
+ * out again up to a second later.
+ */
+const CLOCK_MS = 1000;
 const NAK = ps.ReadReq.Nack.Action;
 
 /** The PersistentSubscriptions service of the stand-in: groups on $all only (see the header for the semantics kept). */
@@ -708,7 +864,7 @@ class PersistentGroups {
   }
 
   create(call: grpc.ServerUnaryCall<ps.CreateReq, ps.CreateResp>, callback: grpc.sendUnaryData<ps.CreateResp>): void {
-    const unready = this.host.unreadyError();
+    const unready = this.host.unreadyError() ?? this.host.authorize(call.metadata, 'ops');
     if (unready) return callback(unready);
     const options = call.request.getOptions();
     if (!options?.hasAll()) return callback({ code: grpc.status.UNIMPLEMENTED, details: 'the stand-in has persistent subscriptions to $all only' });
@@ -722,6 +878,12 @@ class PersistentGroups {
     if (all.hasPosition()) {
       // Inclusive, as the server's: the group is handed the event at its start position too.
       const commit = BigInt(all.getPosition()!.getCommitPosition());
+      // Past the last indexed position: the server refuses it (PersistentSubscriptionFailed, INTERNAL).
+      const last = log.length ? log[log.length - 1].position : 0n;
+      if (commit > last) {
+        const reason = `The given start position C:${commit}/P:${all.getPosition()!.getPreparePosition()} is past the end of $all (last indexed position ${last}).`;
+        return callback(rpcError(grpc.status.INTERNAL, 'persistent-subscription-failed', `Subscription group ${name} on stream $all failed: '${reason}'`, name, reason));
+      }
       const found = log.findIndex((e) => e.position >= commit);
       cursor = found < 0 ? log.length : found;
       startFrom = `C:${commit}/P:${all.getPosition()!.getPreparePosition()}`;
@@ -732,13 +894,34 @@ class PersistentGroups {
     const f = all.hasFilter() ? all.getFilter()! : null;
     const filter = f ? expressionFilter(f.hasStreamIdentifier(), f.hasStreamIdentifier() ? f.getStreamIdentifier()! : f.getEventType()!) : () => true;
     const messageTimeoutMs = settings.hasMessageTimeoutMs() ? settings.getMessageTimeoutMs() : Number(BigInt(settings.getMessageTimeoutTicks() || '0') / 10_000n);
-    this.groups.set(name, { name, filter, startFrom, maxRetryCount: settings.getMaxRetryCount(), messageTimeoutMs, cursor, startIndex: cursor, retries: [], consumers: [], nextConsumer: 0, replaying: false });
+    const checkPointAfterMs = settings.hasCheckpointAfterMs() ? settings.getCheckpointAfterMs() : Number(BigInt(settings.getCheckpointAfterTicks() || '0') / 10_000n);
+    this.groups.set(name, {
+      name, filter, startFrom, maxRetryCount: settings.getMaxRetryCount(), messageTimeoutMs, cursor, startIndex: cursor, retries: [], consumers: [], nextConsumer: 0, replaying: false,
+      readSeq: 0, checkPointAfterMs, minCheckPointCount: settings.getMinCheckpointCount(), maxCheckPointCount: settings.getMaxCheckpointCount(), checkpointed: null, lastCheckpointAt: Date.now(),
+    });
     this.startClock();
     callback(null, new ps.CreateResp());
   }
 
+  /**
+   * Delete: the group is gone (its consumers dropped with "does not exist", as the server
+   * drops them with PersistentSubscriptionDeleted); a consumer joining again finds none.
+   */
+  delete(call: grpc.ServerUnaryCall<ps.DeleteReq, ps.DeleteResp>, callback: grpc.sendUnaryData<ps.DeleteResp>): void {
+    const unready = this.host.unreadyError() ?? this.host.authorize(call.metadata, 'ops');
+    if (unready) return callback(unready);
+    const name = call.request.getOptions()?.getGroupName() ?? '';
+    const group = this.groups.get(name);
+    if (!group) return callback(rpcError(grpc.status.NOT_FOUND, 'persistent-subscription-does-not-exist', `Subscription group ${name} on stream $all does not exist.`, name));
+    this.groups.delete(name);
+    for (const consumer of group.consumers.splice(0)) {
+      consumer.call.emit('error', rpcError(grpc.status.NOT_FOUND, 'persistent-subscription-does-not-exist', `Subscription group ${name} on stream $all does not exist.`, name));
+    }
+    callback(null, new ps.DeleteResp());
+  }
+
   getInfo(call: grpc.ServerUnaryCall<ps.GetInfoReq, ps.GetInfoResp>, callback: grpc.sendUnaryData<ps.GetInfoResp>): void {
-    const unready = this.host.unreadyError();
+    const unready = this.host.unreadyError() ?? this.host.authorize(call.metadata, 'user');
     if (unready) return callback(unready);
     const name = call.request.getOptions()?.getGroupName() ?? '';
     const group = this.groups.get(name);
@@ -756,7 +939,10 @@ class PersistentGroups {
       .setTotalInFlightMessages(inFlight)
       .setOutstandingMessagesCount(inFlight)
       .setParkedMessageCount(String(this.parkedCount(name)))
-      .setLastCheckpointedEventPosition(this.checkpoint(group))
+      .setLastCheckpointedEventPosition(group.checkpointed?.position ?? '')
+      .setCheckPointAfterMilliseconds(group.checkPointAfterMs)
+      .setMinCheckPointCount(group.minCheckPointCount)
+      .setMaxCheckPointCount(group.maxCheckPointCount)
       .setConnectionsList(group.consumers.map((c) => new ps.SubscriptionInfo.ConnectionInfo().setFrom(c.call.getPeer()).setAvailableSlots(c.bufferSize - c.inFlight.size).setInFlightMessages(c.inFlight.size)));
     callback(null, new ps.GetInfoResp().setSubscriptionInfo(info));
   }
@@ -770,7 +956,7 @@ class PersistentGroups {
    * A link whose event is gone is skipped (and truncated with the rest).
    */
   replayParked(call: grpc.ServerUnaryCall<ps.ReplayParkedReq, ps.ReplayParkedResp>, callback: grpc.sendUnaryData<ps.ReplayParkedResp>): void {
-    const unready = this.host.unreadyError();
+    const unready = this.host.unreadyError() ?? this.host.authorize(call.metadata, 'ops');
     if (unready) return callback(unready);
     const options = call.request.getOptions();
     if (!options?.hasAll()) return callback({ code: grpc.status.UNIMPLEMENTED, details: 'the stand-in has persistent subscriptions to $all only' });
@@ -806,19 +992,58 @@ class PersistentGroups {
   }
 
   /**
-   * Where the group would resume after a restart: the last event it read before the first
-   * one still outstanding or waiting for a retry ("C:<commit>/P:<prepare>"; "" before any).
-   * Kept up to date at every answer, where the server writes it only every so often
-   * (checkPointAfter, min and max checkpoint counts): the server's lags behind this.
+   * Where the group could resume now (PersistentSubscription.TryMarkCheckpoint): just
+   * before the lowest event still outstanding or waiting for a retry, or after the last one
+   * read when none is; as a sequence number, a log index and a position. A replayed parked
+   * event holds nothing back (it is behind the group already).
    */
-  private checkpoint(group: Group): string {
-    const pending = [...group.retries, ...group.consumers.flatMap((c) => [...c.inFlight.values()].map((f) => f.delivery))].filter((d) => !d.link).map((d) => d.event.position);
-    const lowest = pending.reduce((min, p) => (p < min ? p : min), BigInt(Number.MAX_SAFE_INTEGER) ** 2n);
+  private checkpointCandidate(group: Group): { seq: number; cursor: number; position: string } {
+    const pending = [...group.retries, ...group.consumers.flatMap((c) => [...c.inFlight.values()].map((f) => f.delivery))].filter((d) => d.seq !== undefined);
+    const lowest = pending.reduce<Delivery | null>((min, d) => (!min || d.seq! < min.seq! ? d : min), null);
+    const cursor = lowest ? lowest.cursor! - 1 : group.cursor;
+    const seq = lowest ? lowest.seq! - 1 : group.readSeq;
     const log = this.host.events;
-    for (let i = group.cursor - 1; i >= group.startIndex; i--) {
-      if (log[i].position < lowest) return `C:${log[i].position}/P:${log[i].position}`;
+    const position = cursor > 0 ? `C:${log[cursor - 1].position}/P:${log[cursor - 1].position}` : '';
+    return { seq, cursor, position };
+  }
+
+  /**
+   * Writes a checkpoint as the server decides it: on the once-a-second tick when at least
+   * minCheckPointCount events were processed since the last one and checkPointAfter has
+   * passed; on any answer when maxCheckPointCount were. Written to the group's checkpoint
+   * stream ("$SubscriptionCheckpoint"), and what a restart reloads the group from.
+   */
+  private tryCheckpoint(group: Group, isTimeCheck: boolean): void {
+    const candidate = this.checkpointCandidate(group);
+    const difference = candidate.seq - (group.checkpointed?.seq ?? 0);
+    if (difference <= 0 || candidate.cursor <= group.startIndex) return;
+    const now = Date.now();
+    const due = (isTimeCheck && difference >= group.minCheckPointCount && now - group.lastCheckpointAt >= group.checkPointAfterMs) || difference >= group.maxCheckPointCount;
+    if (!due) return;
+    group.checkpointed = candidate;
+    group.lastCheckpointAt = now;
+    this.host.write(`$persistentsubscription-$all::${group.name}-checkpoint`, [
+      { id: randomUUID(), type: '$SubscriptionCheckpoint', contentType: 'application/json', data: Buffer.from(JSON.stringify(candidate.position)), metadata: new Uint8Array() },
+    ]);
+  }
+
+  /**
+   * A node restart: each group is loaded again from its last checkpoint, as the server
+   * loads it. What was only in memory is gone: events handed out (acknowledged or not)
+   * after the checkpoint are read again, as new (retry count 0), so failing events start
+   * their retry counts over; parked events replayed and not yet acknowledged are lost (the
+   * parked stream was truncated and the group is past them).
+   */
+  reload(): void {
+    for (const group of this.groups.values()) {
+      group.retries = [];
+      group.consumers = [];
+      group.nextConsumer = 0;
+      group.replaying = false;
+      group.cursor = group.checkpointed?.cursor ?? group.startIndex;
+      group.readSeq = group.checkpointed?.seq ?? 0;
+      group.lastCheckpointAt = Date.now();
     }
-    return '';
   }
 
   /** One consumer: options first, then acks and nacks; events go out as the group hands them to it. */
@@ -835,7 +1060,7 @@ class PersistentGroups {
       if (req.hasOptions()) {
         const options = req.getOptions()!;
         const name = options.getGroupName();
-        const unready = this.host.unreadyError();
+        const unready = this.host.unreadyError() ?? this.host.authorize(call.metadata, 'user');
         if (unready) return call.emit('error', unready);
         group = this.groups.get(name);
         if (!options.hasAll()) return call.emit('error', Object.assign(new Error('the stand-in has persistent subscriptions to $all only'), { code: grpc.status.UNIMPLEMENTED }));
@@ -847,6 +1072,7 @@ class PersistentGroups {
         this.pump(group);
       } else if (group && consumer && req.hasAck()) {
         for (const id of req.getAck()!.getIdsList()) this.take(group, uuidString(id));
+        this.tryCheckpoint(group, false);
         this.pump(group);
       } else if (group && consumer && req.hasNack()) {
         const nack = req.getNack()!;
@@ -858,6 +1084,7 @@ class PersistentGroups {
           else if (action === NAK.RETRY || action === NAK.UNKNOWN) this.retryOrPark(group, delivery);
           // skip and stop: the server drops the event from its outstanding messages.
         }
+        this.tryCheckpoint(group, false);
         this.pump(group);
       }
     });
@@ -907,6 +1134,7 @@ class PersistentGroups {
           this.retryOrPark(group, delivery);
         }
       }
+      this.tryCheckpoint(group, true);
       this.pump(group);
     }
   }
@@ -984,8 +1212,25 @@ class PersistentGroups {
     const log = this.host.events;
     while (group.cursor < log.length) {
       const e = log[group.cursor++];
-      if (group.filter(e)) return { event: e, retryCount: 0 };
+      if (group.filter(e)) return { event: e, retryCount: 0, seq: ++group.readSeq, cursor: group.cursor };
     }
     return undefined;
   }
+}
+
+/**
+ * Options for a secured stand-in: a throw-away certificate authority and a node
+ * certificate for 127.0.0.1 made with openssl in a temporary directory (the client's TLS,
+ * rustls on its read path, refuses a self-signed certificate used as its own CA), and the
+ * users given.
+ */
+export function securedOptions(users: Record<string, { password: string; roles: string[] }>): NonNullable<EsdbStandInOptions['secured']> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'esdb-standin-tls-'));
+  const at = (name: string) => path.join(dir, name);
+  const openssl = (...args: string[]) => execFileSync('openssl', args, { stdio: 'pipe' });
+  openssl('req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', at('ca.key'), '-out', at('ca.pem'), '-days', '2', '-subj', '/CN=esdb-standin-ca');
+  openssl('req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', at('node.key'), '-out', at('node.csr'), '-subj', '/CN=127.0.0.1');
+  fs.writeFileSync(at('ext.cnf'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n');
+  openssl('x509', '-req', '-in', at('node.csr'), '-CA', at('ca.pem'), '-CAkey', at('ca.key'), '-CAcreateserial', '-out', at('node.pem'), '-days', '2', '-extfile', at('ext.cnf'));
+  return { cert: fs.readFileSync(at('node.pem')), key: fs.readFileSync(at('node.key')), caFile: at('ca.pem'), users };
 }

@@ -10,9 +10,11 @@ import {
   END,
   FORWARDS,
   KurrentDBClient,
+  MaxAppendSizeExceededError,
   PersistentSubscriptionDoesNotExistError,
   PersistentSubscriptionFailedError,
   START as CLIENT_START,
+  StreamDeletedError,
   StreamNotFoundError,
   WrongExpectedVersionError,
   jsonEvent,
@@ -23,6 +25,8 @@ import {
 import {
   AppendListener,
   AppendResult,
+  AppendTooLargeError,
+  DeletedStreamError,
   BatchHandler,
   EventStore,
   ExpectedRevision,
@@ -46,7 +50,7 @@ import { ConcurrencyConflict } from '../../platform/errors';
 import { attributed } from '../../platform/request-context';
 import { LiveWakeUp } from './live-wake-up';
 import { joinPersistentGroup, parkedStreamOf, serverGroupName } from './persistent-group';
-import { asUnavailable, toRecorded } from './recorded';
+import { asUnavailable, explainDenied, toRecorded } from './recorded';
 import { rideOut } from './ride-out';
 import { serviceStreamPrefixes } from './stream-prefixes';
 
@@ -69,6 +73,8 @@ const RETRY_MS = 1000;
  * event ids before it appends again (see append).
  */
 const READ_BACK_EVENTS = 1000;
+/** What reading a group's parked events needs on a secured server. */
+const PARKED_NEEDS = "the server keeps a group's parked stream readable by $admins only (its $acl), so that user must be in $admins";
 /** How often a replay of parked events looks whether the server has truncated the parked stream yet. */
 const REPLAY_POLL_MS = 50;
 
@@ -143,6 +149,8 @@ export class EventStoreDbEventStore implements EventStore {
       });
     } catch (error) {
       if (error instanceof WrongExpectedVersionError) throw new WrongExpectedRevisionError(streamId, expected);
+      if (error instanceof StreamDeletedError) throw new DeletedStreamError(streamId);
+      if (error instanceof MaxAppendSizeExceededError) throw new AppendTooLargeError(streamId, error.maxAppendSize);
       throw error;
     }
     this.wakeUp.wake();
@@ -182,6 +190,7 @@ export class EventStoreDbEventStore implements EventStore {
       });
     } catch (error) {
       if (error instanceof StreamNotFoundError) return [];
+      if (error instanceof StreamDeletedError) throw new DeletedStreamError(streamId);
       throw error;
     }
   }
@@ -300,7 +309,12 @@ export class EventStoreDbEventStore implements EventStore {
    * resolved by the server. A link whose event is gone (deleted, scavenged) is left out.
    */
   async parkedEvents(group: string): Promise<RecordedEvent[]> {
-    return (await this.readParked(await this.serverGroup(group))).events;
+    const name = await this.serverGroup(group);
+    try {
+      return (await this.readParked(name)).events;
+    } catch (error) {
+      throw explainDenied(error, `reading the parked events of ${name}`, PARKED_NEEDS);
+    }
   }
 
   /** The server's name of the group's current version (see persistent-group.ts): its parked events are the ones listed and replayed. */
@@ -318,7 +332,7 @@ export class EventStoreDbEventStore implements EventStore {
    */
   async replayParked(logical: string): Promise<number> {
     const group = await this.serverGroup(logical);
-    const { events, stopAt } = await this.readParked(group);
+    const { events, stopAt } = await this.readParked(group).catch((error) => Promise.reject(explainDenied(error, `replaying the parked events of ${group}`, PARKED_NEEDS)));
     if (stopAt === null) return 0;
     const what = `replay of the parked events of ${group}`;
     try {
@@ -328,7 +342,7 @@ export class EventStoreDbEventStore implements EventStore {
       if (error instanceof PersistentSubscriptionDoesNotExistError) return 0;
       // "A replay or truncate is already in progress."
       if (error instanceof PersistentSubscriptionFailedError) throw new ConcurrencyConflict(`${what}: ${error.reason || error.message}`);
-      throw error;
+      throw explainDenied(error, what, 'the server lets only a user in $ops or $admins replay parked events');
     }
     for (const deadline = Date.now() + this.retryMs; !(await this.parkedFrom(group, stopAt)); ) {
       if (Date.now() > deadline) throw new EventStoreUnavailableError(`${what}: the server started it but did not remove the replayed events from the parked stream within ${this.retryMs} ms`);

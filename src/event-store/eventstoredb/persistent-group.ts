@@ -11,6 +11,7 @@ import {
   FORWARDS,
   KurrentDBClient,
   PersistentSubscriptionExistsError,
+  PersistentSubscriptionFailedError,
   START as CLIENT_START,
   StreamNotFoundError,
   WrongExpectedVersionError,
@@ -20,8 +21,8 @@ import {
   type PersistentSubscriptionToAll,
   type PersistentSubscriptionToAllResolvedEvent,
 } from '@kurrent/kurrentdb-client';
-import { PersistentHandler, PersistentSubscriptionOptions, Position, RecordedEvent, START, Subscription, parsePosition, toPosition } from '../event-store';
-import { asUnavailable, toRecorded } from './recorded';
+import { PersistentGroupRefusedError, PersistentHandler, PersistentSubscriptionOptions, Position, RecordedEvent, START, Subscription, parsePosition, toPosition } from '../event-store';
+import { asUnavailable, explainDenied, toRecorded } from './recorded';
 
 /** Pause before a dropped consumer joins again; doubles per failure up to the max, reset once joined. */
 const REJOIN_MIN_MS = 250;
@@ -83,6 +84,17 @@ async function create(client: KurrentDBClient, name: string, startFrom: StartFro
     return true;
   } catch (error) {
     if (error instanceof PersistentSubscriptionExistsError) return false;
+    const denied = explainDenied(error, `creating persistent subscription group ${name}`, 'the server lets only a user in $ops or $admins create groups');
+    if (denied !== error) throw denied;
+    if (error instanceof PersistentSubscriptionFailedError) {
+      // The server's refusal says why only in its reason: the usual one is a start past the end of $all.
+      const at = typeof startFrom === 'object' ? ` at commit position ${startFrom.commit}` : '';
+      const why = error.reason || error.message;
+      throw new PersistentGroupRefusedError(
+        name,
+        `the server refused to start it${at} (${why}); a start past the end of $all is refused, which a startAfter taken from another log (a copy, another server) is: give a position of this server's $all, or none`,
+      );
+    }
     throw error;
   }
 }

@@ -1,10 +1,14 @@
-import { CancelledError, DeadlineExceededError, NotLeaderError, TimeoutError, UnavailableError, UnknownError, type AllStreamResolvedEvent, type ResolvedEvent } from '@kurrent/kurrentdb-client';
-import { EventStoreUnavailableError, RecordedEvent, toPosition } from '../event-store';
+import { AccessDeniedError, CancelledError, DeadlineExceededError, NotLeaderError, TimeoutError, UnavailableError, UnknownError, type AllStreamResolvedEvent, type ResolvedEvent } from '@kurrent/kurrentdb-client';
+import { EventStoreAccessDeniedError, EventStoreUnavailableError, RecordedEvent, toPosition } from '../event-store';
 
-/** The client's event as the port's; null when it carries no event or no position. */
+/**
+ * The client's event as the port's; null when it carries no event or no position, or is
+ * one of the server's own records ("$"-typed, such as the "$streamDeleted" a tombstone
+ * leaves in $all under the deleted stream's name, which the stream-name filter lets through).
+ */
 export function toRecorded(resolved: ResolvedEvent | AllStreamResolvedEvent): RecordedEvent | null {
   const e = resolved.event;
-  if (!e || !e.position) return null;
+  if (!e || !e.position || e.type.startsWith('$')) return null;
   const metadata = e.metadata instanceof Uint8Array || !e.metadata ? {} : (e.metadata as Record<string, unknown>);
   return {
     id: e.id,
@@ -53,8 +57,19 @@ export function isUnanswered(error: unknown): error is Error {
   return error instanceof Error && (code === GRPC_UNAVAILABLE || code === GRPC_DEADLINE_EXCEEDED || code === GRPC_CANCELLED);
 }
 
-/** The client's "no answer" errors as the port's, so a command answers 503, not 500. */
+/**
+ * A secured server's refusal (AccessDenied) as the port's, saying what was refused and, when
+ * given, what the call needs ("a user in $admins"); else that the user lacks access to it.
+ */
+export function explainDenied(error: unknown, what: string, needs?: string): unknown {
+  if (!(error instanceof AccessDeniedError) && !(error instanceof EventStoreAccessDeniedError)) return error;
+  const why = needs ?? 'that user lacks access to it (the stream\'s ACL, or the server\'s default ACLs)';
+  return new EventStoreAccessDeniedError(`${what} was refused (AccessDenied) to the user the service connects as (the user in EVENTSTORE_URL): ${why}`);
+}
+
+/** The client's "no answer" errors as the port's, so a command answers 503, not 500; an AccessDenied explained (explainDenied). */
 export function asUnavailable(error: unknown, what: string): unknown {
+  if (error instanceof AccessDeniedError) return explainDenied(error, what);
   if (isUnanswered(error)) {
     return new EventStoreUnavailableError(`${what}: ${(error as Error).message}`);
   }
