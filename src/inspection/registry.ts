@@ -1,9 +1,12 @@
 import { InspectionError, Inspection, InspectionProblem } from './inspection';
 import type { RangedFile } from './ranged-file';
-import { inspectGzip, inspectHdf5, inspectJpeg, inspectParquet, inspectPcd, inspectPly, inspectPng, inspectRosbag, inspectSqlite, inspectStl, inspectTar, inspectTflite, inspectUsd } from './formats/headers';
+import { inspectGzip, inspectJpeg, inspectPcd, inspectPly, inspectPng, inspectSqlite, inspectStl, inspectTar, inspectTflite, inspectUsd } from './formats/headers';
+import { inspectHdf5 } from './formats/hdf5';
 import { inspectMcap } from './formats/mcap';
 import { inspectOnnx } from './formats/onnx';
+import { inspectParquet } from './formats/parquet';
 import { inspectPytorch } from './formats/pickle';
+import { inspectRosbag } from './formats/rosbag';
 import { inspectCollada, inspectSdf, inspectUrdf, inspectXacro } from './formats/robot-xml';
 import { inspectSafetensors } from './formats/safetensors';
 import { inspectCsv, inspectJson, inspectJsonl, inspectObj, inspectYaml } from './formats/text';

@@ -1,0 +1,189 @@
+import { Bag } from '@foxglove/rosbag';
+import { DEFAULT_LIMITS, InspectionLimits } from '../../src/inspection/inspection';
+import { RangedFile } from '../../src/inspection/ranged-file';
+import { inspectFile, InspectionOutcome } from '../../src/inspection/registry';
+import { hdf5File, mcapRecording, onnxModel, parquetFile, rosbagFile } from '../support/asset-files';
+
+/**
+ * Parquet (hyparquet), HDF5 (h5wasm) and ROS 1 bags (@foxglove/rosbag) inspected from files
+ * written by each format's writer (hyparquet-writer, h5wasm, the bag spec byte for byte),
+ * and truncated, mislabelled and corrupt copies of them (issue 40).
+ */
+const inspect = (name: string, bytes: Uint8Array, limits: InspectionLimits = DEFAULT_LIMITS): Promise<InspectionOutcome> => inspectFile(RangedFile.ofBytes(name, bytes, limits));
+
+/** Inspects through a RangedFile that counts its reads. */
+async function inspectCounting(name: string, bytes: Uint8Array, limits: InspectionLimits = DEFAULT_LIMITS) {
+  const file = RangedFile.ofBytes(name, bytes, limits);
+  return { outcome: await inspectFile(file), read: file.read };
+}
+
+async function passes(name: string, bytes: Uint8Array) {
+  const outcome = await inspect(name, bytes);
+  if (!outcome.ok) throw new Error(`expected ${name} to pass: ${outcome.problem.message}`);
+  return outcome.inspection;
+}
+
+async function fails(name: string, bytes: Uint8Array, limits?: InspectionLimits) {
+  const started = Date.now();
+  const outcome = await inspect(name, bytes, limits);
+  expect(Date.now() - started).toBeLessThan(5000);
+  if (outcome.ok) throw new Error(`expected ${name} to fail, got ${JSON.stringify(outcome.inspection)}`);
+  expect(outcome.problem.message).toContain(`"${name}"`);
+  return outcome.problem;
+}
+
+describe('Parquet', () => {
+  test('a file written by hyparquet-writer shows its columns with types, rows and row groups', async () => {
+    expect(await passes('episode_000000.parquet', await parquetFile(50, 20))).toEqual({
+      format: 'parquet',
+      created_by: expect.stringMatching(/hyparquet/),
+      rows: 50,
+      row_groups: 3,
+      columns: [
+        { name: 'timestamp', type: 'FLOAT', logical_type: null, repetition: 'OPTIONAL' },
+        { name: 'frame_index', type: 'INT64', logical_type: null, repetition: 'OPTIONAL' },
+        // hyparquet-writer marks strings with the (legacy) converted type UTF8, which is what is shown.
+        { name: 'task', type: 'BYTE_ARRAY', logical_type: 'UTF8', repetition: 'OPTIONAL' },
+        { name: 'action_x', type: 'DOUBLE', logical_type: null, repetition: 'OPTIONAL' },
+      ],
+      footer_bytes: expect.any(Number),
+    });
+  });
+
+  test('only the footer is read: the column chunks of a larger file are not', async () => {
+    const file = await parquetFile(200_000, 50_000);
+    const { outcome, read } = await inspectCounting('big.parquet', file);
+    expect(outcome).toMatchObject({ ok: true, inspection: { rows: 200_000, row_groups: 4 } });
+    expect(file.length).toBeGreaterThan(1024 * 1024);
+    expect(read).toBeLessThanOrEqual(64 * 1024 + 12);
+  });
+
+  test('a truncated file fails naming the file', async () => {
+    const file = await parquetFile();
+    expect((await fails('episode.parquet', file.subarray(0, file.length - 10))).message).toMatch(/^"episode\.parquet" is not a Parquet file: .*truncated/);
+  });
+
+  test('a corrupt footer (its length pointing past the start, its thrift garbage) fails with what hyparquet said', async () => {
+    const file = Buffer.from(await parquetFile());
+    const long = Buffer.from(file);
+    long.writeUInt32LE(file.length, file.length - 8);
+    expect((await fails('a.parquet', long)).message).toMatch(/its footer claims \d+ bytes, more than the file holds/);
+    const garbage = Buffer.from(file);
+    const footer = garbage.readUInt32LE(garbage.length - 8);
+    garbage.fill(0xff, garbage.length - 8 - footer, garbage.length - 8);
+    expect((await fails('a.parquet', garbage)).message).toMatch(/^"a\.parquet" is not a Parquet file: its footer cannot be read: /);
+  });
+
+  test('an ONNX model and an MCAP recording named .parquet fail', async () => {
+    expect((await fails('data.parquet', onnxModel())).message).toMatch(/does not start with the Parquet magic PAR1/);
+    expect((await fails('data.parquet', await mcapRecording())).message).toMatch(/Parquet magic/);
+  });
+
+  test('a footer larger than the read limit fails on the limit, without reading it', async () => {
+    const file = await parquetFile(50, 1); // 50 row groups: a footer of several KiB
+    const problem = await fails('a.parquet', file, { maxReadBytes: 1024, timeMs: 10_000 });
+    expect(problem.code).toBe('inspection_limit_exceeded');
+  });
+});
+
+describe('HDF5', () => {
+  test('a file written by h5wasm shows its group/dataset tree with shapes and dtypes', async () => {
+    const inspection = await passes('demos.hdf5', await hdf5File(10));
+    expect(inspection).toMatchObject({ format: 'hdf5', superblock_version: expect.any(Number), superblock_offset: 0, objects: 11, complete: true });
+    expect(inspection.tree).toEqual([
+      { path: '/data', type: 'group' },
+      { path: '/data/demo_0', type: 'group' },
+      { path: '/data/demo_1', type: 'group' },
+      { path: '/data/demo_0/actions', type: 'dataset', shape: [10, 7], dtype: '<f4', chunks: null },
+      { path: '/data/demo_0/obs', type: 'group' },
+      { path: '/data/demo_0/rewards', type: 'dataset', shape: [10], dtype: '<i8', chunks: null },
+      { path: '/data/demo_1/actions', type: 'dataset', shape: [10, 7], dtype: '<f4', chunks: null },
+      { path: '/data/demo_1/obs', type: 'group' },
+      { path: '/data/demo_1/rewards', type: 'dataset', shape: [10], dtype: '<i8', chunks: null },
+      { path: '/data/demo_0/obs/joint_pos', type: 'dataset', shape: [10, 7], dtype: '<f8', chunks: null },
+      { path: '/data/demo_1/obs/joint_pos', type: 'dataset', shape: [10, 7], dtype: '<f8', chunks: null },
+    ]);
+  });
+
+  test('a file larger than a block is read by 64 KiB blocks: its metadata, not its data', async () => {
+    const file = await hdf5File(40_000); // ~ 5 MiB of data
+    expect(file.length).toBeGreaterThan(4 * 1024 * 1024);
+    const { outcome, read } = await inspectCounting('big.h5', file);
+    if (!outcome.ok) throw new Error(outcome.problem.message);
+    expect(outcome.inspection).toMatchObject({ objects: 11, complete: true });
+    expect((outcome.inspection.tree as { path: string; shape?: number[] }[]).find((e) => e.path === '/data/demo_1/actions')?.shape).toEqual([40_000, 7]);
+    expect(read).toBeLessThan(file.length / 4);
+  });
+
+  test('a truncated file fails with what HDF5 said, naming the file', async () => {
+    const file = await hdf5File(10);
+    expect((await fails('demos.h5', file.subarray(0, Math.floor(file.length / 2)))).message).toMatch(/^"demos\.h5" is not an HDF5 file: HDF5 cannot read it: truncated file/);
+  });
+
+  test('a superblock signature followed by garbage fails; a Parquet file named .hdf5 fails on the signature', async () => {
+    const garbage = Buffer.concat([Buffer.from([0x89, 0x48, 0x44, 0x46, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(4000, 0xa5)]);
+    expect((await fails('a.hdf5', garbage)).message).toMatch(/HDF5 cannot read it: /);
+    expect((await fails('a.hdf5', await parquetFile())).message).toMatch(/no HDF5 superblock signature/);
+  });
+
+  test('a file needing more reads than the limit fails on the limit', async () => {
+    const file = await hdf5File(40_000);
+    expect((await fails('big.h5', file, { maxReadBytes: 64 * 1024, timeMs: 10_000 })).code).toBe('inspection_limit_exceeded');
+  });
+
+  test('inspections running at once each read their own file', async () => {
+    const [a, b] = await Promise.all([hdf5File(40_000), hdf5File(3)]);
+    const [ia, ib] = await Promise.all([passes('a.h5', a), passes('b.h5', b)]);
+    expect((ia.tree as { path: string; shape?: number[] }[]).find((e) => e.path === '/data/demo_0/actions')?.shape).toEqual([40_000, 7]);
+    expect((ib.tree as { path: string; shape?: number[] }[]).find((e) => e.path === '/data/demo_0/actions')?.shape).toEqual([3, 7]);
+  });
+});
+
+describe('ROS 1 bags', () => {
+  test('the fixture is a bag @foxglove/rosbag reads message by message (the writer follows the spec)', async () => {
+    const bytes = rosbagFile();
+    const bag = new Bag({ size: () => bytes.length, read: async (offset: number, length: number) => bytes.subarray(offset, offset + length) });
+    await bag.open();
+    const read: string[] = [];
+    for await (const m of bag.messageIterator()) read.push(`${m.topic}:${(m.message as { data: string }).data}`);
+    expect(read).toEqual(['/chatter:a', '/status:ok', '/chatter:b', '/chatter:c', '/status:ok']);
+  });
+
+  test('a bag shows its topics with types and message counts, start, end and duration, without reading a chunk', async () => {
+    const bytes = rosbagFile(undefined, { chunkSize: 2 });
+    const { outcome, read } = await inspectCounting('run.bag', bytes);
+    expect(outcome).toEqual({
+      ok: true,
+      inspection: {
+        format: 'rosbag', version: '2.0', indexed: true, chunks: 3, messages: 5,
+        start: '1970-01-01T00:01:40.000Z', end: '1970-01-01T00:01:44.000Z', duration_s: 4,
+        topics: [
+          { topic: '/chatter', type: 'std_msgs/String', md5sum: '992ce8a1687cec8c8bd883ec73ca41d1', connections: 1, messages: 3 },
+          { topic: '/status', type: 'std_msgs/String', md5sum: '992ce8a1687cec8c8bd883ec73ca41d1', connections: 1, messages: 2 },
+        ],
+      },
+    });
+    // The magic, the header record's 4 KiB, and the index section; the chunks are skipped.
+    const indexStart = bytes.readBigUInt64LE(bytes.indexOf('index_pos=') + 'index_pos='.length);
+    expect(Number(indexStart)).toBeGreaterThan(13 + 4096);
+    expect(read).toBeLessThanOrEqual(13 * 2 + 4096 + (bytes.length - Number(indexStart)));
+  });
+
+  test('a bag left without its index by a killed recorder passes as unindexed', async () => {
+    expect(await passes('crash.bag', rosbagFile(undefined, { indexed: false }))).toEqual({ format: 'rosbag', version: '2.0', indexed: false });
+  });
+
+  test('a truncated bag (its index cut off) fails naming the file', async () => {
+    const bytes = rosbagFile();
+    expect((await fails('run.bag', bytes.subarray(0, bytes.length - 60))).message).toMatch(/^"run\.bag" is not a ROS 1 bag: its index cannot be read: /);
+    expect((await fails('run.bag', bytes.subarray(0, 2000))).message).toMatch(/^"run\.bag" is not a ROS 1 bag: its index would start at byte \d+, past the end of the file \(2000 bytes\): truncated/);
+    const corrupt = Buffer.from(bytes);
+    corrupt.writeInt32LE(0x7fffffff, 13); // the header record's header length
+    expect((await fails('run.bag', corrupt)).message).toMatch(/^"run\.bag" is not a ROS 1 bag: its bag header cannot be read: /);
+  });
+
+  test('an MCAP recording and an HDF5 file named .bag fail on the magic', async () => {
+    expect((await fails('run.bag', await mcapRecording())).message).toMatch(/does not start with "#ROSBAG V2.0"/);
+    expect((await fails('run.bag', await hdf5File(2))).message).toMatch(/does not start with "#ROSBAG V2.0"/);
+  });
+});
