@@ -3,12 +3,14 @@ import type { RangedFile } from './ranged-file';
 import { inspectGzip, inspectJpeg, inspectPcd, inspectPly, inspectPng, inspectSqlite, inspectStl, inspectTar, inspectTflite, inspectUsd } from './formats/headers';
 import { inspectHdf5 } from './formats/hdf5';
 import { inspectMcap } from './formats/mcap';
+import { inspectNpy } from './formats/npy';
 import { inspectOnnx } from './formats/onnx';
 import { inspectParquet } from './formats/parquet';
 import { inspectPytorch } from './formats/pickle';
 import { inspectRosbag } from './formats/rosbag';
 import { inspectCollada, inspectSdf, inspectUrdf, inspectXacro } from './formats/robot-xml';
 import { inspectSafetensors } from './formats/safetensors';
+import { inspectTfrecord } from './formats/tfrecord';
 import { inspectCsv, inspectJson, inspectJsonl, inspectObj, inspectYaml } from './formats/text';
 import { inspectZip } from './formats/zip';
 
@@ -37,6 +39,8 @@ const INSPECTORS: Record<string, { what: string; inspect: Inspector }> = {
   '.mcap': { what: 'an MCAP recording', inspect: inspectMcap },
   '.bag': { what: 'a ROS 1 bag', inspect: inspectRosbag },
   '.db3': { what: 'a ROS 2 bag (SQLite)', inspect: inspectSqlite },
+  '.npy': { what: 'a NumPy .npy array', inspect: inspectNpy },
+  '.tfrecord': { what: 'a TFRecord file', inspect: inspectTfrecord },
   '.png': { what: 'a PNG image', inspect: inspectPng },
   '.jpg': { what: 'a JPEG image', inspect: inspectJpeg },
   '.jpeg': { what: 'a JPEG image', inspect: inspectJpeg },

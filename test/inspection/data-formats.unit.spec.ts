@@ -2,12 +2,14 @@ import { Bag } from '@foxglove/rosbag';
 import { DEFAULT_LIMITS, InspectionLimits } from '../../src/inspection/inspection';
 import { RangedFile } from '../../src/inspection/ranged-file';
 import { inspectFile, InspectionOutcome } from '../../src/inspection/registry';
-import { hdf5File, mcapRecording, onnxModel, parquetFile, rosbagFile } from '../support/asset-files';
+import { crc32c } from '../../src/inspection/formats/tfrecord';
+import { hdf5File, mcapRecording, npyFile, onnxModel, parquetFile, rosbagFile, tfrecordFile } from '../support/asset-files';
 
 /**
  * Parquet (hyparquet), HDF5 (h5wasm) and ROS 1 bags (@foxglove/rosbag) inspected from files
  * written by each format's writer (hyparquet-writer, h5wasm, the bag spec byte for byte),
- * and truncated, mislabelled and corrupt copies of them (issue 40).
+ * and truncated, mislabelled and corrupt copies of them (issue 40); NumPy .npy (np.save)
+ * and TFRecord framing (issue 41).
  */
 const inspect = (name: string, bytes: Uint8Array, limits: InspectionLimits = DEFAULT_LIMITS): Promise<InspectionOutcome> => inspectFile(RangedFile.ofBytes(name, bytes, limits));
 
@@ -185,5 +187,55 @@ describe('ROS 1 bags', () => {
   test('an MCAP recording and an HDF5 file named .bag fail on the magic', async () => {
     expect((await fails('run.bag', await mcapRecording())).message).toMatch(/does not start with "#ROSBAG V2.0"/);
     expect((await fails('run.bag', await hdf5File(2))).message).toMatch(/does not start with "#ROSBAG V2.0"/);
+  });
+});
+
+describe('NumPy .npy', () => {
+  test('arrays written by np.save show dtype and shape (format 1.0 and 3.0, a scalar, Fortran order)', async () => {
+    expect(await passes('obs.npy', npyFile())).toEqual({ format: 'npy', version: '1.0', dtype: '<f4', shape: [3, 4], fortran_order: false, elements: 12 });
+    expect(await passes('s.npy', npyFile("numpy.float64(2.5)"))).toMatchObject({ dtype: '<f8', shape: [], elements: 1 });
+    expect(await passes('f.npy', npyFile("numpy.asfortranarray(numpy.zeros((2, 3), dtype='<i8'))"))).toMatchObject({ dtype: '<i8', shape: [2, 3], fortran_order: true });
+    // A field name outside latin-1 makes NumPy write format 3.0 (a utf-8 header, a u32 length).
+    expect(await passes('r.npy', npyFile("numpy.zeros(2, dtype=[('\\u4e2d', '<f4')])"))).toMatchObject({ version: '3.0', shape: [2] });
+  });
+
+  test('a truncated array, a header not a dict, and text named .npy fail naming the file', async () => {
+    const file = npyFile();
+    expect((await fails('obs.npy', file.subarray(0, file.length - 4))).message).toMatch(/^"obs\.npy" is not a NumPy \.npy array: its header says 3×4 of <f4 \(48 bytes of data\) but the file holds 44: truncated/);
+    const broken = Buffer.from(file.toString('latin1').replace("'shape': (3, 4)", "'shape': [3, 4]"), 'latin1');
+    expect((await fails('obs.npy', broken)).message).toMatch(/its header is not a dict with 'descr', 'fortran_order' and 'shape'/);
+    expect((await fails('obs.npy', Buffer.from('0.1 0.2 0.3\n'))).message).toMatch(/does not start with the NumPy magic/);
+  });
+
+  test('an array of Python objects (a pickle inside) is refused, never loaded', async () => {
+    const problem = await fails('objs.npy', npyFile("numpy.array([{'a': 1}, None], dtype=object)"));
+    expect(problem).toEqual({ code: 'unsafe_pickle', message: expect.stringMatching(/^"objs\.npy" was refused: it is an array of Python objects/) });
+  });
+});
+
+describe('TFRecord', () => {
+  test('CRC-32C matches its check value (RFC 3720: "123456789" -> 0xE3069283)', () => {
+    expect(crc32c(Buffer.from('123456789'))).toBe(0xe3069283);
+  });
+
+  test('a file framed as TensorFlow writes it shows its records, every CRC checked', async () => {
+    expect(await passes('train.tfrecord', tfrecordFile())).toEqual({ format: 'tfrecord', records: 3, records_checked: 3, data_bytes: 19, data_crc_checked: true, complete: true });
+  });
+
+  test('a flipped data byte, a truncated record and a JSONL file named .tfrecord fail naming the file', async () => {
+    const file = Buffer.from(tfrecordFile());
+    const flipped = Buffer.from(file);
+    flipped[14] ^= 1;
+    expect((await fails('train.tfrecord', flipped)).message).toMatch(/^"train\.tfrecord" is not a TFRecord file: record 1 at byte 0: its data's CRC does not match/);
+    expect((await fails('train.tfrecord', file.subarray(0, file.length - 3))).message).toMatch(/record 3 at byte \d+ claims 0 bytes, past the end of the file: truncated/);
+    expect((await fails('train.tfrecord', Buffer.from('{"a":1}\n{"a":2}\n{"a":3}\n'))).message).toMatch(/its length's CRC does not match/);
+  });
+
+  test('a file above the read limit is walked by its frames, the data stepped over', async () => {
+    const records = Array.from({ length: 40 }, (_, i) => `record ${i} `.repeat(200));
+    const file = tfrecordFile(records);
+    const { outcome, read } = await inspectCounting('big.tfrecord', file, { maxReadBytes: 16 * 1024, timeMs: 10_000 });
+    expect(outcome).toEqual({ ok: true, inspection: { format: 'tfrecord', records: 40, records_checked: 40, data_bytes: file.length - 40 * 16, data_crc_checked: false, complete: true } });
+    expect(read).toBe(40 * 12);
   });
 });

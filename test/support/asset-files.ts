@@ -293,3 +293,33 @@ export function rosbagFile(topics: { topic: string; messages: { sec: number; tex
   const index = indexed ? [...topics.map((t, conn) => connection(conn, t.topic)), ...chunkInfos] : [];
   return Buffer.concat([magic, padded, ...body, ...index]);
 }
+
+/** A .npy written by NumPy's np.save: `expression` is a NumPy expression for the array. */
+export function npyFile(expression = "numpy.arange(12, dtype='<f4').reshape(3, 4)"): Buffer {
+  return python(`import io, sys, numpy\nb = io.BytesIO()\nnumpy.save(b, ${expression}, allow_pickle=True)\nsys.stdout.buffer.write(b.getvalue())`);
+}
+
+/**
+ * A TFRecord file written to TensorFlow's framing (u64 length, masked CRC-32C of it, data,
+ * masked CRC-32C of the data) by a Python writer with its own bitwise CRC-32C (TensorFlow
+ * is not installed here), independent of the inspector's table-driven one.
+ */
+export function tfrecordFile(records: string[] = ['first example', 'second', '']): Buffer {
+  return python(`import struct, sys, json
+def crc32c(data):
+    crc = 0xffffffff
+    for byte in data:
+        crc ^= byte
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
+    return crc ^ 0xffffffff
+def masked(data):
+    crc = crc32c(data)
+    return (((crc >> 15) | (crc << 17)) + 0xa282ead8) & 0xffffffff
+out = b''
+for text in json.loads(${JSON.stringify(JSON.stringify(records))}):
+    data = text.encode()
+    length = struct.pack('<Q', len(data))
+    out += length + struct.pack('<I', masked(length)) + data + struct.pack('<I', masked(data))
+sys.stdout.buffer.write(out)`);
+}
