@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startS3Server, S3TestServer } from '../storage/s3-server';
 import { startTestApp, TestApp } from '../support/app';
-import { maliciousPickle, mcapFile, mcapRecording, onnxModel, onnxModelParameters, safetensorsFile, urdfRobot } from '../support/asset-files';
+import { hdf5File, maliciousPickle, mcapFile, mcapRecording, onnxModel, onnxModelParameters, parquetFile, rosbagFile, safetensorsFile, urdfRobot } from '../support/asset-files';
 import { eventsOf, modelBody, upload } from '../catalog/catalog-client';
 
 /**
@@ -89,21 +89,33 @@ describe.each(['local', 's3'] as const)('publishing inspects every file (%s stor
     const bad = await t.request('POST', '/v1/datasets', { key: seller.key, body: { title: 'Random Arrays', type: 'dataset' } });
     await putShard(bad.body.id, 'episodes.hdf5', Buffer.from(Array.from({ length: 4096 }, (_, i) => (i * 31) % 256)));
     await putShard(bad.body.id, 'run.mcap', mcapFile());
+    const truncated = await parquetFile();
+    await putShard(bad.body.id, 'data/episode.parquet', truncated.subarray(0, truncated.length - 20));
     const refused = await t.request('POST', `/v1/datasets/${bad.body.id}/publish`, { key: seller.key });
     expect(refused.status).toBe(400);
-    expect(refused.body.error.validation_errors).toEqual([{ code: 'invalid_format', message: expect.stringMatching(/^"episodes\.hdf5" is not an HDF5 file: it has no HDF5 superblock signature/) }]);
+    expect(refused.body.error.validation_errors).toEqual([
+      { code: 'invalid_format', message: expect.stringMatching(/^"data\/episode\.parquet" is not a Parquet file: .*truncated/) },
+      { code: 'invalid_format', message: expect.stringMatching(/^"episodes\.hdf5" is not an HDF5 file: it has no HDF5 superblock signature/) },
+    ]);
     expect((await t.request('GET', `/v1/listings/${bad.body.id}`, { key: seller.key })).body.validation_status).toBe('failed');
 
     const good = await t.request('POST', '/v1/datasets', { key: seller.key, body: { title: 'Real Runs', type: 'telemetry', price_cents: 900 } });
     const recording = await mcapRecording();
     await putShard(good.body.id, 'run.mcap', recording);
     await putShard(good.body.id, 'meta.json', Buffer.from('{"episodes":2}'));
+    const [table, demos, bag] = [await parquetFile(50, 20), await hdf5File(10), rosbagFile()];
+    await putShard(good.body.id, 'data/episode_000000.parquet', table);
+    await putShard(good.body.id, 'demos.hdf5', demos);
+    await putShard(good.body.id, 'run.bag', bag);
     expect((await t.request('POST', `/v1/datasets/${good.body.id}/publish`, { key: seller.key })).status).toBe(200);
     expect((await t.request('GET', `/v1/datasets/${good.body.id}`, { key: reader.key })).body.inspection).toEqual({
       format: 'dataset',
-      shards: 2,
+      shards: 5,
       files: [
+        expect.objectContaining({ name: 'data/episode_000000.parquet', size: table.length, format: 'parquet', rows: 50, row_groups: 3, columns: expect.arrayContaining([{ name: 'frame_index', type: 'INT64', logical_type: null, repetition: 'OPTIONAL' }]) }),
+        expect.objectContaining({ name: 'demos.hdf5', size: demos.length, format: 'hdf5', objects: 11, tree: expect.arrayContaining([{ path: '/data/demo_0/actions', type: 'dataset', shape: [10, 7], dtype: '<f4', chunks: null }]) }),
         { name: 'meta.json', size: 14, format: 'json', top_level: 'object', keys: ['episodes'] },
+        expect.objectContaining({ name: 'run.bag', size: bag.length, format: 'rosbag', indexed: true, messages: 5, duration_s: 4, topics: expect.arrayContaining([expect.objectContaining({ topic: '/chatter', type: 'std_msgs/String', messages: 3 })]) }),
         expect.objectContaining({ name: 'run.mcap', size: recording.length, format: 'mcap', indexed: true, duration_s: 2, topics: expect.arrayContaining([expect.objectContaining({ topic: '/joint_states', schema: 'sensor_msgs/msg/JointState', messages: 3 })]) }),
       ],
     });
