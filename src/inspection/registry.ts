@@ -1,6 +1,7 @@
 import { InspectionError, Inspection, InspectionProblem } from './inspection';
 import type { RangedFile } from './ranged-file';
-import { inspectGzip, inspectJpeg, inspectPcd, inspectPly, inspectPng, inspectSqlite, inspectStl, inspectTar, inspectTflite, inspectUsd } from './formats/headers';
+import { inspectGzip, inspectJpeg, inspectPcd, inspectPly, inspectPng, inspectStl, inspectTar, inspectTflite, inspectUsd } from './formats/headers';
+import { inspectDb3 } from './formats/db3';
 import { inspectHdf5 } from './formats/hdf5';
 import { inspectMcap } from './formats/mcap';
 import { inspectNpy } from './formats/npy';
@@ -38,7 +39,7 @@ const INSPECTORS: Record<string, { what: string; inspect: Inspector }> = {
   '.parquet': { what: 'a Parquet file', inspect: inspectParquet },
   '.mcap': { what: 'an MCAP recording', inspect: inspectMcap },
   '.bag': { what: 'a ROS 1 bag', inspect: inspectRosbag },
-  '.db3': { what: 'a ROS 2 bag (SQLite)', inspect: inspectSqlite },
+  '.db3': { what: 'a ROS 2 bag (SQLite)', inspect: inspectDb3 },
   '.npy': { what: 'a NumPy .npy array', inspect: inspectNpy },
   '.tfrecord': { what: 'a TFRecord file', inspect: inspectTfrecord },
   '.png': { what: 'a PNG image', inspect: inspectPng },

@@ -3,7 +3,7 @@ import { DEFAULT_LIMITS, InspectionLimits } from '../../src/inspection/inspectio
 import { RangedFile } from '../../src/inspection/ranged-file';
 import { inspectFile, InspectionOutcome } from '../../src/inspection/registry';
 import { crc32c } from '../../src/inspection/formats/tfrecord';
-import { hdf5File, mcapRecording, npyFile, onnxModel, parquetFile, rosbagFile, tfrecordFile } from '../support/asset-files';
+import { db3File, hdf5File, mcapRecording, npyFile, onnxModel, parquetFile, rosbagFile, tfrecordFile } from '../support/asset-files';
 
 /**
  * Parquet (hyparquet), HDF5 (h5wasm) and ROS 1 bags (@foxglove/rosbag) inspected from files
@@ -237,5 +237,36 @@ describe('TFRecord', () => {
     const { outcome, read } = await inspectCounting('big.tfrecord', file, { maxReadBytes: 16 * 1024, timeMs: 10_000 });
     expect(outcome).toEqual({ ok: true, inspection: { format: 'tfrecord', records: 40, records_checked: 40, data_bytes: file.length - 40 * 16, data_crc_checked: false, complete: true } });
     expect(read).toBe(40 * 12);
+  });
+});
+
+describe('ROS 2 bags (.db3)', () => {
+  test('a bag in rosbag2 SQLite storage, written by SQLite, shows its topics with message counts, start, end and duration', async () => {
+    expect(await passes('run.db3', await db3File())).toEqual({
+      format: 'ros2_db3', opened: true, ros_distro: 'jazzy', messages: 4,
+      start: '2023-11-14T22:13:20.000Z', end: '2023-11-14T22:13:22.000Z', duration_s: 2,
+      topics: [
+        { topic: '/joint_states', type: 'sensor_msgs/msg/JointState', serialization_format: 'cdr', messages: 3 },
+        { topic: '/camera', type: 'sensor_msgs/msg/Image', serialization_format: 'cdr', messages: 1 },
+      ],
+    });
+  });
+
+  test('a truncated database, an SQLite file that is not a bag, and an MCAP named .db3 fail naming the file', async () => {
+    const file = await db3File();
+    expect((await fails('run.db3', file.subarray(0, 3000))).message).toMatch(/^"run\.db3" is not a ROS 2 bag \(SQLite\): SQLite cannot read it: /);
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const SQL = await (require('sql.js') as () => Promise<any>)();
+    const other = new SQL.Database();
+    other.exec('CREATE TABLE users(id INTEGER PRIMARY KEY, name TEXT)');
+    expect((await fails('run.db3', Buffer.from(other.export()))).message).toMatch(/it is an SQLite database but not a ROS 2 bag: it has no topics table/);
+    expect((await fails('run.db3', await mcapRecording())).message).toMatch(/it is not an SQLite database/);
+  });
+
+  test('a database above the read limit is checked by its header only, and says so', async () => {
+    const file = await db3File();
+    const { outcome, read } = await inspectCounting('run.db3', file, { maxReadBytes: 1024, timeMs: 10_000 });
+    expect(outcome).toEqual({ ok: true, inspection: { format: 'ros2_db3', opened: false, reason: expect.stringMatching(/checked by its SQLite header only/) } });
+    expect(read).toBe(16);
   });
 });

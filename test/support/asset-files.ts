@@ -323,3 +323,32 @@ for text in json.loads(${JSON.stringify(JSON.stringify(records))}):
     out += length + struct.pack('<I', masked(length)) + data + struct.pack('<I', masked(data))
 sys.stdout.buffer.write(out)`);
 }
+
+/**
+ * A ROS 2 bag in rosbag2's SQLite storage, written by SQLite itself (sql.js) with rosbag2's
+ * schema (schema, metadata, topics, messages, timestamp_idx as rosbag2 Jazzy creates them):
+ * /joint_states 3 messages and /camera 1, from 1,700,000,000 s over 2 s.
+ */
+export async function db3File(): Promise<Buffer> {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const SQL = await (require('sql.js') as () => Promise<any>)();
+  const db = new SQL.Database();
+  db.exec(`
+    CREATE TABLE schema(schema_version INTEGER PRIMARY KEY, ros_distro TEXT NOT NULL);
+    CREATE TABLE metadata(id INTEGER PRIMARY KEY, metadata_version INTEGER NOT NULL, metadata TEXT NOT NULL);
+    CREATE TABLE topics(id INTEGER PRIMARY KEY, name TEXT NOT NULL, type TEXT NOT NULL, serialization_format TEXT NOT NULL, offered_qos_profiles TEXT NOT NULL, type_description_hash TEXT NOT NULL);
+    CREATE TABLE messages(id INTEGER PRIMARY KEY, topic_id INTEGER NOT NULL, timestamp INTEGER NOT NULL, data BLOB NOT NULL);
+    CREATE INDEX timestamp_idx ON messages (timestamp ASC);
+    INSERT INTO schema VALUES (4, 'jazzy');
+    INSERT INTO topics VALUES (1, '/joint_states', 'sensor_msgs/msg/JointState', 'cdr', '', ''), (2, '/camera', 'sensor_msgs/msg/Image', 'cdr', '', '');
+  `);
+  const insert = db.prepare('INSERT INTO messages (topic_id, timestamp, data) VALUES (?, ?, ?)');
+  const base = 1_700_000_000_000_000_000n;
+  for (const [topic, offsetNs] of [[1, 0n], [1, 1_000_000_000n], [2, 1_500_000_000n], [1, 2_000_000_000n]] as const) {
+    insert.run([topic, (base + offsetNs).toString(), new Uint8Array([0, 1, 0, 0, 42])]);
+  }
+  insert.free();
+  const bytes = Buffer.from(db.export());
+  db.close();
+  return bytes;
+}

@@ -9,11 +9,6 @@ import type { RangedFile } from '../ranged-file';
 const ascii = (b: Uint8Array) => new TextDecoder('latin1').decode(b);
 const startsWith = (b: Uint8Array, sig: number[]) => sig.every((v, i) => b[i] === v);
 
-export async function inspectSqlite(file: RangedFile): Promise<Inspection> {
-  expect(ascii(await file.readAt(0, 16)) === 'SQLite format 3\0', 'it is not an SQLite database (a ROS 2 .db3 bag is one)');
-  return { format: 'sqlite' };
-}
-
 export async function inspectPng(file: RangedFile): Promise<Inspection> {
   const head = await file.readAt(0, 24);
   expect(startsWith(head, [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]) && ascii(head.subarray(12, 16)) === 'IHDR', 'it is not a PNG image');
