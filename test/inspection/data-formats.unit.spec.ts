@@ -128,6 +128,14 @@ describe('HDF5', () => {
     expect((await fails('a.hdf5', await parquetFile())).message).toMatch(/no HDF5 superblock signature/);
   });
 
+  test('a group that contains itself (a hard link cycle) is walked to the depth bound, not for ever', async () => {
+    const inspection = await passes('loop.h5', await hdf5File(2, { loop: true }));
+    expect(inspection).toMatchObject({ format: 'hdf5', complete: false });
+    const paths = (inspection.tree as { path: string }[]).map((e) => e.path);
+    expect(paths).toContain('/data/loop/loop/demo_0');
+    expect(Math.max(...paths.map((p) => p.split('/').length - 1))).toBeLessThanOrEqual(32);
+  });
+
   test('a file needing more reads than the limit fails on the limit', async () => {
     const file = await hdf5File(40_000);
     expect((await fails('big.h5', file, { maxReadBytes: 64 * 1024, timeMs: 10_000 })).code).toBe('inspection_limit_exceeded');

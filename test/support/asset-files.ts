@@ -203,8 +203,9 @@ export async function parquetFile(rows = 50, rowGroupSize = 20): Promise<Buffer>
  * A robomimic-style HDF5 file written by h5wasm (the HDF5 library itself, its Node build
  * writing to a real file): data/demo_0 and data/demo_1, each with actions [steps, 7]
  * float32, obs/joint_pos [steps, 7] float64, rewards [steps] int64, and data's `total` attribute.
+ * `loop` adds a hard link data/loop to data: a group that contains itself.
  */
-export async function hdf5File(steps = 10): Promise<Buffer> {
+export async function hdf5File(steps = 10, options: { loop?: boolean } = {}): Promise<Buffer> {
   const h5 = await importEsm<typeof import('h5wasm')>('h5wasm/node');
   await h5.ready;
   const dir = mkdtempSync(join(tmpdir(), 'hdf5-fixture-'));
@@ -219,6 +220,7 @@ export async function hdf5File(steps = 10): Promise<Buffer> {
       g.create_dataset({ name: 'rewards', data: new BigInt64Array(steps), shape: [steps], dtype: '<q' });
     }
     data.create_attribute('total', steps * 2);
+    if (options.loop) data.create_hard_link('/data', 'loop'); // data/loop is data itself: a cycle
     f.close();
     return readFileSync(path);
   } finally {
