@@ -1,8 +1,9 @@
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startS3Server, S3TestServer } from '../storage/s3-server';
 import { startTestApp, TestApp } from '../support/app';
+import { writeLeRobotDataset } from '../support/lerobot-fixture';
 import { hdf5File, maliciousPickle, mcapFile, mcapRecording, onnxModel, onnxModelParameters, parquetFile, rosbagFile, safetensorsFile, urdfRobot } from '../support/asset-files';
 import { eventsOf, modelBody, upload } from '../catalog/catalog-client';
 
@@ -111,6 +112,8 @@ describe.each(['local', 's3'] as const)('publishing inspects every file (%s stor
     expect((await t.request('GET', `/v1/datasets/${good.body.id}`, { key: reader.key })).body.inspection).toEqual({
       format: 'dataset',
       shards: 5,
+      // An HDF5 file with data/demo_* groups: the robomimic layout, its demos' shapes.
+      layout: { kind: 'robomimic', file: 'demos.hdf5', demos: 2, actions: { shape: [10, 7], dtype: '<f4' }, observations: { joint_pos: { shape: [10, 7], dtype: '<f8' } } },
       files: [
         expect.objectContaining({ name: 'data/episode_000000.parquet', size: table.length, format: 'parquet', rows: 50, row_groups: 3, columns: expect.arrayContaining([{ name: 'frame_index', type: 'INT64', logical_type: null, repetition: 'OPTIONAL' }]) }),
         expect.objectContaining({ name: 'demos.hdf5', size: demos.length, format: 'hdf5', objects: 11, tree: expect.arrayContaining([{ path: '/data/demo_0/actions', type: 'dataset', shape: [10, 7], dtype: '<f4', chunks: null }]) }),
@@ -119,6 +122,32 @@ describe.each(['local', 's3'] as const)('publishing inspects every file (%s stor
         expect.objectContaining({ name: 'run.mcap', size: recording.length, format: 'mcap', indexed: true, duration_s: 2, topics: expect.arrayContaining([expect.objectContaining({ topic: '/joint_states', schema: 'sensor_msgs/msg/JointState', messages: 3 })]) }),
       ],
     });
+  });
+
+  it('refuses a LeRobot dataset whose meta/info.json claims an episode that is not there, naming it; with it, shows the layout', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'lerobot-'));
+    try {
+      const names = writeLeRobotDataset(dir, 3, 4).filter((n) => !n.endsWith('.mp4'));
+      const dataset = await t.request('POST', '/v1/datasets', { key: seller.key, body: { title: 'Three Episodes', type: 'dataset' } });
+      const put = async (name: string) => {
+        const bytes = readFileSync(join(dir, name));
+        const minted = await t.request('POST', `/v1/datasets/${dataset.body.id}/shards`, { key: seller.key, body: { name, size: bytes.length } });
+        expect((await t.storage('PUT', minted.body.upload_url, { payload: bytes })).status).toBe(200);
+      };
+      for (const name of names.filter((n) => !n.endsWith('episode_000002.parquet'))) await put(name);
+      const refused = await t.request('POST', `/v1/datasets/${dataset.body.id}/publish`, { key: seller.key });
+      expect([refused.status, refused.body.error.validation_errors]).toEqual([400, [{ code: 'layout_incomplete', message: '"meta/info.json" claims 3 episodes but these files are missing: data/chunk-000/episode_000002.parquet' }]]);
+      expect((await t.request('GET', `/v1/listings/${dataset.body.id}`, { key: seller.key })).body.validation_status).toBe('failed');
+
+      await put('data/chunk-000/episode_000002.parquet');
+      expect((await t.request('POST', `/v1/datasets/${dataset.body.id}/publish`, { key: seller.key })).status).toBe(200);
+      expect((await t.request('GET', `/v1/datasets/${dataset.body.id}`, { key: reader.key })).body.inspection.layout).toEqual({
+        kind: 'lerobot', robot_type: 'so100', fps: 30, episodes: 3, episode_files: 3, frames: 12,
+        features: expect.objectContaining({ action: { dtype: 'float32', shape: [2] }, 'observation.images.front': { dtype: 'video', shape: [48, 64, 3] } }),
+      });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('passes a format it cannot check (a TensorRT engine) as opaque', async () => {
