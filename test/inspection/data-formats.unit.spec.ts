@@ -3,6 +3,7 @@ import { DEFAULT_LIMITS, InspectionLimits } from '../../src/inspection/inspectio
 import { RangedFile } from '../../src/inspection/ranged-file';
 import { inspectFile, InspectionOutcome } from '../../src/inspection/registry';
 import { crc32c } from '../../src/inspection/formats/tfrecord';
+import { datasetLayout, LayoutFile, missingLeRobotEpisodes } from '../../src/inspection/layout';
 import { db3File, hdf5File, mcapRecording, npyFile, onnxModel, parquetFile, rosbagFile, tfrecordFile } from '../support/asset-files';
 
 /**
@@ -276,5 +277,44 @@ describe('ROS 2 bags (.db3)', () => {
     const { outcome, read } = await inspectCounting('run.db3', file, { maxReadBytes: 1024, timeMs: 10_000 });
     expect(outcome).toEqual({ ok: true, inspection: { format: 'ros2_db3', opened: false, reason: expect.stringMatching(/checked by its SQLite header only/) } });
     expect(read).toBe(16);
+  });
+});
+
+describe('dataset layouts', () => {
+  const inspected = async (files: [string, Uint8Array | string][]): Promise<LayoutFile[]> =>
+    Promise.all(files.map(async ([name, bytes]) => {
+      const outcome = await inspect(name, typeof bytes === 'string' ? Buffer.from(bytes) : bytes);
+      if (!outcome.ok) throw new Error(outcome.problem.message);
+      return { name, inspection: outcome.inspection };
+    }));
+
+  test('RLDS: a TFDS dataset_info.json with TFRecord shards shows its splits and episodes', async () => {
+    const info = JSON.stringify({ name: 'bridge', version: '1.0.0', splits: [{ name: 'train', shardLengths: ['3', '2'] }, { name: 'val', shardLengths: ['1'] }] });
+    const files = await inspected([['1.0.0/dataset_info.json', info], ['1.0.0/bridge-train.tfrecord-00000-of-00001', tfrecordFile()], ['1.0.0/features.json', '{"type":"tensorflow_datasets.core.features.features_dict.FeaturesDict"}']]);
+    expect(datasetLayout(files)).toEqual({ kind: 'rlds', name: 'bridge', splits: [{ name: 'train', episodes: 5 }, { name: 'val', episodes: 1 }], episodes: 6, tfrecord_files: 1 });
+  });
+
+  test('rosbag: recordings of any of the three formats, topics and messages added up', async () => {
+    const files = await inspected([['a.bag', rosbagFile()], ['b.mcap', await mcapRecording()], ['c.db3', await db3File()], ['notes.txt', 'x']]);
+    const layout = datasetLayout(files);
+    expect(layout).toMatchObject({ kind: 'rosbag', recordings: 3, duration_s: 8 });
+    expect(layout.topics).toEqual(expect.arrayContaining([{ topic: '/chatter', messages: 3 }, { topic: '/joint_states', messages: 6 }]));
+  });
+
+  test('anything else is files; a meta/info.json that is not LeRobot claims nothing', async () => {
+    const files = await inspected([['meta/info.json', '{"fps":30}'], ['data/a.parquet', await parquetFile()]]);
+    expect(datasetLayout(files)).toEqual({ kind: 'files' });
+    expect(missingLeRobotEpisodes(files)).toBeNull();
+  });
+
+  test('missing LeRobot episodes are named by the data_path template, chunked by chunks_size, at most 10 and a count', async () => {
+    const info = JSON.stringify({ codebase_version: 'v2.1', total_episodes: 15, chunks_size: 4, features: {}, data_path: 'data/chunk-{episode_chunk:03d}/episode_{episode_index:06d}.parquet' });
+    const files = await inspected([['meta/info.json', info]]);
+    files.push({ name: 'data/chunk-001/episode_000004.parquet' });
+    const gap = missingLeRobotEpisodes(files)!;
+    expect(gap.claimed).toBe(15);
+    expect(gap.missing.slice(0, 5)).toEqual(['data/chunk-000/episode_000000.parquet', 'data/chunk-000/episode_000001.parquet', 'data/chunk-000/episode_000002.parquet', 'data/chunk-000/episode_000003.parquet', 'data/chunk-001/episode_000005.parquet']);
+    expect(gap.missing).toHaveLength(11);
+    expect(gap.missing[10]).toBe('and 4 more');
   });
 });
