@@ -12,7 +12,11 @@ const loaded = new Map<string, Promise<unknown>>();
 export function importEsm<T>(specifier: string): Promise<T> {
   let module = loaded.get(specifier);
   if (!module) {
-    module = dynamicImport(specifier);
+    // A failed import is not kept: the next inspection tries again.
+    module = dynamicImport(specifier).catch((error: unknown) => {
+      loaded.delete(specifier);
+      throw error;
+    });
     loaded.set(specifier, module);
   }
   return module as Promise<T>;
