@@ -2,11 +2,14 @@
 /**
  * Issue 40: what inspecting a published file costs as the file grows. For each format and
  * size, a real file is written to a local blob store (the bulk of it as a sparse hole: an
- * ONNX initializer's raw_data, safetensors data, an MCAP private record), then inspected
+ * ONNX initializer's raw_data, safetensors data, an MCAP private record, the unreferenced
+ * bytes between a Parquet file's magic and its first column chunk written by
+ * hyparquet-writer; an HDF5 file is written whole by h5wasm, a chunked float32 dataset
+ * filled slice by slice, then small datasets after it), then inspected
  * through the store's ranged reads; reported: bytes read and the RSS the inspection added.
  * Flat bytes read and RSS across sizes mean the inspection never reads the whole file.
  *
- *   npm run build && node --expose-gc bench/inspection.js [--sizes 64,512,2048]   (MiB)
+ *   npm run build && node --expose-gc bench/inspection.js [--sizes 64,512,2048] [--formats parquet,hdf5]   (MiB)
  */
 const fs = require('node:fs');
 const os = require('node:os');
@@ -55,22 +58,92 @@ function mcapLayout(total) {
   return [Buffer.concat([magic, header, record(0x80, hole)]), hole, footer];
 }
 
+/**
+ * Parquet written by hyparquet-writer's ParquetWriter: after it writes the leading PAR1, its
+ * writer's offset is moved on by the hole, so the column chunks and the footer that points
+ * at them are written after it (bytes no column chunk covers are ignored by readers).
+ */
+async function writeParquet(file, total) {
+  const { ByteWriter, ParquetWriter, schemaFromColumnData } = await import('hyparquet-writer');
+  const rows = 10_000;
+  const index = Array.from({ length: rows }, (_, i) => i);
+  const columnData = [
+    { name: 'timestamp', data: index.map((i) => i / 30), type: 'FLOAT' },
+    { name: 'frame_index', data: index.map((i) => BigInt(i)), type: 'INT64' },
+    { name: 'episode_index', data: index.map(() => 0n), type: 'INT64' },
+    ...Array.from({ length: 14 }, (_, j) => ({ name: `observation.state.${j}`, data: index.map((i) => Math.sin(i + j)), type: 'FLOAT' })),
+  ];
+  const writer = new ByteWriter();
+  const pq = new ParquetWriter({ writer, schema: schemaFromColumnData({ columnData }) });
+  const magic = Buffer.from(writer.getBytes());
+  writer.index = 0;
+  const rest = () => Buffer.from(writer.getBytes());
+  // The hole is the file's size less what the rest takes: written once to learn its length.
+  const probe = new ByteWriter();
+  const probePq = new ParquetWriter({ writer: probe, schema: schemaFromColumnData({ columnData }) });
+  probePq.write({ columnData, rowGroupSize: 2000 });
+  probePq.finish();
+  const hole = total - probe.offset;
+  writer.offset += hole;
+  pq.write({ columnData, rowGroupSize: 2000 });
+  pq.finish();
+  writeSparse(file, magic, hole, rest());
+}
+
+/** HDF5 written by h5wasm's Node build (it writes the real file): data/demo_0/actions, float32 [rows, 16] in 2 MiB chunks, filled; then obs and rewards. */
+async function writeHdf5(file, total) {
+  const h5 = await import('h5wasm/node');
+  await h5.ready;
+  const width = 16;
+  const rows = Math.floor(total / 4 / width);
+  const chunkRows = 32_768;
+  const f = new h5.File(file, 'w');
+  const demo = f.create_group('data').create_group('demo_0');
+  const actions = demo.create_dataset({ name: 'actions', data: new Float32Array(chunkRows * width), shape: [chunkRows, width], maxshape: [null, width], chunks: [chunkRows, width], dtype: '<f' });
+  actions.resize([rows, width]);
+  const slice = new Float32Array(chunkRows * 16 * width).fill(0.5);
+  for (let at = 0; at < rows; at += chunkRows * 16) {
+    const n = Math.min(chunkRows * 16, rows - at);
+    actions.write_slice([[at, at + n], [0, width]], n === chunkRows * 16 ? slice : slice.subarray(0, n * width));
+  }
+  demo.create_group('obs').create_dataset({ name: 'joint_pos', data: new Float64Array(70), shape: [10, 7], dtype: '<d' });
+  demo.create_dataset({ name: 'rewards', data: new Float32Array(10), shape: [10], dtype: '<f' });
+  f.close();
+}
+
+function writeSparse(file, prefix, hole, suffix) {
+  const fd = fs.openSync(file, 'w');
+  fs.writeSync(fd, prefix, 0, prefix.length, 0);
+  fs.ftruncateSync(fd, prefix.length + hole + suffix.length);
+  fs.writeSync(fd, suffix, 0, suffix.length, prefix.length + hole);
+  fs.closeSync(fd);
+}
+
+const layout = (make) => async (file, total) => {
+  const [prefix, hole, suffix] = make(total);
+  writeSparse(file, prefix, hole, suffix);
+};
+
+const FORMATS = [
+  ['onnx', 'model.onnx', layout(onnxLayout)],
+  ['safetensors', 'model.safetensors', layout(safetensorsLayout)],
+  ['mcap', 'run.mcap', layout(mcapLayout)],
+  ['parquet', 'episode.parquet', writeParquet],
+  ['hdf5', 'demos.hdf5', writeHdf5],
+];
+
 async function main() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'inspection-bench-'));
   const store = new LocalBlobStore(dir, 'http://127.0.0.1');
   const rows = [];
   try {
-    for (const [format, name, layout] of [['onnx', 'model.onnx', onnxLayout], ['safetensors', 'model.safetensors', safetensorsLayout], ['mcap', 'run.mcap', mcapLayout]]) {
+    const only = process.argv.includes('--formats') ? process.argv[process.argv.indexOf('--formats') + 1].split(',') : null;
+    for (const [format, name, write] of FORMATS.filter(([format]) => !only || only.includes(format))) {
       for (const mib of sizes) {
-        const [prefix, hole, suffix] = layout(mib * MiB);
         const key = `bench/${mib}-${name}`;
         const file = path.join(dir, 'blobs', key);
         fs.mkdirSync(path.dirname(file), { recursive: true });
-        const fd = fs.openSync(file, 'w');
-        fs.writeSync(fd, prefix, 0, prefix.length, 0);
-        fs.ftruncateSync(fd, prefix.length + hole + suffix.length);
-        fs.writeSync(fd, suffix, 0, suffix.length, prefix.length + hole);
-        fs.closeSync(fd);
+        await write(file, mib * MiB);
         const size = fs.statSync(file).size;
         global.gc?.();
         const before = process.memoryUsage().rss;

@@ -7,6 +7,7 @@
  */
 import type { Decider } from '../event-store/stream-commands';
 import { capped } from '../inspection/inspection';
+import { datasetLayout } from '../inspection/layout';
 import { Errors } from '../platform/errors';
 import type { Mode } from '../platform/mode';
 import type {
@@ -184,14 +185,14 @@ export const listingDecider: Decider<ListingCommand, ListingEvent, ListingStream
 
 /**
  * What inspection found (issue 40), readable before purchase: a model's file's inspection;
- * for a dataset, each shard's (the first LIST_CAP). Null before the first publish and for
+ * for a dataset, each shard's (the first LIST_CAP) and the layout they follow (issue 41). Null before the first publish and for
  * listings published before inspection existed.
  */
 function inspectionOf(s: ListingState): Record<string, unknown> | null {
   const files = s.published_files;
   if (!files?.length || !files.some((f) => f.inspection)) return null;
   if (s.kind === 'model') return files[0].inspection ?? null;
-  return { format: 'dataset', shards: files.length, files: capped(files).map((f) => ({ name: f.name, size: f.size, ...f.inspection })) };
+  return { format: 'dataset', shards: files.length, layout: datasetLayout(files), files: capped(files).map((f) => ({ name: f.name, size: f.size, ...f.inspection })) };
 }
 
 /** The model (or dataset) object of spec part 2, as the public read endpoints return it. */

@@ -1,5 +1,6 @@
 import type { InspectionLimits } from '../inspection/inspection';
-import { Errors } from '../platform/errors';
+import { missingLeRobotEpisodes } from '../inspection/layout';
+import { ApiError, Errors } from '../platform/errors';
 import { BlobStore } from '../storage/blob-store';
 import { blobsOfMode } from '../storage/mode-staging';
 import type { ListingFile, PublishedFile } from './events';
@@ -34,7 +35,9 @@ export async function preparePublication(listing: ListingState, blobs: BlobStore
     if (!shards.length) throw fileNotFound('No shard of this dataset has landed in storage yet; upload at least one first.');
     const files: PublishedFile[] = [];
     for (const shard of shards) files.push(await freezeFile(store, shard.path.slice(prefix.length), shard.path));
-    return inspectFrozen(store, files, limits);
+    const inspected = await inspectFrozen(store, files, limits);
+    assertLayoutComplete(inspected);
+    return inspected;
   }
   const file = listing.file;
   if (!file) throw Errors.validationFailed('Invalid field "storage_path": a model needs an uploaded file before it is published.');
@@ -47,4 +50,15 @@ export async function preparePublication(listing: ListingState, blobs: BlobStore
   const frozen = await freezeFile(store, file.name, file.storage_path);
   if (frozen.size !== file.size) throw sizeMismatch(frozen.size);
   return inspectFrozen(store, [frozen], limits);
+}
+
+/**
+ * A dataset whose LeRobot meta/info.json claims episodes whose files are not there fails
+ * validation naming them (issue 41): a buyer would pay for episodes that do not exist.
+ */
+function assertLayoutComplete(files: PublishedFile[]): void {
+  const gap = missingLeRobotEpisodes(files);
+  if (!gap) return;
+  const message = `"meta/info.json" claims ${gap.claimed} episodes but these files are missing: ${gap.missing.join(', ')}`;
+  throw new ApiError(400, 'validation_failed', message, { validation_errors: [{ code: 'layout_incomplete', message }] });
 }

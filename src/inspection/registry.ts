@@ -1,11 +1,17 @@
 import { InspectionError, Inspection, InspectionProblem } from './inspection';
 import type { RangedFile } from './ranged-file';
-import { inspectGzip, inspectHdf5, inspectJpeg, inspectParquet, inspectPcd, inspectPly, inspectPng, inspectRosbag, inspectSqlite, inspectStl, inspectTar, inspectTflite, inspectUsd } from './formats/headers';
+import { inspectGzip, inspectJpeg, inspectPcd, inspectPly, inspectPng, inspectStl, inspectTar, inspectTflite, inspectUsd } from './formats/headers';
+import { inspectDb3 } from './formats/db3';
+import { inspectHdf5 } from './formats/hdf5';
 import { inspectMcap } from './formats/mcap';
+import { inspectNpy } from './formats/npy';
 import { inspectOnnx } from './formats/onnx';
+import { inspectParquet } from './formats/parquet';
 import { inspectPytorch } from './formats/pickle';
+import { inspectRosbag } from './formats/rosbag';
 import { inspectCollada, inspectSdf, inspectUrdf, inspectXacro } from './formats/robot-xml';
 import { inspectSafetensors } from './formats/safetensors';
+import { inspectTfrecord } from './formats/tfrecord';
 import { inspectCsv, inspectJson, inspectJsonl, inspectObj, inspectYaml } from './formats/text';
 import { inspectZip } from './formats/zip';
 
@@ -33,7 +39,9 @@ const INSPECTORS: Record<string, { what: string; inspect: Inspector }> = {
   '.parquet': { what: 'a Parquet file', inspect: inspectParquet },
   '.mcap': { what: 'an MCAP recording', inspect: inspectMcap },
   '.bag': { what: 'a ROS 1 bag', inspect: inspectRosbag },
-  '.db3': { what: 'a ROS 2 bag (SQLite)', inspect: inspectSqlite },
+  '.db3': { what: 'a ROS 2 bag (SQLite)', inspect: inspectDb3 },
+  '.npy': { what: 'a NumPy .npy array', inspect: inspectNpy },
+  '.tfrecord': { what: 'a TFRecord file', inspect: inspectTfrecord },
   '.png': { what: 'a PNG image', inspect: inspectPng },
   '.jpg': { what: 'a JPEG image', inspect: inspectJpeg },
   '.jpeg': { what: 'a JPEG image', inspect: inspectJpeg },

@@ -114,6 +114,8 @@ describe('svc datasets create, upload and download; svc download', () => {
     expect(JSON.parse(changed.stdout)).toMatchObject({ uploaded: ['videos/chunk-000/observation.images.front/episode_000001.mp4'], skipped: 4 });
     const final = tree(source);
     expect((await t.request('POST', `/v1/datasets/${dataset.slug}/publish`, { key: owner.key })).status).toBe(200);
+    // Its meta/info.json makes it a LeRobot dataset (issue 41), shown before purchase.
+    expect((await t.request('GET', `/v1/datasets/${dataset.slug}`, { key: owner.key })).body.inspection.layout).toMatchObject({ kind: 'lerobot', robot_type: 'so100', fps: 30, episodes: 2, episode_files: 2, frames: 10 });
 
     // A buyer who has not paid sees the list but gets no shard, and nothing is written.
     const buyer = await t.accountWithKey({ scopes: ['datasets:read'] });

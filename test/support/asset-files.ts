@@ -1,8 +1,12 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { strToU8, zipSync } from 'fflate';
 import { McapWriter, TempBuffer } from '@mcap/core';
 import { onnx } from 'onnx-proto';
+import { importEsm } from '../../src/inspection/esm';
 
 /**
  * Real files of each published format, made by the format's own writer (onnx-proto's
@@ -173,4 +177,180 @@ export async function mcapRecording(): Promise<Buffer> {
   await writer.addMessage({ channelId: camera, sequence: 0, logTime: t0 + 500_000_000n, publishTime: t0, data: new TextEncoder().encode('{}') });
   await writer.end();
   return Buffer.from(buffer.get());
+}
+
+/**
+ * An episode table as LeRobot keeps one, written by hyparquet-writer (an ES module, loaded
+ * with a real import()): `rows` rows in row groups of `rowGroupSize`, columns timestamp
+ * (FLOAT), frame_index (INT64), task (STRING) and action_x (DOUBLE).
+ */
+export async function parquetFile(rows = 50, rowGroupSize = 20): Promise<Buffer> {
+  const { parquetWriteBuffer } = await importEsm<typeof import('hyparquet-writer')>('hyparquet-writer');
+  const index = Array.from({ length: rows }, (_, i) => i);
+  const buffer = parquetWriteBuffer({
+    columnData: [
+      { name: 'timestamp', data: index.map((i) => i / 30), type: 'FLOAT' },
+      { name: 'frame_index', data: index.map((i) => BigInt(i)), type: 'INT64' },
+      { name: 'task', data: index.map(() => 'pick the cube'), type: 'STRING' },
+      { name: 'action_x', data: index.map((i) => Math.sin(i)), type: 'DOUBLE' },
+    ],
+    rowGroupSize,
+  });
+  return Buffer.from(buffer);
+}
+
+/**
+ * A robomimic-style HDF5 file written by h5wasm (the HDF5 library itself, its Node build
+ * writing to a real file): data/demo_0 and data/demo_1, each with actions [steps, 7]
+ * float32, obs/joint_pos [steps, 7] float64, rewards [steps] int64, and data's `total` attribute.
+ * `loop` adds a hard link data/loop to data: a group that contains itself.
+ */
+export async function hdf5File(steps = 10, options: { loop?: boolean } = {}): Promise<Buffer> {
+  const h5 = await importEsm<typeof import('h5wasm')>('h5wasm/node');
+  await h5.ready;
+  const dir = mkdtempSync(join(tmpdir(), 'hdf5-fixture-'));
+  const path = join(dir, 'demos.hdf5');
+  try {
+    const f = new h5.File(path, 'w');
+    const data = f.create_group('data');
+    for (const demo of ['demo_0', 'demo_1']) {
+      const g = data.create_group(demo);
+      g.create_dataset({ name: 'actions', data: new Float32Array(steps * 7).map((_, i) => Math.sin(i)), shape: [steps, 7], dtype: '<f' });
+      g.create_group('obs').create_dataset({ name: 'joint_pos', data: new Float64Array(steps * 7), shape: [steps, 7], dtype: '<d' });
+      g.create_dataset({ name: 'rewards', data: new BigInt64Array(steps), shape: [steps], dtype: '<q' });
+    }
+    data.create_attribute('total', steps * 2);
+    if (options.loop) data.create_hard_link('/data', 'loop'); // data/loop is data itself: a cycle
+    f.close();
+    return readFileSync(path);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * A ROS 1 bag written byte for byte to the format's spec (wiki.ros.org/Bags/Format/2.0;
+ * no maintained writer is on npm): the magic, a bag header record padded to 4096 bytes, one
+ * uncompressed chunk per `chunkSize` messages holding the connection and message data records,
+ * its index data records, then the index section (connection records, chunk infos) that the
+ * header points to. Messages are std_msgs/String (uint32 length + bytes).
+ * `indexed: false` writes a bag as a recorder leaves it when killed (index_pos 0, no index).
+ */
+export function rosbagFile(topics: { topic: string; messages: { sec: number; text: string }[] }[] = [
+  { topic: '/chatter', messages: [{ sec: 100, text: 'a' }, { sec: 101, text: 'b' }, { sec: 102, text: 'c' }] },
+  { topic: '/status', messages: [{ sec: 100, text: 'ok' }, { sec: 104, text: 'ok' }] },
+], options: { indexed?: boolean; chunkSize?: number } = {}): Buffer {
+  const i32 = (n: number) => { const b = Buffer.alloc(4); b.writeInt32LE(n); return b; };
+  const u64 = (n: number) => { const b = Buffer.alloc(8); b.writeBigUInt64LE(BigInt(n)); return b; };
+  const time = (sec: number, nsec = 0) => { const b = Buffer.alloc(8); b.writeUInt32LE(sec); b.writeUInt32LE(nsec, 4); return b; };
+  const fieldsOf = (fields: Record<string, Buffer | string>) => Buffer.concat(Object.entries(fields).map(([k, v]) => {
+    const body = Buffer.concat([Buffer.from(`${k}=`), typeof v === 'string' ? Buffer.from(v) : v]);
+    return Buffer.concat([i32(body.length), body]);
+  }));
+  const record = (fields: Record<string, Buffer | string>, data: Buffer) => { const h = fieldsOf(fields); return Buffer.concat([i32(h.length), h, i32(data.length), data]); };
+  const op = (n: number) => Buffer.from([n]);
+  const definition = 'string data\n';
+  const md5sum = '992ce8a1687cec8c8bd883ec73ca41d1';
+  const connection = (conn: number, topic: string) => record({ op: op(0x07), conn: i32(conn), topic }, fieldsOf({ topic, type: 'std_msgs/String', md5sum, message_definition: definition }));
+
+  const events = topics.flatMap(({ messages }, conn) => messages.map((m) => ({ conn, ...m }))).sort((a, b) => a.sec - b.sec);
+  const chunkSize = options.chunkSize ?? 1000;
+  const magic = Buffer.from('#ROSBAG V2.0\n');
+  const body: Buffer[] = [];
+  let position = magic.length + 4096;
+  const chunkInfos: Buffer[] = [];
+  for (let start = 0; start < events.length; start += chunkSize) {
+    const slice = events.slice(start, start + chunkSize);
+    const parts: Buffer[] = [];
+    let offset = 0;
+    const seen = new Set<number>();
+    const index = new Map<number, { sec: number; offset: number }[]>();
+    for (const e of slice) {
+      if (!seen.has(e.conn)) {
+        seen.add(e.conn);
+        const c = connection(e.conn, topics[e.conn].topic);
+        parts.push(c);
+        offset += c.length;
+      }
+      const text = Buffer.from(e.text);
+      const m = record({ op: op(0x02), conn: i32(e.conn), time: time(e.sec) }, Buffer.concat([i32(text.length), text]));
+      index.set(e.conn, [...(index.get(e.conn) ?? []), { sec: e.sec, offset }]);
+      parts.push(m);
+      offset += m.length;
+    }
+    const data = Buffer.concat(parts);
+    const chunk = record({ op: op(0x05), compression: 'none', size: i32(data.length) }, data);
+    const indexes = [...index].map(([conn, entries]) => record({ op: op(0x04), ver: i32(1), conn: i32(conn), count: i32(entries.length) }, Buffer.concat(entries.map((e) => Buffer.concat([time(e.sec), i32(e.offset)])))));
+    chunkInfos.push(record(
+      { op: op(0x06), ver: i32(1), chunk_pos: u64(position), start_time: time(slice[0].sec), end_time: time(slice[slice.length - 1].sec), count: i32(index.size) },
+      Buffer.concat([...index].map(([conn, entries]) => Buffer.concat([i32(conn), i32(entries.length)]))),
+    ));
+    body.push(chunk, ...indexes);
+    position += chunk.length + indexes.reduce((n, b) => n + b.length, 0);
+  }
+  const indexed = options.indexed ?? true;
+  const header = record({ op: op(0x03), index_pos: u64(indexed ? position : 0), conn_count: i32(indexed ? topics.length : 0), chunk_count: i32(indexed ? chunkInfos.length : 0) }, Buffer.alloc(0));
+  // The bag header record is padded (its data) with spaces to 4096 bytes, so it can be rewritten in place.
+  const padded = record({ op: op(0x03), index_pos: u64(indexed ? position : 0), conn_count: i32(indexed ? topics.length : 0), chunk_count: i32(indexed ? chunkInfos.length : 0) }, Buffer.alloc(4096 - header.length, 0x20));
+  const index = indexed ? [...topics.map((t, conn) => connection(conn, t.topic)), ...chunkInfos] : [];
+  return Buffer.concat([magic, padded, ...body, ...index]);
+}
+
+/** A .npy written by NumPy's np.save: `expression` is a NumPy expression for the array. */
+export function npyFile(expression = "numpy.arange(12, dtype='<f4').reshape(3, 4)"): Buffer {
+  return python(`import io, sys, numpy\nb = io.BytesIO()\nnumpy.save(b, ${expression}, allow_pickle=True)\nsys.stdout.buffer.write(b.getvalue())`);
+}
+
+/**
+ * A TFRecord file written to TensorFlow's framing (u64 length, masked CRC-32C of it, data,
+ * masked CRC-32C of the data) by a Python writer with its own bitwise CRC-32C (TensorFlow
+ * is not installed here), independent of the inspector's table-driven one.
+ */
+export function tfrecordFile(records: string[] = ['first example', 'second', '']): Buffer {
+  return python(`import struct, sys, json
+def crc32c(data):
+    crc = 0xffffffff
+    for byte in data:
+        crc ^= byte
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
+    return crc ^ 0xffffffff
+def masked(data):
+    crc = crc32c(data)
+    return (((crc >> 15) | (crc << 17)) + 0xa282ead8) & 0xffffffff
+out = b''
+for text in json.loads(${JSON.stringify(JSON.stringify(records))}):
+    data = text.encode()
+    length = struct.pack('<Q', len(data))
+    out += length + struct.pack('<I', masked(length)) + data + struct.pack('<I', masked(data))
+sys.stdout.buffer.write(out)`);
+}
+
+/**
+ * A ROS 2 bag in rosbag2's SQLite storage, written by SQLite itself (sql.js) with rosbag2's
+ * schema (schema, metadata, topics, messages, timestamp_idx as rosbag2 Jazzy creates them):
+ * /joint_states 3 messages and /camera 1, from 1,700,000,000 s over 2 s.
+ */
+export async function db3File(): Promise<Buffer> {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const SQL = await (require('sql.js') as () => Promise<any>)();
+  const db = new SQL.Database();
+  db.exec(`
+    CREATE TABLE schema(schema_version INTEGER PRIMARY KEY, ros_distro TEXT NOT NULL);
+    CREATE TABLE metadata(id INTEGER PRIMARY KEY, metadata_version INTEGER NOT NULL, metadata TEXT NOT NULL);
+    CREATE TABLE topics(id INTEGER PRIMARY KEY, name TEXT NOT NULL, type TEXT NOT NULL, serialization_format TEXT NOT NULL, offered_qos_profiles TEXT NOT NULL, type_description_hash TEXT NOT NULL);
+    CREATE TABLE messages(id INTEGER PRIMARY KEY, topic_id INTEGER NOT NULL, timestamp INTEGER NOT NULL, data BLOB NOT NULL);
+    CREATE INDEX timestamp_idx ON messages (timestamp ASC);
+    INSERT INTO schema VALUES (4, 'jazzy');
+    INSERT INTO topics VALUES (1, '/joint_states', 'sensor_msgs/msg/JointState', 'cdr', '', ''), (2, '/camera', 'sensor_msgs/msg/Image', 'cdr', '', '');
+  `);
+  const insert = db.prepare('INSERT INTO messages (topic_id, timestamp, data) VALUES (?, ?, ?)');
+  const base = 1_700_000_000_000_000_000n;
+  for (const [topic, offsetNs] of [[1, 0n], [1, 1_000_000_000n], [2, 1_500_000_000n], [1, 2_000_000_000n]] as const) {
+    insert.run([topic, (base + offsetNs).toString(), new Uint8Array([0, 1, 0, 0, 42])]);
+  }
+  insert.free();
+  const bytes = Buffer.from(db.export());
+  db.close();
+  return bytes;
 }

@@ -9,39 +9,6 @@ import type { RangedFile } from '../ranged-file';
 const ascii = (b: Uint8Array) => new TextDecoder('latin1').decode(b);
 const startsWith = (b: Uint8Array, sig: number[]) => sig.every((v, i) => b[i] === v);
 
-/** HDF5: the superblock signature at 0, 512, 1024, 2048, ... (a user block may precede it). */
-export async function inspectHdf5(file: RangedFile): Promise<Inspection> {
-  const sig = [0x89, 0x48, 0x44, 0x46, 0x0d, 0x0a, 0x1a, 0x0a];
-  for (let at = 0; at + 9 <= file.size && at <= 64 * 1024 ** 2; at = at ? at * 2 : 512) {
-    const head = await file.readAt(at, 9);
-    if (startsWith(head, sig)) return { format: 'hdf5', superblock_version: head[8], superblock_offset: at };
-  }
-  expect(false, 'it has no HDF5 superblock signature (\\x89HDF\\r\\n\\x1a\\n)');
-}
-
-/** Parquet: PAR1 at both ends, and a footer length that fits inside the file. */
-export async function inspectParquet(file: RangedFile): Promise<Inspection> {
-  expect(file.size >= 12, 'it is too short to be Parquet');
-  const head = await file.readAt(0, 4);
-  const tail = await file.readAt(file.size - 8, 8);
-  expect(ascii(head) === 'PAR1', 'it does not start with the Parquet magic PAR1');
-  expect(ascii(tail.subarray(4)) === 'PAR1', 'it does not end with the Parquet magic PAR1: truncated');
-  const footer = new DataView(tail.buffer, tail.byteOffset, 8).getUint32(0, true);
-  expect(footer + 12 <= file.size, `its footer claims ${footer} bytes, more than the file holds: truncated`);
-  return { format: 'parquet', footer_bytes: footer };
-}
-
-export async function inspectRosbag(file: RangedFile): Promise<Inspection> {
-  const head = ascii(await file.readAt(0, 13));
-  expect(head === '#ROSBAG V2.0\n', 'it does not start with "#ROSBAG V2.0", the ROS 1 bag header');
-  return { format: 'rosbag', version: '2.0' };
-}
-
-export async function inspectSqlite(file: RangedFile): Promise<Inspection> {
-  expect(ascii(await file.readAt(0, 16)) === 'SQLite format 3\0', 'it is not an SQLite database (a ROS 2 .db3 bag is one)');
-  return { format: 'sqlite' };
-}
-
 export async function inspectPng(file: RangedFile): Promise<Inspection> {
   const head = await file.readAt(0, 24);
   expect(startsWith(head, [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]) && ascii(head.subarray(12, 16)) === 'IHDR', 'it is not a PNG image');

@@ -35,7 +35,47 @@ export async function inspectJson(file: RangedFile): Promise<Inspection> {
     format: 'json',
     top_level: top,
     ...(Array.isArray(value) ? { items: value.length } : top === 'object' ? { keys: Object.keys(value as object).slice(0, 100) } : {}),
+    ...layoutMetadata(file.name, value),
   };
+}
+
+type Json = Record<string, unknown>;
+const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : null);
+const str = (v: unknown) => (typeof v === 'string' ? v.slice(0, 200) : null);
+
+/**
+ * What a dataset layout's metadata file says (issue 41, src/inspection/layout.ts): LeRobot's
+ * meta/info.json (robot type, fps, episodes, frames, features, where episodes are), a
+ * TFDS/RLDS dataset_info.json (splits with their example counts) or features.json.
+ */
+function layoutMetadata(name: string, value: unknown): Json {
+  const base = name.slice(name.lastIndexOf('/') + 1);
+  if (!isObject(value)) return {};
+  if (base === 'info.json' && typeof value.codebase_version === 'string' && isObject(value.features)) {
+    const features = Object.fromEntries(Object.entries(value.features).slice(0, 100).map(([k, f]) => [k, isObject(f) ? { dtype: str(f.dtype), shape: Array.isArray(f.shape) ? f.shape.slice(0, 8) : null } : null]));
+    return {
+      lerobot: {
+        codebase_version: str(value.codebase_version),
+        robot_type: str(value.robot_type),
+        fps: num(value.fps),
+        total_episodes: num(value.total_episodes),
+        total_frames: num(value.total_frames),
+        chunks_size: num(value.chunks_size),
+        data_path: str(value.data_path),
+        features,
+      },
+    };
+  }
+  if (base === 'dataset_info.json' && Array.isArray(value.splits)) {
+    const splits = value.splits.filter(isObject).slice(0, 100).map((s) => ({
+      name: str(s.name),
+      episodes: Array.isArray(s.shardLengths) ? s.shardLengths.reduce((n: number, l) => n + (Number(l) || 0), 0) : num(s.numExamples),
+    }));
+    return { tfds: { name: str(value.name), version: str(value.version), splits } };
+  }
+  if (base === 'features.json' && isObject(value)) return { tfds_features: true };
+  return {};
 }
 
 export async function inspectJsonl(file: RangedFile): Promise<Inspection> {
