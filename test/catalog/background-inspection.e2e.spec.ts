@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { InspectionWorker } from '../../src/catalog/inspection-worker';
 import { startTestApp, TestApp } from '../support/app';
-import { onnxModel } from '../support/asset-files';
+import { mcapFile, onnxModel, safetensorsFile } from '../support/asset-files';
 import { eventually } from '../support/eventually';
 import { createEndpoint, deliveries, ENCRYPTION_KEY } from '../webhooks/helpers';
 import { startReceiver } from '../webhooks/receiver';
@@ -141,5 +141,49 @@ describe('background inspection of files above the inline limit', () => {
     expect((await eventsOf(t, 'ListingPublished', seller.accountId)).filter((e) => e.data.listing_id === id)).toHaveLength(1);
     expect((await own(id)).validation_status).toBe('passed');
     await worker().start();
+  });
+
+  it('a dataset: small shards inspected before the answer, a large one in the background, then published with every inspection', async () => {
+    const putShard = async (datasetId: string, name: string, bytes: Buffer) => {
+      const minted = await t.request('POST', `/v1/datasets/${datasetId}/shards`, { key: seller.key, body: { name, size: bytes.length } });
+      expect((await t.storage('PUT', minted.body.upload_url, { payload: bytes })).status).toBe(200);
+    };
+    const dataset = (await t.request('POST', '/v1/datasets', { key: seller.key, body: { title: 'Mixed shards' } })).body;
+    const small = mcapFile('small shard');
+    const large = safetensorsFile({ 'policy.weight': { dtype: 'F32', shape: [64, 64] } });
+    expect([small.length <= INLINE_MAX, large.length > INLINE_MAX]).toEqual([true, true]);
+    await putShard(dataset.id, 'a.mcap', small);
+    await putShard(dataset.id, 'b.safetensors', large);
+    // A small shard that is not what it says still refuses the publish at once, before any background work.
+    await putShard(dataset.id, 'c.json', Buffer.from('{"not json'));
+    const refused = await t.request('POST', `/v1/datasets/${dataset.id}/publish`, { key: seller.key });
+    expect([refused.status, refused.body.error.validation_errors]).toEqual([400, [{ code: 'invalid_format', message: expect.stringMatching(/^"c\.json" is not /) }]]);
+    expect((await eventsOf(t, 'ListingInspectionRequested', seller.accountId)).filter((e) => e.data.listing_id === dataset.id)).toEqual([]);
+    await putShard(dataset.id, 'c.json', Buffer.from('{"ok": true}'));
+
+    await worker().stop();
+    const res = await t.request('POST', `/v1/datasets/${dataset.id}/publish`, { key: seller.key });
+    expect([res.status, res.body.validation_status, res.body.status]).toEqual([200, 'pending', 'draft']);
+    const [request] = (await eventsOf(t, 'ListingInspectionRequested', seller.accountId)).filter((e) => e.data.listing_id === dataset.id);
+    expect(request.data.files.map((f: { name: string; inspection?: { format: string } }) => [f.name, f.inspection?.format ?? null])).toEqual([
+      ['a.mcap', 'mcap'],
+      ['b.safetensors', null],
+      ['c.json', 'json'],
+    ]);
+    // The public read shows published listings only, to its owner too.
+    expect((await t.request('GET', `/v1/datasets/${dataset.id}`, { key: seller.key })).status).toBe(404);
+
+    await worker().start();
+    const passed = await eventually(async () => {
+      const l = await own(dataset.id);
+      return l.validation_status === 'passed' && l;
+    }, 20000, 'the dataset to pass');
+    expect(passed.status).toBe('published');
+    expect(passed.inspection.files.map((f: { name: string; format: string }) => [f.name, f.format])).toEqual([
+      ['a.mcap', 'mcap'],
+      ['b.safetensors', 'safetensors'],
+      ['c.json', 'json'],
+    ]);
+    expect(passed.inspection.files[1]).toMatchObject({ tensors: 1, parameters: 64 * 64 });
   });
 });
