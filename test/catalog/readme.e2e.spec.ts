@@ -89,7 +89,7 @@ describe('readme: the model card', () => {
     expect((await browser.signIn('creator', seller.key)).status).toBe(303);
     const page = await browser.get(`/console/listings/${model.id}`);
     expect(page.status).toBe(200);
-    const readme = /<article class="panel readme" data-readme>([\s\S]*?)<\/article>/.exec(page.text)?.[1];
+    const readme = /<article class="panel readme" data-readme[^>]*>([\s\S]*?)<\/article>/.exec(page.text)?.[1];
     expect(readme).toBeDefined();
     // The Markdown is rendered...
     expect(readme).toContain('<h1>Grasp policy</h1>');
@@ -117,7 +117,7 @@ describe('readme: the model card', () => {
     // The image stays an image, its hostile title an attribute value (quotes escaped).
     expect(readme).toMatch(/<img src="https:\/\/example.org\/p.png" alt="pixel" title="t&quot; onload=&quot;alert\(2\)">/);
     // What inspection found, beside the card.
-    const aside = /<aside class="panel" data-inspection>([\s\S]*?)<\/aside>/.exec(page.text)?.[1];
+    const aside = /<aside class="panel" data-inspection[^>]*>([\s\S]*?)<\/aside>/.exec(page.text)?.[1];
     expect(aside).toContain('<th scope="row">format</th><td>onnx</td>');
     expect(aside).toContain('<td>obs</td>');
 

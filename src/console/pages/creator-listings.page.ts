@@ -80,19 +80,20 @@ ${next ? html`<p><a href="${next}">Older listings</a></p>` : ''}`;
    */
   private async renderOne(request: PageRequest): Promise<Html> {
     const auth = request.viewer.auth!;
+    // Both panels scroll sideways when what they hold is wide: tab stops, so keys scroll them too.
     const l = await this.catalog.findOwn(auth, request.param ?? '');
     if (!l) throw Errors.notFound('listing');
     const object = toPublicObject(l);
     const inspection = object.inspection as Record<string, unknown> | null;
     const problems = l.validation_errors ?? [];
-    const readme = l.readme ? html`<article class="panel readme" data-readme>${renderMarkdown(l.readme)}</article>` : html`<p class="muted" data-readme>No model card: add one with <code>readme</code> on PATCH.</p>`;
+    const readme = l.readme ? html`<article class="panel readme" data-readme tabindex="0" aria-label="Model card">${renderMarkdown(l.readme)}</article>` : html`<p class="muted" data-readme>No model card: add one with <code>readme</code> on PATCH.</p>`;
     return html`<p><a href="/console/listings">All listings</a></p>
 <h2>${l.title}</h2>
 <p><span class="badge ${STATUS_TONE[l.status]}">${l.status}</span> <span class="badge ${VALIDATION_TONE[l.validation_status]}" data-validation>${l.validation_status}</span> <code>${l.slug}</code> ${l.kind}, ${l.type}</p>
 ${problems.length ? html`<ul class="problems" data-validation-errors>${problems.map((p) => html`<li><code>${p.code}</code> ${p.message}</li>`)}</ul>` : ''}
 <div class="listing-page">
 ${readme}
-<aside class="panel" data-inspection><h3>What is inside</h3>${inspection ? inspectionSummary(inspection) : html`<p class="muted">${l.validation_status === 'pending' ? 'Being inspected.' : 'Not inspected.'}</p>`}</aside>
+<aside class="panel" data-inspection tabindex="0" aria-labelledby="inspection-title"><h3 id="inspection-title">What is inside</h3>${inspection ? inspectionSummary(inspection) : html`<p class="muted">${l.validation_status === 'pending' ? 'Being inspected.' : 'Not inspected.'}</p>`}</aside>
 </div>`;
   }
 }
