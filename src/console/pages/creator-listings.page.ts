@@ -110,11 +110,18 @@ function cell(value: unknown): Html {
   return html`${plain(value)}`;
 }
 
-const plain = (value: unknown): string => (value === null || value === undefined ? '' : typeof value === 'object' ? JSON.stringify(value) : String(value));
+/** A shape reads [batch, 4]; null (an unknown dimension) reads ?. */
+const plain = (value: unknown): string => {
+  if (value === null || value === undefined) return '';
+  if (Array.isArray(value) && value.every((v) => v === null || typeof v !== 'object')) return `[${value.map((v) => (v === null ? '?' : String(v))).join(', ')}]`;
+  return typeof value === 'object' ? JSON.stringify(value) : String(value);
+};
 
 const SUMMARY_ROWS = 20;
 
 /** What inspection found (format first), as the listing's public object shows it. */
 function inspectionSummary(inspection: Record<string, unknown>): Html {
-  return html`<table class="inspection"><tbody>${Object.entries(inspection).map(([key, value]) => html`<tr><th scope="row">${key}</th><td>${cell(value)}</td></tr>`)}</tbody></table>`;
+  // The stored object's keys come back in jsonb's order: format first, the rest as stored.
+  const entries = Object.entries(inspection).sort(([a], [b]) => Number(b === 'format') - Number(a === 'format'));
+  return html`<table class="inspection"><tbody>${entries.map(([key, value]) => html`<tr><th scope="row">${key}</th><td>${cell(value)}</td></tr>`)}</tbody></table>`;
 }
