@@ -1,4 +1,5 @@
-import { Module } from '@nestjs/common';
+import { BeforeApplicationShutdown, Inject, Module, OnApplicationBootstrap } from '@nestjs/common';
+import { SETTINGS, Settings } from '../config/settings';
 import { AccountsModule } from '../accounts/accounts.module';
 import { CatalogQueries } from './catalog-queries';
 import { DownloadAssetHandler, Downloads } from './commands/download-asset';
@@ -8,6 +9,7 @@ import { UnpublishListingHandler } from './commands/unpublish-listing';
 import { UpdateListingHandler } from './commands/update-listing';
 import { DatasetsController } from './datasets.controller';
 import { Entitlements } from './entitlement';
+import { InspectionWorker } from './inspection-worker';
 import { ListingStore } from './listing-store';
 import { ListingsController } from './listings.controller';
 import { ModelsController } from './models.controller';
@@ -32,7 +34,22 @@ import { UploadsController } from './uploads.controller';
     Downloads,
     UploadGrants,
     ShardChecksums,
+    InspectionWorker,
   ],
   exports: [CatalogQueries, Entitlements, ListingStore],
 })
-export class CatalogModule {}
+export class CatalogModule implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  constructor(
+    @Inject(SETTINGS) private readonly settings: Settings,
+    private readonly inspections: InspectionWorker,
+  ) {}
+
+  /** The background inspection of large published files runs with the workers (settings.workers). */
+  async onApplicationBootstrap(): Promise<void> {
+    if (this.settings.workers) await this.inspections.start();
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    await this.inspections.stop();
+  }
+}

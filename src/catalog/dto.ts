@@ -4,6 +4,19 @@ import type { ListingDetails } from './events';
 import { CURRENCY, DATASET_TYPES } from './listing';
 import { extensionOf, normalizeExtension } from './upload-policy';
 import { assertValidLicense } from './license';
+import { Errors } from '../platform/errors';
+
+/** The model card's bound (issue 40): 64 KiB of UTF-8. */
+export const README_MAX_BYTES = 64 * 1024;
+
+/** 400 naming readme when the model card is larger than README_MAX_BYTES. */
+export function assertReadme(readme: string | undefined): void {
+  if (readme === undefined || readme === null) return;
+  const bytes = Buffer.byteLength(readme, 'utf8');
+  if (bytes > README_MAX_BYTES) {
+    throw Errors.validationFailed(`Invalid field "readme": at most ${README_MAX_BYTES} bytes (64 KiB) of UTF-8 Markdown; got ${bytes}.`);
+  }
+}
 
 const MAX_PRICE = 100_000_000;
 const trim = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value);
@@ -47,6 +60,10 @@ export class ListingMetadataDto {
 
   @IsOptional() @IsBoolean()
   isaac_sim_compatible?: boolean;
+
+  /** The model card, Markdown; its 64 KiB bound is in bytes of UTF-8 (assertReadme; the body limit stops the absurd first). */
+  @IsOptional() @IsString()
+  readme?: string;
 }
 
 /** PATCH of a model, dataset or listing: price, version, metadata; the file is fixed. */
@@ -120,10 +137,11 @@ export class CreateDatasetDto extends ListingMetadataDto {
 
 export function metadataChanges(body: UpdateListingDto): Partial<Omit<ListingDetails, 'file'>> {
   assertValidLicense(body.license);
+  assertReadme(body.readme);
   const changes: Partial<Omit<ListingDetails, 'file'>> = {};
   const fields = [
     'title', 'description', 'category', 'license', 'version', 'tags', 'frameworks', 'hardware', 'sensors',
-    'ros_compatible', 'jetson_compatible', 'isaac_sim_compatible',
+    'ros_compatible', 'jetson_compatible', 'isaac_sim_compatible', 'readme',
   ] as const;
   for (const field of fields) {
     if (body[field] !== undefined && body[field] !== null) (changes as Record<string, unknown>)[field] = body[field];
@@ -134,6 +152,7 @@ export function metadataChanges(body: UpdateListingDto): Partial<Omit<ListingDet
 
 export function listingDetails(body: DraftListingDto | PublishModelDto | CreateDatasetDto, defaults: { type: string }): ListingDetails {
   assertValidLicense(body.license);
+  assertReadme(body.readme);
   const f = body as DraftListingDto;
   const file =
     f.storage_path && f.file_name && f.file_size
@@ -160,5 +179,7 @@ export function listingDetails(body: DraftListingDto | PublishModelDto | CreateD
     jetson_compatible: body.jetson_compatible ?? false,
     isaac_sim_compatible: body.isaac_sim_compatible ?? false,
     file,
+    // Only when given: drafts without a model card record what they recorded before it existed.
+    ...(body.readme !== undefined && body.readme !== null ? { readme: body.readme } : {}),
   };
 }

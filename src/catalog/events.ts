@@ -35,6 +35,8 @@ export interface ListingDetails {
   isaac_sim_compatible: boolean;
   /** The artifact of a model; datasets keep their data in shards instead. */
   file: ListingFile | null;
+  /** The model card, Markdown of at most 64 KiB (issue 40); absent on listings drafted before it. */
+  readme?: string;
 }
 
 /** On listingslug-<mode>-<slug>: the slug is taken by this listing (which a failed draft may never have created). */
@@ -107,6 +109,28 @@ export interface ListingValidationFailed {
   mode: Mode;
   errors: ValidationProblem[];
   failed_at: string;
+  /**
+   * Decided by the inspection worker after the publish answered (issue 40): the seller learns
+   * of it by the listing.validation_failed webhook, whose payload `listing` is (the public
+   * object at that moment). Absent on failures the publish request itself answered with a 400.
+   */
+  background?: true;
+  listing?: Record<string, unknown>;
+}
+
+/**
+ * A publish whose files include one larger than the inline inspection limit (issue 40,
+ * INSPECTION_INLINE_MAX_BYTES): its files are frozen, those within the limit inspected, and
+ * the inspection worker inspects the rest, then records ListingPublished or
+ * ListingValidationFailed. Until then the listing is validation_status pending and not
+ * readable by buyers. `requested_at` names this request: a later publish makes another.
+ */
+export interface ListingInspectionRequested {
+  listing_id: string;
+  account_id: string;
+  mode: Mode;
+  files: PublishedFile[];
+  requested_at: string;
 }
 
 /** One reason a publish was refused, as its 4xx error said it. */
@@ -146,6 +170,7 @@ export const CatalogEvents = {
   ListingPublished: 'ListingPublished',
   ListingUnpublished: 'ListingUnpublished',
   ListingValidationFailed: 'ListingValidationFailed',
+  ListingInspectionRequested: 'ListingInspectionRequested',
   AssetDownloaded: 'AssetDownloaded',
 } as const;
 
@@ -156,5 +181,6 @@ export const LISTING_EVENT_TYPES: readonly string[] = [
   CatalogEvents.ListingPublished,
   CatalogEvents.ListingUnpublished,
   CatalogEvents.ListingValidationFailed,
+  CatalogEvents.ListingInspectionRequested,
   CatalogEvents.AssetDownloaded,
 ];

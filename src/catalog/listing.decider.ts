@@ -14,6 +14,7 @@ import type {
   AssetDownloaded,
   ListingDetails,
   ListingDrafted,
+  ListingInspectionRequested,
   ListingKind,
   ListingPublished,
   ListingUnpublished,
@@ -45,6 +46,8 @@ export interface ListingState extends ListingDetails {
   published_at: string | null;
   /** Frozen at the first publish (ListingPublished.files); null before it, and for listings published before files were recorded. */
   published_files: PublishedFile[] | null;
+  /** A background inspection under way (ListingInspectionRequested), until its outcome is recorded; absent on states folded before it existed. */
+  pending_inspection?: { requested_at: string } | null;
 }
 
 /** The events of a listing stream (LISTING_EVENT_TYPES), with their data as stored. */
@@ -54,17 +57,26 @@ export type ListingEvent =
   | { type: 'ListingPublished'; data: ListingPublished }
   | { type: 'ListingUnpublished'; data: ListingUnpublished }
   | { type: 'ListingValidationFailed'; data: ListingValidationFailed }
+  | { type: 'ListingInspectionRequested'; data: ListingInspectionRequested }
   | { type: 'AssetDownloaded'; data: AssetDownloaded };
 
 /** undefined until the stream's ListingDrafted. */
 export type ListingStreamState = ListingState | undefined;
 
 export type ListingCommand =
-  /** A new listing (its slug already claimed), published at once when `publish` holds the files it froze. */
-  | { type: 'Draft'; drafted: ListingDrafted; publish: PublishedFile[] | null }
+  /**
+   * A new listing (its slug already claimed), published at once when `publish` holds the files
+   * it froze; with `background`, some of them wait for the inspection worker instead.
+   */
+  | { type: 'Draft'; drafted: ListingDrafted; publish: PublishedFile[] | null; background?: boolean }
   | { type: 'Update'; account_id: string; changes: Partial<ListingDetails>; now: string }
   /** The files the publication froze (preparePublication); for a listing published before, nothing is recorded. */
-  | { type: 'Publish'; account_id: string; files: PublishedFile[]; now: string }
+  | { type: 'Publish'; account_id: string; files: PublishedFile[]; now: string; background?: boolean }
+  /**
+   * The inspection worker's outcome for the request made at `requested_at`: the files with
+   * their inspections (published), or why they failed. Stale (a later request, or decided already): nothing.
+   */
+  | { type: 'CompleteInspection'; requested_at: string; files: PublishedFile[]; problems: ValidationProblem[]; now: string }
   /** A publish its checks refused: why, shown on the listing until a publish passes. */
   | { type: 'RecordPublishFailure'; account_id: string; problems: ValidationProblem[]; now: string }
   | { type: 'Unpublish'; account_id: string; now: string }
@@ -113,13 +125,24 @@ export function evolve(state: ListingStreamState, event: ListingEvent): ListingS
           published_at: e.published_at,
           updated_at: e.published_at,
           published_files: e.files ?? state.published_files,
+          pending_inspection: null,
         }
       );
     }
     case 'ListingUnpublished':
       return state && { ...state, status: 'unpublished', updated_at: event.data.unpublished_at };
     case 'ListingValidationFailed':
-      return state && { ...state, validation_status: 'failed', validation_errors: event.data.errors };
+      return state && { ...state, validation_status: 'failed', validation_errors: event.data.errors, pending_inspection: null };
+    case 'ListingInspectionRequested':
+      return (
+        state && {
+          ...state,
+          validation_status: 'pending',
+          validation_errors: [],
+          pending_inspection: { requested_at: event.data.requested_at },
+          updated_at: event.data.requested_at,
+        }
+      );
     case 'AssetDownloaded':
       return state && { ...state, downloads: state.downloads + 1 };
     default:
@@ -134,7 +157,26 @@ export function decide(command: ListingCommand, state: ListingStreamState): List
     // Drafted once: a second draft of the same id lost to the first, as the no_stream append did.
     if (state) throw Errors.conflict();
     const drafted: ListingEvent = { type: 'ListingDrafted', data: command.drafted };
-    return command.publish ? [drafted, published(evolve(undefined, drafted)!, command.drafted.created_at, command.publish)] : [drafted];
+    if (!command.publish) return [drafted];
+    const draft = evolve(undefined, drafted)!;
+    const at = command.drafted.created_at;
+    return [drafted, command.background ? inspectionRequested(draft, at, command.publish) : published(draft, at, command.publish)];
+  }
+  if (command.type === 'CompleteInspection') {
+    // The worker replays its events after a restart: an outcome already recorded, or for a request since replaced, records nothing.
+    if (!state || state.pending_inspection?.requested_at !== command.requested_at) return [];
+    if (!command.problems.length) return [published(state, command.now, command.files)];
+    const failed: ListingValidationFailed = {
+      listing_id: state.id,
+      account_id: state.account_id,
+      mode: state.mode,
+      errors: command.problems,
+      failed_at: command.now,
+      background: true,
+      listing: {},
+    };
+    failed.listing = toPublicObject(evolve(state, { type: 'ListingValidationFailed', data: failed })!);
+    return [{ type: 'ListingValidationFailed', data: failed }];
   }
   if (command.type === 'RecordDownload') {
     if (!state || state.account_id === command.buyer_account_id) return [];
@@ -157,7 +199,9 @@ export function decide(command: ListingCommand, state: ListingStreamState): List
       return [{ type: 'ListingUpdated', data: updated }];
     }
     case 'Publish':
-      return state.status === 'published' ? [] : [published(state, command.now, command.files)];
+      // Published already, or its files still being inspected: the answer is the listing as it is.
+      if (state.status === 'published' || state.pending_inspection) return [];
+      return [command.background ? inspectionRequested(state, command.now, command.files) : published(state, command.now, command.files)];
     case 'RecordPublishFailure': {
       // The same failure again records nothing.
       if (state.validation_status === 'failed' && JSON.stringify(state.validation_errors) === JSON.stringify(command.problems)) return [];
@@ -179,6 +223,12 @@ function published(listing: ListingState, at: string, files: PublishedFile[]): L
   const data: ListingPublished = { listing_id: listing.id, account_id: listing.account_id, mode: listing.mode, listing: {}, files, published_at: at };
   data.listing = toPublicObject(evolve(listing, { type: 'ListingPublished', data })!);
   return { type: 'ListingPublished', data };
+}
+
+/** Files frozen, some still to inspect: the inspection worker records the outcome (CompleteInspection). */
+function inspectionRequested(listing: ListingState, at: string, files: PublishedFile[]): ListingEvent {
+  const data: ListingInspectionRequested = { listing_id: listing.id, account_id: listing.account_id, mode: listing.mode, files, requested_at: at };
+  return { type: 'ListingInspectionRequested', data };
 }
 
 export const listingDecider: Decider<ListingCommand, ListingEvent, ListingStreamState> = { initialState, evolve, decide };
@@ -216,6 +266,7 @@ export function toPublicObject(s: ListingState): Record<string, unknown> {
     isaac_sim_compatible: s.isaac_sim_compatible,
     file: s.file && { name: s.file.name, size: s.file.size, extension: s.file.extension, sha256: s.published_files?.[0]?.sha256 ?? null },
     inspection: inspectionOf(s),
+    readme: s.readme ?? null,
     downloads: s.downloads,
     featured: s.featured,
     // Keys in the order a stored event's jsonb gives them, so an answer built from a state folded

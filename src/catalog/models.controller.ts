@@ -37,7 +37,11 @@ export class ModelsController {
     return toPublicObject(listing);
   }
 
-  /** Validates the uploaded object and publishes at once. */
+  /**
+   * Validates the uploaded object and publishes at once; a file above the inline inspection
+   * limit answers validation_status pending, published once the inspection worker passes it.
+   * The answer is the seller's view (Listing), which shows that status.
+   */
   @Post()
   @LongRunning()
   @RequireScope('models:upload')
@@ -47,7 +51,7 @@ export class ModelsController {
       throw Errors.validationFailed(`Invalid field "type": "${body.type}" is a dataset type; create datasets with POST /v1/datasets.`);
     }
     const listing = await this.commands.execute(new DraftListingCommand(auth, 'model', listingDetails(body, { type: body.type }), true));
-    return toPublicObject(listing);
+    return toListingObject(listing);
   }
 
   @Patch(':idOrSlug')

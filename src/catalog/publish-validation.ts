@@ -5,7 +5,7 @@ import { BlobStore } from '../storage/blob-store';
 import { blobsOfMode } from '../storage/mode-staging';
 import type { ListingFile, PublishedFile } from './events';
 import { assertValidPrice, ListingState } from './listing';
-import { assertServable, fileNotFound, freezeFile, inspectFrozen } from './published-files';
+import { assertServable, fileNotFound, freezeFile, inspectFrozen, needsBackgroundInspection } from './published-files';
 import { assertAllowedExtension, assertOwnStoragePath, extensionOf } from './upload-policy';
 import { shardPrefix } from './shards';
 
@@ -20,15 +20,25 @@ export function assertFileReference(accountId: string, file: ListingFile): void 
  * The checks a listing passes before it becomes visible (spec part 4 rules 1-2, decisions
  * section 5), then the freezing and inspection of its files (published-files.ts); returns the files that
  * ListingPublished records. A failure records nothing (at most an unreferenced frozen copy
- * stays in storage). A listing published before keeps the files frozen then.
+ * stays in storage). A listing published before keeps the files frozen then. `background`:
+ * some files are larger than the inline limit and were left for the inspection worker.
  */
-export async function preparePublication(listing: ListingState, blobs: BlobStore, limits: InspectionLimits): Promise<PublishedFile[]> {
+export async function preparePublication(
+  listing: ListingState,
+  blobs: BlobStore,
+  limits: InspectionLimits & { inlineMaxBytes?: number },
+): Promise<{ files: PublishedFile[]; background: boolean }> {
   const store = blobsOfMode(blobs, listing.mode);
   assertValidPrice(listing.price.amount);
   if (listing.published_files) {
     for (const file of listing.published_files) await assertServable(store, listing, file);
-    return listing.published_files;
+    return { files: listing.published_files, background: false };
   }
+  const files = await frozenAndInspected(listing, store, limits);
+  return { files, background: needsBackgroundInspection(files) };
+}
+
+async function frozenAndInspected(listing: ListingState, store: BlobStore, limits: InspectionLimits & { inlineMaxBytes?: number }): Promise<PublishedFile[]> {
   if (listing.kind === 'dataset') {
     const prefix = shardPrefix(listing);
     const shards = await store.list(prefix);

@@ -33,21 +33,50 @@ export async function freezeFile(store: BlobStore, name: string, path: string): 
 /**
  * Opens each frozen copy with its format's inspector (src/inspection) and records what it
  * found on the file; any file that is not what its extension says refuses the publish:
- * 400 validation_failed with one validation_errors entry a file, each naming it.
+ * 400 validation_failed with one validation_errors entry a file, each naming it. A file
+ * larger than `inlineMaxBytes` is left uninspected (no `inspection`): the inspection worker
+ * opens it after the publish answered (needsBackgroundInspection).
  */
-export async function inspectFrozen(store: BlobStore, files: PublishedFile[], limits: InspectionLimits): Promise<PublishedFile[]> {
+export async function inspectFrozen(store: BlobStore, files: PublishedFile[], limits: InspectionLimits & { inlineMaxBytes?: number }): Promise<PublishedFile[]> {
+  const inline = limits.inlineMaxBytes ?? Infinity;
+  const { files: inspected, problems } = await inspectFiles(store, files, limits, (file) => file.size <= inline);
+  if (problems.length) throw inspectionRefusal(problems);
+  return inspected;
+}
+
+/** True when some of the files were left for the inspection worker (larger than the inline limit). */
+export function needsBackgroundInspection(files: PublishedFile[]): boolean {
+  return files.some((file) => !file.inspection);
+}
+
+/**
+ * Inspects the files `which` selects (every file by default), in order; the others are
+ * returned as they are. Problems are the files that failed, each naming its file.
+ */
+export async function inspectFiles(
+  store: BlobStore,
+  files: PublishedFile[],
+  limits: InspectionLimits,
+  which: (file: PublishedFile) => boolean = () => true,
+): Promise<{ files: PublishedFile[]; problems: InspectionProblem[] }> {
   const problems: InspectionProblem[] = [];
   const inspected: PublishedFile[] = [];
   for (const file of files) {
+    if (!which(file)) {
+      inspected.push(file);
+      continue;
+    }
     const outcome = await inspectFile(RangedFile.ofStore(store, file.path, file.name, file.size, limits));
     if (outcome.ok) inspected.push({ ...file, inspection: outcome.inspection });
     else problems.push(outcome.problem);
   }
-  if (problems.length) {
-    const message = problems.length === 1 ? problems[0].message : `${problems.length} files failed inspection; the first: ${problems[0].message}`;
-    throw new ApiError(400, 'validation_failed', message, { validation_errors: problems });
-  }
-  return inspected;
+  return { files: inspected, problems };
+}
+
+/** The 400 a publish whose files failed inspection answers. */
+export function inspectionRefusal(problems: InspectionProblem[]): ApiError {
+  const message = problems.length === 1 ? problems[0].message : `${problems.length} files failed inspection; the first: ${problems[0].message}`;
+  return new ApiError(400, 'validation_failed', message, { validation_errors: problems });
 }
 
 /** The problems a refused publish records: an inspection's per-file list, or the error itself. */

@@ -66,9 +66,11 @@ export interface Settings {
   /**
    * Inspection of published files (issue 40, docs/catalog.md): at most maxReadBytes read
    * and timeMs spent on one file (INSPECTION_MAX_READ_BYTES, INSPECTION_TIME_MS). Time is
-   * elapsed time, which bounds the CPU the inspection takes.
+   * elapsed time, which bounds the CPU the inspection takes. Files of at most inlineMaxBytes
+   * (INSPECTION_INLINE_MAX_BYTES) are inspected before the publish answers, larger ones by
+   * the inspection worker (src/catalog/inspection-worker.ts).
    */
-  readonly inspection: { maxReadBytes: number; timeMs: number };
+  readonly inspection: { maxReadBytes: number; timeMs: number; inlineMaxBytes: number };
 }
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -377,6 +379,8 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     inspection: {
       maxReadBytes: integer(env, 'INSPECTION_MAX_READ_BYTES', 64 * 1024 ** 2, 64 * 1024, 1024 ** 3),
       timeMs: integer(env, 'INSPECTION_TIME_MS', 10_000, 100, 600_000),
+      // Files above it are inspected in the background: publish answers validation_status pending.
+      inlineMaxBytes: integer(env, 'INSPECTION_INLINE_MAX_BYTES', 64 * 1024 ** 2, 0, 5 * 1024 ** 4),
     },
   });
 }

@@ -7,6 +7,7 @@ export const PUBLIC_EVENT_TYPES = [
   'listing.purchased',
   'listing.published',
   'listing.unpublished',
+  'listing.validation_failed',
   'asset.downloaded',
   'factory.job.completed',
   'factory.job.published',
@@ -38,6 +39,12 @@ type Mapper = (d: any) => Omit<PublicEvent, 'mode'>;
 const MAPPING: Record<string, Mapper> = {
   ListingPublished: (d) => ({ type: 'listing.published', accountId: d.account_id, data: { listing: d.listing } }),
   ListingUnpublished: (d) => ({ type: 'listing.unpublished', accountId: d.account_id, data: { listing: d.listing } }),
+  // Only a failure the background inspection decided (issue 40): a publish the request refused already answered 400.
+  ListingValidationFailed: (d) => ({
+    type: 'listing.validation_failed',
+    accountId: d.background ? d.account_id : undefined,
+    data: { listing: d.listing, validation_errors: d.errors },
+  }),
   AssetDownloaded: (d) => ({
     type: 'asset.downloaded',
     accountId: d.account_id,

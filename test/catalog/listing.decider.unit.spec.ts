@@ -175,4 +175,48 @@ describe('listing decider', () => {
       expect(state?.downloads).toBe(2);
     });
   });
+
+  describe('background inspection (issue 40)', () => {
+    const inspected: PublishedFile[] = [{ ...files[0], inspection: { format: 'onnx', parameters: 74 } }];
+    const requested: ListingEvent = { type: 'ListingInspectionRequested', data: { listing_id: 'lst_1', account_id: SELLER, mode: 'test', files, requested_at: NOW } };
+    const complete = (problems: { code: string; message: string }[] = [], requested_at = NOW): ListingCommand => ({ type: 'CompleteInspection', requested_at, files: inspected, problems, now: LATER });
+    const bad = { code: 'invalid_format', message: '"grasp.onnx" is not an ONNX model: truncated' };
+
+    it('a publish with files left for the worker records the request; the listing is pending and stays a draft', () => {
+      deciderSpec(listingDecider).given([drafted]).when({ ...publish(), background: true } as ListingCommand).then([requested]);
+      const state = [drafted, requested].reduce<ListingState | undefined>(evolve, undefined)!;
+      expect([state.status, state.validation_status, state.pending_inspection]).toEqual(['draft', 'pending', { requested_at: NOW }]);
+    });
+
+    it('POST /v1/models drafts and requests the inspection in one append', () => {
+      deciderSpec(listingDecider).given([]).when({ type: 'Draft', drafted: draftedData(), publish: files, background: true }).then([drafted, requested]);
+    });
+
+    it('publishing a pending listing again records nothing', () => {
+      deciderSpec(listingDecider).given([drafted, requested]).when({ ...publish(), background: true } as ListingCommand).then([]);
+      deciderSpec(listingDecider).given([drafted, requested]).when(publish()).then([]);
+    });
+
+    it('a pass publishes with the inspected files, and clears the pending request', () => {
+      const passed = publishedAt(LATER, [drafted, requested].reduce<ListingState | undefined>(evolve, undefined)!);
+      const data = { ...(passed.data as object), files: inspected, listing: toPublicObject({ ...[drafted, requested].reduce<ListingState | undefined>(evolve, undefined)!, status: 'published', validation_status: 'passed', validation_errors: [], published_at: LATER, updated_at: LATER, published_files: inspected }) };
+      deciderSpec(listingDecider).given([drafted, requested]).when(complete()).then([{ type: 'ListingPublished', data } as ListingEvent]);
+      const state = [drafted, requested, { type: 'ListingPublished', data } as ListingEvent].reduce<ListingState | undefined>(evolve, undefined)!;
+      expect([state.status, state.validation_status, state.pending_inspection]).toEqual(['published', 'passed', null]);
+    });
+
+    it('a failure records ListingValidationFailed marked background, with the public object (the webhook payload)', () => {
+      const [event] = listingDecider.decide(complete([bad]), [drafted, requested].reduce<ListingState | undefined>(evolve, undefined));
+      expect(event).toMatchObject({ type: 'ListingValidationFailed', data: { errors: [bad], background: true, failed_at: LATER, listing: { id: 'lst_1', slug: 'grasp-net' } } });
+      const state = [drafted, requested, event].reduce<ListingState | undefined>(evolve, undefined)!;
+      expect([state.status, state.validation_status, state.validation_errors, state.pending_inspection]).toEqual(['draft', 'failed', [bad], null]);
+    });
+
+    it('an outcome for a request already decided, or for another request, records nothing (a replay after a crash)', () => {
+      const [outcome] = listingDecider.decide(complete(), [drafted, requested].reduce<ListingState | undefined>(evolve, undefined));
+      deciderSpec(listingDecider).given([drafted, requested, outcome]).when(complete()).then([]);
+      deciderSpec(listingDecider).given([drafted, requested]).when(complete([], LATER)).then([]);
+      deciderSpec(listingDecider).given([drafted]).when(complete()).then([]);
+    });
+  });
 });

@@ -65,16 +65,26 @@ describe('models: publish, read, update, unpublish', () => {
         external_data: false,
         onnxruntime: 'loads',
       },
+      readme: null,
       downloads: 0,
       featured: false,
       author: { slug: 'robo-lab', name: 'Robo Lab' },
       created_at: expect.stringMatching(TIMESTAMP),
       updated_at: expect.stringMatching(TIMESTAMP),
+      // The seller's view (Listing, as the OpenAPI document says): inspected before the answer, so passed.
+      object: 'listing',
+      kind: 'model',
+      status: 'published',
+      validation_status: 'passed',
+      validation_errors: [],
+      storage_path: grant.storage_path,
+      published_at: res.body.updated_at,
     });
+    const { object, kind, status, validation_status, validation_errors, storage_path, published_at, ...model } = res.body;
     const byId = await t.request('GET', `/v1/models/${res.body.id}`, { key: reader.key });
     const bySlug = await t.request('GET', '/v1/models/arm-reach', { key: reader.key });
-    expect(byId.body).toEqual(res.body);
-    expect(bySlug.body).toEqual(res.body);
+    expect(byId.body).toEqual(model);
+    expect(bySlug.body).toEqual(model);
 
     const published = (await eventsOf(t, 'ListingPublished', seller.accountId)).filter((e) => e.data.listing_id === res.body.id);
     expect(published).toHaveLength(1);
@@ -83,7 +93,7 @@ describe('models: publish, read, update, unpublish', () => {
       listing_id: res.body.id,
       account_id: seller.accountId,
       mode: 'test',
-      listing: res.body,
+      listing: model,
       files: [{ name: 'arm-policy.onnx', size: weights.length, sha256: sha256(weights), path: `published/${sha256(weights)}`, inspection: res.body.inspection }],
       published_at: res.body.updated_at,
     });
@@ -179,7 +189,7 @@ describe('models: publish, read, update, unpublish', () => {
   });
 
   it('DELETE unpublishes idempotently; the model then reads as 404 and the event fires once', async () => {
-    const model = await publishModel(t, seller.key, { title: 'Retired' });
+    const { object, kind, status, validation_status, validation_errors, storage_path, published_at, ...model } = await publishModel(t, seller.key, { title: 'Retired' });
     const first = await t.request('DELETE', `/v1/models/${model.id}`, { key: seller.key });
     expect(first.status).toBe(200);
     expect(first.body.status).toBe('unpublished');

@@ -182,6 +182,19 @@ describe('the creator’s console pages (issue 26)', () => {
     expect(await page.$$eval('tr[data-listing]', (trs) => trs.map((tr) => tr.getAttribute('data-listing')))).toEqual([made.draftId]);
   });
 
+  it('a listing page: its model card rendered, a hostile part inert, and what inspection found beside it (issue 40)', async () => {
+    const card = '# Grasp policy\n\nTrained on *10k* grasps. [Paper](https://example.org/paper)\n\n<img src=x onerror="window.__pwned = 1">\n\n[x](javascript:window.__pwned=2)';
+    expect((await t.request('PATCH', `/v1/models/${made.grasp.id}`, { key: seller.key, body: { readme: card } })).status).toBe(200);
+    const { page, errors } = await b.open();
+    await b.signIn(page, 'creator', seller.key);
+    await b.visit(page, errors, `/console/listings/${made.grasp.id}`, 'listing-page');
+    expect(await page.$eval('[data-readme] h1', (h) => h.textContent)).toBe('Grasp policy');
+    expect(await page.$eval('[data-readme] a', (a) => [a.getAttribute('href'), a.getAttribute('rel')])).toEqual(['https://example.org/paper', 'noopener nofollow noreferrer']);
+    expect(await page.$$eval('[data-readme] img, [data-readme] script', (found) => found.length)).toBe(0);
+    expect(await page.evaluate('window.__pwned')).toBeUndefined();
+    expect(await page.$eval('[data-inspection]', (aside) => aside.textContent)).toContain('onnx');
+  });
+
   it('listings: a creator with none yet reads how to publish one, not an empty table', async () => {
     const newcomer = await t.accountWithKey({ scopes: ['listings:read'] });
     const browser = new ConsoleClient(t, '10.1.0.7');

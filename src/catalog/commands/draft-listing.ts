@@ -64,10 +64,10 @@ export class DraftListingHandler implements ICommandHandler<DraftListingCommand>
       created_at: new Date().toISOString(),
     };
     // Validate before claiming a slug, so rejected input leaves no trace at all.
-    const files = publish ? await preparePublication(evolve(undefined, { type: 'ListingDrafted', data: drafted })!, this.blobs, this.settings.inspection) : null;
+    const prepared = publish ? await preparePublication(evolve(undefined, { type: 'ListingDrafted', data: drafted })!, this.blobs, this.settings.inspection) : null;
     drafted.slug = await this.claimSlug(auth, details.title || kind, listingId);
     // The listing's first append is at no_stream (its stream is new): a draft of an id already taken is a 409 conflict.
-    return (await this.listings.handle(auth.mode, listingId, { type: 'Draft', drafted, publish: files })).state!;
+    return (await this.listings.handle(auth.mode, listingId, { type: 'Draft', drafted, publish: prepared?.files ?? null, background: prepared?.background })).state!;
   }
 
   /** Slugs derive from the title and are unique per mode: "grasp-net", "grasp-net-2", then a random suffix (claimFreeSlug). */

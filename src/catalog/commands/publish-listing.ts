@@ -29,12 +29,14 @@ export class PublishListingHandler implements ICommandHandler<PublishListingComm
     let refused: ApiError | undefined;
     const state = await this.listings.handleOwn(auth.mode, auth.accountId, idOrSlug, kind, async (state): Promise<ListingCommand> => {
       refused = undefined;
-      const publish = (files: PublishedFile[]): ListingCommand => ({ type: 'Publish', account_id: auth.accountId, files, now: new Date().toISOString() });
+      const publish = (files: PublishedFile[], background = false): ListingCommand => ({ type: 'Publish', account_id: auth.accountId, files, background, now: new Date().toISOString() });
       // Published already (the decider records nothing), or not the caller's (it refuses): no checks to run.
-      if (state?.account_id !== auth.accountId || state.status === 'published') return publish([]);
+      // Its files still being inspected in the background: the answer is the listing, pending.
+      if (state?.account_id !== auth.accountId || state.status === 'published' || state.pending_inspection) return publish([]);
       try {
         // The checks and the freezing of the files read storage: done here, made afresh on a retry.
-        return publish(await preparePublication(state, this.blobs, this.settings.inspection));
+        const prepared = await preparePublication(state, this.blobs, this.settings.inspection);
+        return publish(prepared.files, prepared.background);
       } catch (error) {
         if (!(error instanceof ApiError) || error.status >= 500) throw error;
         // Refused by its checks: the listing shows why (validation_status failed) until a publish passes.

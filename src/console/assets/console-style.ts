@@ -47,5 +47,9 @@ progress { width: 12rem; }
 .signin input { width: 100%; margin-bottom: .6rem; }
 /* A table cannot scroll inside itself: on a narrow window it scrolls as a block instead of widening the page (the script makes it a tab stop while it overflows, so keys scroll it too). */
 @media (max-width: 760px) { table.panel { display: block; overflow-x: auto; } }
+/* A listing's page: its model card, with what inspection found beside it (one column on a narrow window). */
+.listing-page { display: grid; grid-template-columns: minmax(0, 2fr) minmax(0, 1fr); gap: 1rem; align-items: start; }
+@media (max-width: 760px) { .listing-page { grid-template-columns: minmax(0, 1fr); } }
+.readme img { max-width: 100%; }
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
 `;

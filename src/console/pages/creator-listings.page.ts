@@ -1,10 +1,13 @@
 import { Injectable } from '@nestjs/common';
 import { CatalogQueries } from '../../catalog/catalog-queries';
+import { toPublicObject } from '../../catalog/listing';
 import type { ListingState, ListingStatus } from '../../catalog/listing';
 import { PurchaseQueries } from '../../commerce/purchase-queries';
 import { ConsoleAction, ConsolePage, ConsoleSection } from '../console-page';
 import { count, instant, money } from '../format';
 import { Html, html } from '../html';
+import { renderMarkdown } from '../markdown';
+import { Errors } from '../../platform/errors';
 import type { PageRequest } from '../viewer';
 
 const PAGE_ROWS = 50;
@@ -28,7 +31,10 @@ export class CreatorListingsSection implements ConsoleSection {
   ) {}
 
   pages(): ConsolePage[] {
-    return [{ path: '/console/listings', title: 'Listings', role: 'creator', scopes: ['listings:read'], render: (request) => this.render(request) }];
+    return [
+      { path: '/console/listings', title: 'Listings', role: 'creator', scopes: ['listings:read'], render: (request) => this.render(request) },
+      { path: '/console/listings/:id', title: 'Listing', role: 'creator', scopes: ['listings:read'], render: (request) => this.renderOne(request) },
+    ];
   }
 
   actions(): ConsoleAction[] {
@@ -59,7 +65,7 @@ export class CreatorListingsSection implements ConsoleSection {
 <tbody>${page.items.map((l) => {
       const sold = sales.get(l.id) ?? { sales: 0, reversed: 0 };
       const problems = l.validation_errors ?? [];
-      return html`<tr data-listing="${l.id}"><td><strong>${l.title}</strong><div class="muted"><code>${l.slug}</code></div><div class="muted">${l.kind}, ${l.type}</div></td><td><span class="badge ${STATUS_TONE[l.status]}">${l.status}</span></td><td data-validation><span class="badge ${VALIDATION_TONE[l.validation_status]}">${l.validation_status}</span>${
+      return html`<tr data-listing="${l.id}"><td><strong><a href="/console/listings/${l.id}">${l.title}</a></strong><div class="muted"><code>${l.slug}</code></div><div class="muted">${l.kind}, ${l.type}</div></td><td><span class="badge ${STATUS_TONE[l.status]}">${l.status}</span></td><td data-validation><span class="badge ${VALIDATION_TONE[l.validation_status]}">${l.validation_status}</span>${
         problems.length ? html`<ul class="problems">${problems.map((p) => html`<li><code>${p.code}</code> ${p.message}</li>`)}</ul>` : ''
       }</td><td class="num">${l.price.amount ? money(l.price.amount, l.price.currency) : 'free'}</td><td class="num" data-downloads>${count(l.downloads)}</td><td class="num" data-sales="${sold.sales}">${count(sold.sales)}${
         sold.reversed ? html`<div class="muted">${count(sold.reversed)} refunded or disputed</div>` : ''
@@ -67,4 +73,55 @@ export class CreatorListingsSection implements ConsoleSection {
     })}</tbody></table>
 ${next ? html`<p><a href="${next}">Older listings</a></p>` : ''}`;
   }
+
+  /**
+   * One own listing: its model card (readme, rendered by renderMarkdown: sanitized) with what
+   * inspection found beside it, and why validation failed. Another account's listing is 404.
+   */
+  private async renderOne(request: PageRequest): Promise<Html> {
+    const auth = request.viewer.auth!;
+    // Both panels scroll sideways when what they hold is wide: tab stops, so keys scroll them too.
+    const l = await this.catalog.findOwn(auth, request.param ?? '');
+    if (!l) throw Errors.notFound('listing');
+    const object = toPublicObject(l);
+    const inspection = object.inspection as Record<string, unknown> | null;
+    const problems = l.validation_errors ?? [];
+    const readme = l.readme ? html`<article class="panel readme" data-readme tabindex="0" aria-label="Model card">${renderMarkdown(l.readme)}</article>` : html`<p class="muted" data-readme>No model card: add one with <code>readme</code> on PATCH.</p>`;
+    return html`<p><a href="/console/listings">All listings</a></p>
+<h2>${l.title}</h2>
+<p><span class="badge ${STATUS_TONE[l.status]}">${l.status}</span> <span class="badge ${VALIDATION_TONE[l.validation_status]}" data-validation>${l.validation_status}</span> <code>${l.slug}</code> ${l.kind}, ${l.type}</p>
+${problems.length ? html`<ul class="problems" data-validation-errors>${problems.map((p) => html`<li><code>${p.code}</code> ${p.message}</li>`)}</ul>` : ''}
+<div class="listing-page">
+${readme}
+<aside class="panel" data-inspection tabindex="0" aria-labelledby="inspection-title"><h3 id="inspection-title">What is inside</h3>${inspection ? inspectionSummary(inspection) : html`<p class="muted">${l.validation_status === 'pending' ? 'Being inspected.' : 'Not inspected.'}</p>`}</aside>
+</div>`;
+  }
+}
+
+/** A cell of the inspection summary: lists of objects as tables (first rows), the rest as text. */
+function cell(value: unknown): Html {
+  if (Array.isArray(value) && value.length && value.every((v) => v && typeof v === 'object' && !Array.isArray(v))) {
+    const rows = value.slice(0, SUMMARY_ROWS) as Record<string, unknown>[];
+    const columns = [...new Set(rows.flatMap((r) => Object.keys(r)))];
+    return html`<table><thead><tr>${columns.map((c) => html`<th scope="col">${c}</th>`)}</tr></thead><tbody>${rows.map(
+      (r) => html`<tr>${columns.map((c) => html`<td>${plain(r[c])}</td>`)}</tr>`,
+    )}</tbody></table>${value.length > rows.length ? html`<div class="muted">and ${count(value.length - rows.length)} more</div>` : ''}`;
+  }
+  return html`${plain(value)}`;
+}
+
+/** A shape reads [batch, 4]; null (an unknown dimension) reads ?. */
+const plain = (value: unknown): string => {
+  if (value === null || value === undefined) return '';
+  if (Array.isArray(value) && value.every((v) => v === null || typeof v !== 'object')) return `[${value.map((v) => (v === null ? '?' : String(v))).join(', ')}]`;
+  return typeof value === 'object' ? JSON.stringify(value) : String(value);
+};
+
+const SUMMARY_ROWS = 20;
+
+/** What inspection found (format first), as the listing's public object shows it. */
+function inspectionSummary(inspection: Record<string, unknown>): Html {
+  // The stored object's keys come back in jsonb's order: format first, the rest as stored.
+  const entries = Object.entries(inspection).sort(([a], [b]) => Number(b === 'format') - Number(a === 'format'));
+  return html`<table class="inspection"><tbody>${entries.map(([key, value]) => html`<tr><th scope="row">${key}</th><td>${cell(value)}</td></tr>`)}</tbody></table>`;
 }
