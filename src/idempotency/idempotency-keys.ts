@@ -157,6 +157,8 @@ export class IdempotencyKeys {
     private readonly db: Queryable,
     /** How long an instance answers for a key it runs before renewing (CONSUMER_LEASE_TTL_MS). */
     readonly leaseMs: number,
+    /** Told of each batch statement and how many requests it served (the metrics). */
+    private readonly counted: (kind: 'take' | 'keep', requests: number) => void = () => undefined,
   ) {
     this.claims = new Batcher((items) => this.claimAll(items), (item) => keyOf(item.request));
     this.settlements = new Batcher((items) => this.settleAll(items), (item) => keyOf(item.request));
@@ -178,6 +180,7 @@ export class IdempotencyKeys {
 
   private async claimAll(items: { request: KeyedRequest; owner: string }[]): Promise<Claim[]> {
     const column = (f: (item: { request: KeyedRequest; owner: string }) => string) => items.map(f);
+    this.counted('take', items.length);
     const { rows } = await this.db.query<ClaimRow>(CLAIM, [
       column((i) => i.request.scope),
       column((i) => i.request.key),
@@ -195,6 +198,7 @@ export class IdempotencyKeys {
   }
 
   private async settleAll(items: Settlement[]): Promise<boolean[]> {
+    this.counted('keep', items.length);
     const { rows } = await this.db.query<{ scope: string; key: string }>(SETTLE, [
       items.map((i) => i.request.scope),
       items.map((i) => i.request.key),

@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { createHash, randomUUID } from 'node:crypto';
 import { SETTINGS, Settings } from '../config/settings';
 import { DATABASE, Database } from '../database/database';
+import { Metrics } from '../metrics/metrics';
 import { ApiError, Errors } from '../platform/errors';
 import { resolveWebhookKey, SecretBox } from '../webhooks/secret-box';
 import { IdempotencyKeys, KeyedRequest } from './idempotency-keys';
@@ -70,8 +71,12 @@ export class IdempotentRequests implements OnApplicationBootstrap, OnApplication
   constructor(
     @Inject(DATABASE) db: Database,
     @Inject(SETTINGS) private readonly settings: Settings,
+    metrics: Metrics,
   ) {
-    this.keys = new IdempotencyKeys(db, settings.consumerLeaseTtlMs);
+    this.keys = new IdempotencyKeys(db, settings.consumerLeaseTtlMs, (kind, requests) => {
+      metrics.idempotencyStatements.inc({ kind });
+      metrics.idempotencyRequests.inc({ kind }, requests);
+    });
     this.box = new SecretBox(resolveWebhookKey(settings));
   }
 

@@ -272,11 +272,19 @@ describe('Idempotency-Key', () => {
     });
     const count = (needle: string) => spy.mock.calls.filter(([sql]) => String(sql).includes(needle)).length;
     const titles = Array.from({ length: 12 }, (_, i) => `Batched ${i}`);
+    const metrics = async () => {
+      const text = (await t.request('GET', '/metrics', { headers: { authorization: 'Bearer test-admin-token' } })).text;
+      const value = (name: string) => Number(text.match(new RegExp(`^${name.replace(/[{}]/g, '\\$&')} (\\d+)$`, 'm'))?.[1] ?? 0);
+      return ['statements', 'requests'].flatMap((what) => ['take', 'keep'].map((kind) => value(`svc_idempotency_${what}_total{kind="${kind}"}`)));
+    };
+    const before = await metrics();
     try {
       const answered = await Promise.all(titles.map((title, i) => draft(creator.key, title, `batch-${i}`)));
       expect(answered.map((a) => [a.status, a.body.title])).toEqual(titles.map((title) => [201, title]));
       expect(count('INSERT INTO idempotency_keys')).toBe(2);
       expect(count('UPDATE idempotency_keys k SET status')).toBe(2);
+      // GET /metrics counts them: statements taking and keeping, and the requests they served.
+      expect((await metrics()).map((n, i) => n - before[i])).toEqual([2, 2, 12, 12]);
     } finally {
       spy.mockRestore();
       claims.mockRestore();
