@@ -54,8 +54,8 @@ export const IdempotencyKey = createParamDecorator((_data: unknown, context: Exe
  * Two Fastify hooks, installed once (app.ts) after authentication: preHandler takes the key
  * or answers from it, onSend keeps the answer; each is a statement shared with the other
  * requests of the moment (IdempotencyKeys batches them), the first committed without waiting
- * for the WAL flush. A request without the header costs nothing. A key whose instance died mid-request (kill -9) is free
- * again once its lease passes: the running instance renews the leases of every key it runs,
+ * for the WAL flush. A request without the header costs nothing. A key whose instance died
+ * mid-request (kill -9) is free again once its lease passes: the running instance renews the leases of every key it runs,
  * in one statement per period, so a slow request keeps its key and a dead one lets it go.
  */
 @Injectable()
