@@ -38,7 +38,7 @@ async function serve(script, env, ready, node = process.execPath) {
     await new Promise((r) => setTimeout(r, 100));
   }
   const stop = () => new Promise((r) => (child.exitCode !== null ? r() : (child.once('exit', r), child.kill('SIGTERM'))));
-  return { base, stop };
+  return { base, stop, pid: child.pid };
 }
 
 /** The service (dist/src/main.js) on a database; `workers: false` runs no projections or subscribers. */

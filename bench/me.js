@@ -18,15 +18,13 @@
  * bench creates and drops its own scratch database there. BENCH_SECONDS (default 10).
  */
 const fastify = require('fastify');
-const { Client, Pool } = require('pg');
+const { Pool } = require('pg');
 const { parseApiKey, secretMatches } = require('../dist/src/accounts/api-key-secret');
-const { dbUrl, load, makeKey, median, serveService } = require('./harness');
+const { load, median, serveService } = require('./harness');
+const { benchSettings, report, runBench, withScratchDatabase } = require('./support');
 
-const SECONDS = Number(process.env.BENCH_SECONDS || 10);
-const ROUNDS = Number(process.env.BENCH_ROUNDS || 3);
+const { seconds: SECONDS, rounds: ROUNDS, json, serverUrl } = benchSettings();
 const CONNECTIONS = 50;
-const json = process.argv.includes('--json');
-const serverUrl = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
 
 /** The baseline, in this process: the service's work per request, with no framework. */
 async function bareServer(url) {
@@ -56,15 +54,9 @@ async function bareServer(url) {
 }
 
 async function main() {
-  const name = `bench_${Date.now().toString(36)}`;
-  const admin = new Client({ connectionString: serverUrl });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  const url = dbUrl(serverUrl, name);
   const otherNode = process.env.BENCH_OTHER_NODE;
   const rps = { workers: [], replica: [], baseline: [], other_node: [] };
-  try {
-    const key = await makeKey(url);
+  await withScratchDatabase(serverUrl, async (url, key) => {
     const bare = await bareServer(url);
     const ready = async (b) => (await fetch(`${b}/v1/me`, { headers: { authorization: `Bearer ${key}` } })).ok;
     // Each service process runs only while it is measured: the workers are quiet during the others.
@@ -98,10 +90,7 @@ async function main() {
     } finally {
       await bare.stop();
     }
-  } finally {
-    await admin.query(`DROP DATABASE ${name} WITH (FORCE)`);
-    await admin.end();
-  }
+  });
   const baseline = median(rps.baseline);
   const result = {
     workers_req_per_s: Math.round(median(rps.workers)),
@@ -116,26 +105,23 @@ async function main() {
       other_node_against_this: Number((median(rps.other_node) / median(rps.workers)).toFixed(2)),
     }),
   };
-  if (json) process.stdout.write(`${JSON.stringify(result)}\n`);
-  else {
-    process.stdout.write(
+  report(
+    json,
+    result,
+    (r) =>
       `GET /v1/me, ${SECONDS}s x ${ROUNDS} rounds (order rotated, medians), ${CONNECTIONS} connections, Postgres server\n` +
-        `  full stack as npm start runs it (workers on): ${result.workers_req_per_s} req/s, ratio ${result.ratio_workers} (goal >= 0.9)\n` +
-        `  full stack, API replica (WORKERS=false):      ${result.replica_req_per_s} req/s, ratio ${result.ratio_replica}\n` +
-        `  baseline (bare Fastify, the same work):       ${result.baseline_req_per_s} req/s\n` +
-        (otherNode
-          ? `  full stack on ${result.other_node} (workers on):   ${result.other_node_req_per_s} req/s, ratio ${result.ratio_other_node}; ` +
-            `${result.other_node_against_this}x the service on ${process.version}\n`
-          : ''),
-    );
-  }
+      `  full stack as npm start runs it (workers on): ${r.workers_req_per_s} req/s, ratio ${r.ratio_workers} (goal >= 0.9)\n` +
+      `  full stack, API replica (WORKERS=false):      ${r.replica_req_per_s} req/s, ratio ${r.ratio_replica}\n` +
+      `  baseline (bare Fastify, the same work):       ${r.baseline_req_per_s} req/s\n` +
+      (otherNode
+        ? `  full stack on ${r.other_node} (workers on):   ${r.other_node_req_per_s} req/s, ratio ${r.ratio_other_node}; ` +
+          `${r.other_node_against_this}x the service on ${process.version}\n`
+        : ''),
+  );
 }
 
 function otherNodeVersion(node) {
   return require('node:child_process').execFileSync(node, ['--version']).toString().trim();
 }
 
-main().catch((error) => {
-  process.stderr.write(`${error.stack ?? error}\n`);
-  process.exit(1);
-});
+runBench(main);

@@ -1,6 +1,7 @@
-import { Body, Controller, Get, Headers, HttpCode, Param, Post, Query, UseGuards } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Post, Query, UseGuards } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { modeParam } from '../admin/admin-params';
+import { IdempotencyKey } from '../idempotency/idempotent-requests';
 import { AdminGuard } from '../platform/auth/admin.guard';
 import { WithoutApiKey } from '../platform/auth/auth-context';
 import { Errors } from '../platform/errors';
@@ -27,11 +28,12 @@ export class CommerceAdminController {
 
   /**
    * All of the purchase that is not refunded yet, or `amount_cents` of it. With an
-   * `Idempotency-Key`, a retry under the same key is the same processor refund (issue 38).
+   * `Idempotency-Key`, a retry under the same key is the same processor refund (issue 38): the
+   * key as the idempotency hook took it (issue 39), which has already answered a replay.
    */
   @Post('purchases/:id/refund')
   @HttpCode(200)
-  refund(@Param('id') id: string, @Body() body: RefundPurchaseDto, @Headers('idempotency-key') key?: string) {
+  refund(@Param('id') id: string, @Body() body: RefundPurchaseDto, @IdempotencyKey() key?: string) {
     if (key !== undefined && !/^[\x21-\x7e]{1,255}$/.test(key)) {
       throw Errors.validationFailed('Invalid header "Idempotency-Key": must be 1-255 printable characters without spaces.');
     }

@@ -1,8 +1,9 @@
-import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { createParamDecorator, ExecutionContext, Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { createHash, randomUUID } from 'node:crypto';
 import { SETTINGS, Settings } from '../config/settings';
 import { DATABASE, Database } from '../database/database';
+import { Metrics } from '../metrics/metrics';
 import { ApiError, Errors } from '../platform/errors';
 import { resolveWebhookKey, SecretBox } from '../webhooks/secret-box';
 import { IdempotencyKeys, KeyedRequest } from './idempotency-keys';
@@ -34,6 +35,15 @@ export interface KeptAnswer {
 export const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
 /**
+ * The Idempotency-Key this request runs under, as the hook took it (undefined without one, or
+ * where keys are not kept): for a handler that passes it on, as the operator's refund names the
+ * processor's refund after it. Handlers never read the header themselves.
+ */
+export const IdempotencyKey = createParamDecorator((_data: unknown, context: ExecutionContext): string | undefined => {
+  return context.switchToHttp().getRequest<FastifyRequest>().idempotency?.request.key;
+});
+
+/**
  * Idempotency-Key on every POST of /v1 and /admin (issue 39, Stripe's semantics): the first
  * request under a key runs and its answer is kept; a retry of the same request gets that
  * answer byte for byte with `Idempotent-Replayed: true` and runs nothing; another request
@@ -42,9 +52,10 @@ export const sha256 = (text: string) => createHash('sha256').update(text).digest
  * runs again. Keys belong to the caller: an API key's account and mode, or the operator.
  *
  * Two Fastify hooks, installed once (app.ts) after authentication: preHandler takes the key
- * (one statement) or answers from it, onSend keeps the answer (one statement). A request
- * without the header costs nothing. A key whose instance died mid-request (kill -9) is free
- * again once its lease passes: the running instance renews the leases of every key it runs,
+ * or answers from it, onSend keeps the answer; each is a statement shared with the other
+ * requests of the moment (IdempotencyKeys batches them), the first committed without waiting
+ * for the WAL flush. A request without the header costs nothing. A key whose instance died
+ * mid-request (kill -9) is free again once its lease passes: the running instance renews the leases of every key it runs,
  * in one statement per period, so a slow request keeps its key and a dead one lets it go.
  */
 @Injectable()
@@ -60,8 +71,12 @@ export class IdempotentRequests implements OnApplicationBootstrap, OnApplication
   constructor(
     @Inject(DATABASE) db: Database,
     @Inject(SETTINGS) private readonly settings: Settings,
+    metrics: Metrics,
   ) {
-    this.keys = new IdempotencyKeys(db, settings.consumerLeaseTtlMs);
+    this.keys = new IdempotencyKeys(db, settings.consumerLeaseTtlMs, (kind, requests) => {
+      metrics.idempotencyStatements.inc({ kind });
+      metrics.idempotencyRequests.inc({ kind }, requests);
+    });
     this.box = new SecretBox(resolveWebhookKey(settings));
   }
 

@@ -71,6 +71,20 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /** Statements on idempotency_keys and the requests they served (src/idempotency: one statement serves a batch). */
+  readonly idempotencyStatements = new Counter({
+    name: 'svc_idempotency_statements_total',
+    help: 'Statements run on idempotency_keys, by kind: take (keys taken or their answers read) and keep (answers kept or keys let go).',
+    labelNames: ['kind'] as const,
+    registers: [this.registry],
+  });
+  readonly idempotencyRequests = new Counter({
+    name: 'svc_idempotency_requests_total',
+    help: 'Requests those statements served, by kind; divided by svc_idempotency_statements_total, the mean batch.',
+    labelNames: ['kind'] as const,
+    registers: [this.registry],
+  });
+
   readonly refunds = new Counter({
     name: 'svc_refunds_total',
     help: 'Purchases refunded (recorded on their session).',

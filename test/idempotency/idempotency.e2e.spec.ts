@@ -3,8 +3,10 @@ import { publishModel } from '../catalog/catalog-client';
 import { buy, eventsOfType, PAYS } from '../commerce/commerce-client';
 import { createJob, creditsLeft, grantCredits } from '../factory/factory-client';
 import { startTestApp } from '../support/app';
+import { IdempotencyKeys } from '../../src/idempotency/idempotency-keys';
 import { IdempotentRequests } from '../../src/idempotency/idempotent-requests';
 import { OPENAPI_PATH } from '../../src/openapi/paths';
+import { eventually } from '../support/eventually';
 import { recordedOfType } from '../support/events';
 import { ENCRYPTION_KEY } from '../webhooks/helpers';
 
@@ -240,13 +242,66 @@ describe('Idempotency-Key', () => {
       expect(ours()).toEqual([]);
       spy.mockClear();
       expect((await draft(creator.key, 'Counted', 'count-1')).status).toBe(201);
-      expect(ours()).toEqual([expect.stringContaining('INSERT INTO idempotency_keys'), expect.stringMatching(/^UPDATE idempotency_keys SET status/)]);
+      expect(ours()).toEqual([expect.stringContaining('INSERT INTO idempotency_keys'), expect.stringContaining('UPDATE idempotency_keys k SET status')]);
       spy.mockClear();
       expect((await draft(creator.key, 'Counted', 'count-1')).headers['idempotent-replayed']).toBe('true');
       expect(ours()).toEqual([expect.stringContaining('INSERT INTO idempotency_keys')]);
     } finally {
       spy.mockRestore();
     }
+  });
+
+  it('shares its statements among concurrent requests: 12 keyed drafts arriving while a statement runs take their keys in one, keep their answers in one', async () => {
+    // The first request's statements are held until all twelve have asked (as under load,
+    // where a statement is in flight when the next requests come): the first runs alone, the
+    // eleven others then go together.
+    const claims = jest.spyOn(IdempotencyKeys.prototype, 'claim');
+    const answers = jest.spyOn(IdempotencyKeys.prototype, 'answer');
+    const query = t.db.query.bind(t.db);
+    const held = { take: false, keep: false };
+    const spy = jest.spyOn(t.db, 'query').mockImplementation(async (sql: string, params?: readonly unknown[]) => {
+      if (sql.includes('INSERT INTO idempotency_keys') && !held.take) {
+        held.take = true;
+        await eventually(async () => claims.mock.calls.length >= 12, 30000, 'the twelve requests to ask for their keys');
+      }
+      if (sql.includes('UPDATE idempotency_keys k SET status') && !held.keep) {
+        held.keep = true;
+        await eventually(async () => answers.mock.calls.length >= 12, 30000, 'the twelve answers to be kept');
+      }
+      return query(sql, params);
+    });
+    const count = (needle: string) => spy.mock.calls.filter(([sql]) => String(sql).includes(needle)).length;
+    const titles = Array.from({ length: 12 }, (_, i) => `Batched ${i}`);
+    const metrics = async () => {
+      const text = (await t.request('GET', '/metrics', { headers: { authorization: 'Bearer test-admin-token' } })).text;
+      const value = (name: string) => Number(text.match(new RegExp(`^${name.replace(/[{}]/g, '\\$&')} (\\d+)$`, 'm'))?.[1] ?? 0);
+      return ['statements', 'requests'].flatMap((what) => ['take', 'keep'].map((kind) => value(`svc_idempotency_${what}_total{kind="${kind}"}`)));
+    };
+    const before = await metrics();
+    try {
+      const answered = await Promise.all(titles.map((title, i) => draft(creator.key, title, `batch-${i}`)));
+      expect(answered.map((a) => [a.status, a.body.title])).toEqual(titles.map((title) => [201, title]));
+      expect(count('INSERT INTO idempotency_keys')).toBe(2);
+      expect(count('UPDATE idempotency_keys k SET status')).toBe(2);
+      // GET /metrics counts them: statements taking and keeping, and the requests they served.
+      expect((await metrics()).map((n, i) => n - before[i])).toEqual([2, 2, 12, 12]);
+    } finally {
+      spy.mockRestore();
+      claims.mockRestore();
+      answers.mockRestore();
+    }
+    // Each answer was kept under its own key, and each key replays its own.
+    const again = await Promise.all(titles.map((title, i) => draft(creator.key, title, `batch-${i}`)));
+    expect(again.map((a) => [a.status, a.headers['idempotent-replayed'], a.body.title])).toEqual(titles.map((title) => [201, 'true', title]));
+    for (const title of titles) expect(await drafted(title)).toHaveLength(1);
+  });
+
+  it('runs one of two requests sent at once under one key and answers the other 409 or with the replay, never running it', async () => {
+    const [a, b] = await Promise.all([draft(creator.key, 'Twice at once', 'twice-1'), draft(creator.key, 'Twice at once', 'twice-1')]);
+    const statuses = [a.status, b.status].sort();
+    expect([[201, 201], [201, 409]]).toContainEqual(statuses);
+    if (statuses[1] === 201) expect(a.text).toBe(b.text);
+    expect(await drafted('Twice at once')).toHaveLength(1);
   });
 
   it('keeps a key a day: older, it is swept, and the key is new again', async () => {
