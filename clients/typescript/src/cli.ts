@@ -247,7 +247,7 @@ const COMMANDS: Command[] = [
     summary: 'published models, newest first',
     options: [{ name: 'type', type: 'string', arg: 'TYPE', help: 'only this type (e.g. rl-policy, onnx-model)' }, { name: 'query', type: 'string', arg: 'TEXT', help: 'full-text search' }, ...LIST_OPTIONS],
     run: (ctx) => take(ctx, (limit) => ctx.client().models.list({ type: str(ctx, 'type'), q: str(ctx, 'query'), limit } as never)),
-    text: (items) => table(items, ['slug', 'type', 'title', 'price.amount', 'creator.name']),
+    text: (items) => table(items.map((m: any) => ({ ...m, price: money(m.price.amount, m.price.currency) })), ['slug', 'type', 'title', 'price', 'license']),
   },
   {
     path: 'models get',
@@ -264,7 +264,7 @@ const COMMANDS: Command[] = [
     options: [
       { name: 'file', type: 'string', arg: 'PATH', help: 'the model file (.onnx, .pt, .safetensors, ...)', required: true },
       { name: 'type', type: 'string', arg: 'TYPE', help: 'the model type, e.g. rl-policy, onnx-model', required: true },
-      ...LISTING_FIELDS,
+      ...LISTING_FIELDS.map((o) => (o.name === 'license' ? { ...o, required: true } : o)),
     ],
     async run(ctx) {
       return ctx.client().models.create({ ...listing(ctx), type: str(ctx, 'type'), file: str(ctx, 'file') } as never, { onProgress: progress(ctx, str(ctx, 'file')!) });
@@ -288,7 +288,7 @@ const COMMANDS: Command[] = [
     summary: 'published datasets, newest first',
     options: [{ name: 'query', type: 'string', arg: 'TEXT', help: 'full-text search' }, ...LIST_OPTIONS],
     run: (ctx) => take(ctx, (limit) => ctx.client().datasets.list({ q: str(ctx, 'query'), limit } as never)),
-    text: (items) => table(items, ['slug', 'title', 'price.amount', 'creator.name']),
+    text: (items) => table(items.map((d: any) => ({ ...d, price: money(d.price.amount, d.price.currency) })), ['slug', 'type', 'title', 'price', 'license']),
   },
   {
     path: 'datasets get',

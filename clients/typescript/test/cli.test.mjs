@@ -247,6 +247,28 @@ describe('a creator and a buyer with the CLI', () => {
       await hooks.close();
     }
 
+    // --since: the past from then on too (the publish, made before), filtered by --events; a bad key stops it at once.
+    const replay = await receiver();
+    const again = spawn(BIN, ['listen', '--forward-to', replay.url, '--since', String(published.created), '--events', 'listing.published', '--interval', '0.2'], { env: listenEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+    let line = '';
+    again.stdout.on('data', (c) => (line += c));
+    const againExited = new Promise((resolve) => again.once('exit', (code, signal) => resolve({ code, signal })));
+    try {
+      const { body, header } = await replay.waitFor((e) => e.id === published.id);
+      const secret = /Your webhook signing secret is (whsec_\S+)/.exec(line)?.[1];
+      assert.ok(secret, line);
+      assert.equal(constructEvent(body, header, secret).data.listing.slug, model.slug);
+      assert.ok(replay.deliveries.every((d) => JSON.parse(d.body).type === 'listing.published'));
+    } finally {
+      again.kill('SIGTERM');
+      assert.deepEqual(await againExited, { code: 0, signal: null });
+      await replay.close();
+    }
+    const refused = await cli(['listen', '--forward-to', 'http://127.0.0.1:9/hooks'], { env: envOf('svc_test_thiskeydoesnotexist') });
+    assert.equal(refused.code, 1);
+    assert.equal(refused.stdout, '');
+    assert.match(refused.stderr, /^error: \w+: .+\n {2}status 401, request \S+/);
+
     // The buyer downloads, checked; the seller sees the sale.
     const outDir = path.join(tmp, `models-${unique()}/`);
     const got = await json(['models', 'download', model.slug, '--out', outDir], { env: buyer });
