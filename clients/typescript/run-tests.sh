@@ -4,7 +4,8 @@
 # has no runtime dependency, so nothing is fetched and none of the server's dependencies is
 # there), then, against the service started by clients/python/tests/serve.js on a free port
 # with the embedded database, the example script (examples/publish-buy-download.mjs) and the
-# node:test suite (test/*.test.mjs), both importing the installed package.
+# node:test suite (test/*.test.mjs: the SDK, and the robomarket CLI as npm linked its bin),
+# both importing the installed package. `npx --package=<tarball> robomarket` is checked too.
 #   clients/typescript/run-tests.sh [node --test arguments, e.g. --test-name-pattern=webhooks]
 # The build uses the repository's typescript and @types/node (the SDK's devDependencies, the
 # same versions); its generated types are checked against the live document by `npm run lint:openapi`.
@@ -43,6 +44,12 @@ echo "== the package's types, as a TypeScript user's code sees them (test/consum
 node "$root/node_modules/typescript/bin/tsc" --noEmit --strict --module nodenext --moduleResolution nodenext --target es2022 \
   --types node --typeRoots "$root/node_modules/@types" test/consumer.ts
 node -e "const { Marketplace, constructEvent } = require('@robotics-marketplace/sdk'); if (typeof Marketplace !== 'function' || typeof constructEvent !== 'function') process.exit(1)"
+
+echo "== npx: the robomarket CLI from the tarball alone (an empty directory, an empty npm cache, offline)"
+mkdir -p "$work/npx"
+got="$(cd "$work/npx" && npm exec --offline --yes --cache "$work/npx/cache" --package="$tarball" -- robomarket --version)"
+[[ $got == "$version" ]] || { echo "npx robomarket --version said '$got', not $version" >&2; exit 1; }
+test -x node_modules/.bin/robomarket
 
 (cd "$root" && node bin/build.js --stale)
 coproc SERVE { node "$root/clients/python/tests/serve.js"; }

@@ -79,6 +79,7 @@ const NOT_RUN: Record<string, string> = {
   Layout: 'a directory listing, not commands',
   'Python client': "the Python client's own pass of .ci/run installs it with pip and runs its tests (clients/python/run-tests.sh)",
   'TypeScript SDK': "the SDK's own pass of .ci/run packs it, installs the tarball and runs its example and tests (clients/typescript/run-tests.sh)",
+  'The `robomarket` CLI (creators and buyers)': "the SDK's pass runs the CLI from the installed tarball against a service (clients/typescript/test/cli.test.mjs) and checks npx from the tarball",
 };
 
 /** Settings that would point the service or the CLI elsewhere than the README's defaults. */
