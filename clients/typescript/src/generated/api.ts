@@ -1138,6 +1138,8 @@ export interface components {
             } & {
                 [key: string]: unknown;
             }) | null;
+            /** @description The model card: Markdown as the seller wrote it (at most 64 KiB of UTF-8); null when there is none. Render it sanitized: the console does (docs/catalog.md). */
+            readme: string | null;
             downloads: number;
             featured: boolean;
             author: {
@@ -1163,7 +1165,10 @@ export interface components {
             kind: "model" | "dataset";
             /** @enum {string} */
             status: "draft" | "published" | "unpublished";
-            /** @enum {string} */
+            /**
+             * @description pending: not yet published, or its files above the inline limit are being inspected in the background (then published, or failed with listing.validation_failed).
+             * @enum {string}
+             */
             validation_status: "pending" | "passed" | "failed";
             validation_errors: {
                 code: string;
@@ -1671,6 +1676,7 @@ export interface components {
             ros_compatible?: boolean;
             jetson_compatible?: boolean;
             isaac_sim_compatible?: boolean;
+            readme?: string;
         };
         UpdateListingDto: {
             title?: string;
@@ -1686,6 +1692,7 @@ export interface components {
             ros_compatible?: boolean;
             jetson_compatible?: boolean;
             isaac_sim_compatible?: boolean;
+            readme?: string;
         };
         DraftListingDto: {
             title: string;
@@ -1706,6 +1713,7 @@ export interface components {
             ros_compatible?: boolean;
             jetson_compatible?: boolean;
             isaac_sim_compatible?: boolean;
+            readme?: string;
         };
         CreateDatasetDto: {
             title: string;
@@ -1723,6 +1731,7 @@ export interface components {
             ros_compatible?: boolean;
             jetson_compatible?: boolean;
             isaac_sim_compatible?: boolean;
+            readme?: string;
         };
         CreateShardDto: {
             name: string;
