@@ -12,6 +12,7 @@ import { inferenceUsageProjection } from './inference-usage.projection';
 import { journalProjection } from './journal.projection';
 import { keyActivationsProjection } from './key-activations.projection';
 import { parkedProcessorEventsProjection } from './parked-processor-events.projection';
+import { payoutPausesProjection } from './payout-pauses.projection';
 import { payoutsProjection } from './payouts.projection';
 import { publicEventsProjection } from './public-events.projection';
 import { purchasesProjection } from './purchases.projection';
@@ -29,6 +30,7 @@ export const ALL_PROJECTIONS: readonly Projection[] = [
   balanceTransactionsProjection,
   journalProjection,
   payoutsProjection,
+  payoutPausesProjection,
   purchasesProjection,
   disputesProjection,
   parkedProcessorEventsProjection,

@@ -5,11 +5,12 @@ import { AdminGuard } from '../platform/auth/admin.guard';
 import { WithoutApiKey } from '../platform/auth/auth-context';
 import { Errors } from '../platform/errors';
 import { parseCursor, parseLimit } from '../platform/pagination';
+import { AdoptMovementCommand, adoptionReason } from './commands/adopt-movement';
 import { CloseDisputeCommand } from './commands/dispute-purchase';
 import { RefundPurchaseCommand } from './commands/refund-purchase';
 import { DisputeQueries } from './dispute-queries';
 import { ParkedProcessorEvents } from './parked-processor-events';
-import { CloseDisputeDto, RefundPurchaseDto } from './dto';
+import { AdoptMovementDto, CloseDisputeDto, RefundPurchaseDto } from './dto';
 
 const DISPUTE_STATUSES = ['open', 'won', 'lost'] as const;
 
@@ -35,6 +36,16 @@ export class CommerceAdminController {
       throw Errors.validationFailed('Invalid header "Idempotency-Key": must be 1-255 printable characters without spaces.');
     }
     return this.commands.execute(new RefundPurchaseCommand(id, body?.amount_cents, key));
+  }
+
+  /**
+   * `svc ledger adopt`: books a refund or fee the processor has and the books do not (issue 38,
+   * defect 5), with who adopted it (the one ADMIN_TOKEN today: `admin`) and why.
+   */
+  @Post('ledger/adopt')
+  @HttpCode(200)
+  adopt(@Body() body: AdoptMovementDto) {
+    return this.commands.execute(new AdoptMovementCommand(body.mode, body.processor_id, adoptionReason(body.reason), 'admin'));
   }
 
   /** Disputes of one mode, newest first, optionally of one status. */

@@ -1,4 +1,5 @@
-import { IsIn, IsInt, IsOptional, IsString, IsUrl, Length, MaxLength, Min } from 'class-validator';
+import { IsIn, IsInt, IsOptional, IsString, IsUrl, Length, Matches, MaxLength, Min } from 'class-validator';
+import { MODES } from '../platform/mode';
 
 const WEB_URL = { protocols: ['http', 'https'], require_protocol: true, require_tld: false };
 
@@ -30,4 +31,18 @@ export class RefundPurchaseDto {
   @IsInt()
   @Min(1)
   amount_cents?: number;
+}
+
+/** `svc ledger adopt`: a processor movement (as reconcile lists it) and why it is booked by hand. */
+export class AdoptMovementDto {
+  @IsIn(MODES)
+  mode: 'test' | 'live';
+
+  @IsString()
+  @Matches(/^[A-Za-z0-9_]{1,200}$/, { message: 'must be the processor\'s id of a movement (re_..., a fee id), as svc ledger reconcile lists it' })
+  processor_id: string;
+
+  @IsString()
+  @Length(1, 500)
+  reason: string;
 }

@@ -12,8 +12,10 @@ import { LedgerStreams } from '../ledger-streams';
 
 /**
  * Pays each account's whole positive balance (one account, or every account of the mode).
- * In a run over the mode, a paused account or one without a positive balance is skipped;
- * asked for one such account, it answers why (400 payouts_paused or nothing_to_pay).
+ * In a run over the mode, a paused account with a balance is reported skipped with why
+ * (payouts_paused, and the pause's reason: a refused destination pauses its creator, so a
+ * later run sends no transfer there and records no new failed payout); asked for one such
+ * account, it answers why (400 payouts_paused or nothing_to_pay).
  *
  * A payout has two steps on the ledger stream: PayoutInitiated (decided against the
  * balance, so two runs cannot both pay it), then the processor's transfer, then PayoutPaid.
@@ -86,7 +88,7 @@ export class RunPayoutsHandler implements ICommandHandler<RunPayoutsCommand> {
   private async payOut(accountId: string, mode: Mode, named: boolean): Promise<Payout | undefined> {
     const who = { account_id: accountId, mode };
     const now = () => new Date().toISOString();
-    const { inFlight: payout, paused, balance, destination } = await this.ledgers.handle(
+    const { inFlight: payout, paused, pause, balance, destination } = await this.ledgers.handle(
       {
         type: 'RunPayout',
         ...who,
@@ -95,11 +97,11 @@ export class RunPayoutsHandler implements ICommandHandler<RunPayoutsCommand> {
         payout_id: newId('po'),
         requires_destination: this.processor.requiresPayoutDestination,
       },
-      (state) => ({ inFlight: state.inFlight, paused: state.paused, balance: state.summary.balance_cents, destination: state.destination }),
+      (state) => ({ inFlight: state.inFlight, paused: state.paused, pause: state.pause, balance: state.summary.balance_cents, destination: state.destination }),
     );
     if (!payout) {
       if (!named) return undefined;
-      if (paused) throw LedgerErrors.payoutsPaused(accountId);
+      if (paused) throw LedgerErrors.payoutsPaused(accountId, pause);
       if (balance > 0) throw LedgerErrors.destinationMissing(accountId, mode);
       throw LedgerErrors.nothingToPay(accountId, balance);
     }
