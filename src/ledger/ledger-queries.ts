@@ -6,7 +6,7 @@ import { CreatedBound, createdSql } from '../platform/created-range';
 import { Errors } from '../platform/errors';
 import { invalidCursor, Page, toPage } from '../platform/pagination';
 import type { Payout } from './events';
-import { BalanceTransaction, DEFAULT_CURRENCY, emptySummary, LedgerSummary, sourceOf, TransactionType } from './ledger.decider';
+import { BalanceTransaction, DEFAULT_CURRENCY, emptySummary, LedgerSummary, OPERATOR_PAUSE_REASON, sourceOf, TransactionType } from './ledger.decider';
 
 /** The name of this context's read model (its projection in projections/, its checkpoint). */
 export const BALANCE_TRANSACTIONS_READ_MODEL = 'balance_transactions';
@@ -254,13 +254,18 @@ export class LedgerQueries {
    * Accounts whose read model shows a positive balance, paused ones included: a run reports
    * those skipped, with why (their ledger stream decides; the row only picks them).
    */
-  async payableAccounts(mode: Mode): Promise<string[]> {
+  async payableAccounts(mode: Mode): Promise<{ accountId: string; pause: { reason: string; since: string; refused: boolean } | null }[]> {
     const s = inMode(mode);
-    const { rows } = await this.db.query<{ account_id: string }>(
-      `SELECT account_id FROM ledger_accounts WHERE ${s.where()} AND balance_cents > 0 ORDER BY account_id`,
+    const { rows } = await this.db.query<{ account_id: string; payouts_paused: boolean; reason: string | null; since: string | null; failure_code: string | null }>(
+      `SELECT a.account_id, a.payouts_paused, p.reason, p.since, p.failure_code
+         FROM ledger_accounts a LEFT JOIN payout_pauses p ON p.account_id = a.account_id AND p.mode = a.mode
+        WHERE ${s.where('a')} AND a.balance_cents > 0 ORDER BY a.account_id`,
       s.params,
     );
-    return rows.map((r) => r.account_id);
+    return rows.map((r) => ({
+      accountId: r.account_id,
+      pause: r.payouts_paused ? { reason: r.reason ?? OPERATOR_PAUSE_REASON, since: r.since ? iso(r.since) : '', refused: r.failure_code !== null } : null,
+    }));
   }
 
   private async seqOf(q: Queryable, owner: Owner, transactionId: string): Promise<number> {
