@@ -14,6 +14,7 @@ import { journalProjection } from './journal.projection';
 import { keyActivationsProjection } from './key-activations.projection';
 import { operatorsProjection } from './operators.projection';
 import { parkedProcessorEventsProjection } from './parked-processor-events.projection';
+import { payoutPausesProjection } from './payout-pauses.projection';
 import { payoutsProjection } from './payouts.projection';
 import { publicEventsProjection } from './public-events.projection';
 import { purchasesProjection } from './purchases.projection';
@@ -31,6 +32,7 @@ export const ALL_PROJECTIONS: readonly Projection[] = [
   balanceTransactionsProjection,
   journalProjection,
   payoutsProjection,
+  payoutPausesProjection,
   purchasesProjection,
   disputesProjection,
   parkedProcessorEventsProjection,

@@ -121,6 +121,19 @@ export const LEDGER_COMMANDS: Record<string, CliCommand> = {
         ? undefined
         : new CliError(`${r.missing_in_ledger.length} missing in the ledger, ${r.missing_at_processor.length} missing at the processor, ${r.amount_mismatches.length} amounts differ`, 'ledger_unreconciled'),
   },
+  'ledger adopt': {
+    usage: 'ledger adopt PROCESSOR_ID --mode test|live --reason TEXT',
+    examples: ['svc ledger adopt re_... --mode live --reason "refund lost to a crash on 2026-11-02, ticket 4711"'],
+    options: {
+      mode: { type: 'string', required: true, description: 'test or live: whose processor account the movement is in.' },
+      reason: { type: 'string', required: true, description: 'Why it is booked by hand; kept with the booking, for the auditor.' },
+    },
+    positionals: ['PROCESSOR_ID'],
+    // Books a refund or fee that svc ledger reconcile lists missing_in_ledger (issue 38, defect 5); anything else is a 4xx and books nothing.
+    run: (client, o, [processorId]) => client.request('POST', '/admin/ledger/adopt', { mode: o.mode, processor_id: processorId, reason: o.reason }),
+    print: (r) =>
+      `adopted the processor's ${r.kind} ${r.processor_id}: ${r.amount_cents} ${r.currency} of purchase ${r.purchase.id} (now ${r.purchase.amount_refunded_cents} refunded), by ${r.actor}: ${r.reason}`,
+  },
   'ledger journal': {
     usage: 'ledger journal --mode test|live [--from ISO_8601] [--to ISO_8601] [--format csv|jsonl]',
     examples: ['svc ledger journal --mode live --from 2026-09-01 --to 2026-10-01 > september.csv', 'svc ledger journal --mode live --format jsonl'],

@@ -74,6 +74,9 @@ export function evolve(state: CheckoutState | undefined, event: CheckoutEvent): 
       return state && { ...state, dispute: { opened: event.data, closed: null } };
     case 'PurchaseDisputeClosed':
       return state?.dispute ? { ...state, dispute: { ...state.dispute, closed: event.data } } : state;
+    case 'ProcessorMovementAdopted':
+      // Who and why only: the event appended with it books the money.
+      return state;
   }
 }
 
@@ -121,7 +124,9 @@ export type CheckoutCommand =
   | { type: 'RecordProcessorFee'; now: string; fee_cents: number; processor_fee_id: string | null }
   /** The processor's dispute of the payment: what it withdrew and its fee for the dispute. */
   | { type: 'RecordDispute'; now: string; dispute_id: string; amount_cents: number; dispute_fee_cents: number; reason: string }
-  | { type: 'CloseDispute'; now: string; dispute_id: string; outcome: DisputeOutcome };
+  | { type: 'CloseDispute'; now: string; dispute_id: string; outcome: DisputeOutcome }
+  /** `svc ledger adopt`: a refund or fee of this session's payment the processor has and the books do not (issue 38, defect 5). */
+  | { type: 'AdoptMovement'; now: string; kind: 'refund' | 'fee'; processor_id: string; amount_cents: number; actor: string; reason: string };
 
 export const CheckoutErrors = {
   expired: () => new ApiError(400, 'checkout_expired', 'This checkout session has expired; open a new one with POST /v1/purchases.'),
@@ -133,6 +138,7 @@ export const CheckoutErrors = {
   disputeNotFound: (disputeId: string) => new ApiError(404, 'not_found', `No dispute "${disputeId}" exists.`),
   disputeClosed: (disputeId: string, outcome: DisputeOutcome) =>
     new ApiError(400, 'dispute_closed', `Dispute "${disputeId}" is already closed as ${outcome}.`),
+  alreadyBooked: (processorId: string, why: string) => new ApiError(409, 'already_booked', `The processor's ${processorId} is booked already (${why}); nothing was adopted.`),
 } as const;
 
 /** An open dispute, or one the seller lost, holds the payment: no refund goes back over it. */
@@ -328,6 +334,30 @@ export function decide(command: CheckoutCommand, state: CheckoutState): Checkout
         },
       ];
     }
+    case 'AdoptMovement': {
+      const booked = adoptionBooking(command, state);
+      if (!booked.length) throw CheckoutErrors.alreadyBooked(command.processor_id, `session ${s.session_id} records it`);
+      return [
+        {
+          type: 'ProcessorMovementAdopted',
+          data: {
+            session_id: s.session_id,
+            mode: s.mode,
+            purchase_id: s.purchase_id ?? null,
+            kind: command.kind,
+            processor_id: command.processor_id,
+            payment_reference: state.completed!.payment_reference,
+            amount_cents: command.amount_cents,
+            currency: s.currency,
+            actor: command.actor,
+            reason: command.reason,
+            booked_as: booked.map((e) => e.type).join(', '),
+            adopted_at: command.now,
+          },
+        },
+        ...booked,
+      ];
+    }
     case 'RecordDuplicateRefund': {
       const duplicate = duplicateOf(state);
       if (!duplicate || state.duplicateRefunded) return [];
@@ -349,6 +379,20 @@ export function decide(command: CheckoutCommand, state: CheckoutState): Checkout
       ];
     }
   }
+}
+
+/**
+ * What books an adopted movement, as the processor's own report of it would: a refund as a
+ * part of the purchase's payment (the whole purchase when it empties it), a fee as the
+ * session's processor fee. [] when the session records it already.
+ */
+function adoptionBooking(command: Extract<CheckoutCommand, { type: 'AdoptMovement' }>, state: CheckoutState): CheckoutEvent[] {
+  if (!state.completed) throw CheckoutErrors.notPaid(state.opened.purchase_id ?? state.opened.session_id);
+  if (command.kind === 'fee') {
+    return decide({ type: 'RecordProcessorFee', now: command.now, fee_cents: command.amount_cents, processor_fee_id: command.processor_id }, state);
+  }
+  if (state.refunded?.processor_refund_id === command.processor_id || state.partialRefundIds.includes(command.processor_id)) return [];
+  return decide({ type: 'RecordPartialRefund', now: command.now, processor_refund_id: command.processor_id, amount_cents: command.amount_cents }, state);
 }
 
 /** The duplicate payment a session recorded, if its payment was one. */

@@ -6,12 +6,13 @@ import { AdminGuard } from '../platform/auth/admin.guard';
 import { WithoutApiKey } from '../platform/auth/auth-context';
 import { Errors } from '../platform/errors';
 import { parseCursor, parseLimit } from '../platform/pagination';
-import { recordReason } from '../platform/request-context';
+import { BOOTSTRAP_OPERATOR, currentActor, recordReason } from '../platform/request-context';
+import { AdoptMovementCommand, adoptionReason } from './commands/adopt-movement';
 import { CloseDisputeCommand } from './commands/dispute-purchase';
 import { RefundPurchaseCommand } from './commands/refund-purchase';
 import { DisputeQueries } from './dispute-queries';
 import { ParkedProcessorEvents } from './parked-processor-events';
-import { CloseDisputeDto, RefundPurchaseDto } from './dto';
+import { AdoptMovementDto, CloseDisputeDto, RefundPurchaseDto } from './dto';
 
 const DISPUTE_STATUSES = ['open', 'won', 'lost'] as const;
 
@@ -39,6 +40,18 @@ export class CommerceAdminController {
     }
     recordReason(body?.reason);
     return this.commands.execute(new RefundPurchaseCommand(id, body?.amount_cents, key));
+  }
+
+  /**
+   * `svc ledger adopt`: books a refund or fee the processor has and the books do not (issue 38,
+   * defect 5), with who adopted it (the operator signed in; the bootstrap ADMIN_TOKEN is `admin`) and why.
+   */
+  @Post('ledger/adopt')
+  @HttpCode(200)
+  adopt(@Body() body: AdoptMovementDto) {
+    const reason = adoptionReason(body.reason);
+    recordReason(reason);
+    return this.commands.execute(new AdoptMovementCommand(body.mode, body.processor_id, reason, currentActor()?.id ?? BOOTSTRAP_OPERATOR));
   }
 
   /** Disputes of one mode, newest first, optionally of one status. */

@@ -1,4 +1,5 @@
 import { BeforeApplicationShutdown, Inject, Module, OnApplicationBootstrap, OnModuleInit } from '@nestjs/common';
+import { LedgerModule } from '../ledger/ledger.module';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { FastifyRequest } from 'fastify';
 import { AccountsModule } from '../accounts/accounts.module';
@@ -11,6 +12,7 @@ import { SandboxProcessor } from '../payments/sandbox/sandbox-processor';
 import { Errors } from '../platform/errors';
 import { CheckoutStreams } from './checkout-streams';
 import { CommerceAdminController } from './commerce-admin.controller';
+import { AdoptMovementHandler } from './commands/adopt-movement';
 import { CompleteCheckoutHandler } from './commands/complete-checkout';
 import { CloseDisputeHandler, RecordProcessorDisputeClosedHandler, RecordProcessorDisputeHandler } from './commands/dispute-purchase';
 import { OpenKeyActivationCheckoutHandler, OpenPurchaseCheckoutHandler } from './commands/open-checkout';
@@ -30,7 +32,7 @@ import { StripeWebhookController } from './stripe-webhook.controller';
  * port. The fulfilment subscriber runs with the workers.
  */
 @Module({
-  imports: [AccountsModule, CatalogModule],
+  imports: [AccountsModule, CatalogModule, LedgerModule],
   controllers: [PurchasesController, CommerceAdminController, StripeWebhookController],
   providers: [
     AdminGuard,
@@ -47,6 +49,7 @@ import { StripeWebhookController } from './stripe-webhook.controller';
     OpenKeyActivationCheckoutHandler,
     CompleteCheckoutHandler,
     RefundPurchaseHandler,
+    AdoptMovementHandler,
     RecordProcessorRefundHandler,
     RecordProcessorPartialRefundHandler,
     RecordProcessorDisputeHandler,

@@ -1,4 +1,5 @@
-import { IsIn, IsInt, IsOptional, IsString, IsUrl, Length, MaxLength, Min } from 'class-validator';
+import { IsIn, IsInt, IsOptional, IsString, IsUrl, Length, Matches, MaxLength, Min } from 'class-validator';
+import { MODES } from '../platform/mode';
 
 import { MAX_REASON } from '../platform/request-context';
 
@@ -44,4 +45,18 @@ export class RefundPurchaseDto {
   @IsString()
   @MaxLength(MAX_REASON)
   reason?: string;
+}
+
+/** `svc ledger adopt`: a processor movement (as reconcile lists it) and why it is booked by hand. */
+export class AdoptMovementDto {
+  @IsIn(MODES)
+  mode: 'test' | 'live';
+
+  @IsString()
+  @Matches(/^[A-Za-z0-9_]{1,200}$/, { message: 'must be the processor\'s id of a movement (re_..., a fee id), as svc ledger reconcile lists it' })
+  processor_id: string;
+
+  @IsString()
+  @Length(1, 500)
+  reason: string;
 }

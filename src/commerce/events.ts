@@ -200,6 +200,32 @@ export interface ProcessorFeeCharged {
   charged_at: string;
 }
 
+/**
+ * An operator adopted a movement the processor has and the books did not (issue 38, defect 5:
+ * a refund orphaned by a crash, a fee never booked): `svc ledger adopt`. Appended with the
+ * event that books it (PurchasePartiallyRefunded / PurchaseRefunded, ProcessorFeeCharged) in
+ * one append on the session's stream, so the movement is booked once, by the usual path,
+ * and who adopted it and why stay beside it. Posts nothing itself.
+ */
+export interface ProcessorMovementAdopted {
+  session_id: string;
+  mode: Mode;
+  /** The purchase whose payment it moved; null for a session that made none (a key activation's fee). */
+  purchase_id: string | null;
+  kind: 'refund' | 'fee';
+  /** The processor's id of the movement (its refund re_..., its fee), as `svc ledger reconcile` lists it. */
+  processor_id: string;
+  payment_reference: string;
+  amount_cents: number;
+  currency: string;
+  /** Who adopted it: the operator (today `admin`, the one ADMIN_TOKEN). */
+  actor: string;
+  reason: string;
+  /** The event that books it. */
+  booked_as: string;
+  adopted_at: string;
+}
+
 export type CheckoutEvent =
   | { type: 'CheckoutSessionOpened'; data: CheckoutSessionOpened }
   | { type: 'PurchaseCompleted'; data: PurchaseCompleted }
@@ -210,4 +236,5 @@ export type CheckoutEvent =
   | { type: 'DuplicatePaymentRefunded'; data: DuplicatePaymentRefunded }
   | { type: 'ProcessorFeeCharged'; data: ProcessorFeeCharged }
   | { type: 'PurchaseDisputed'; data: PurchaseDisputed }
-  | { type: 'PurchaseDisputeClosed'; data: PurchaseDisputeClosed };
+  | { type: 'PurchaseDisputeClosed'; data: PurchaseDisputeClosed }
+  | { type: 'ProcessorMovementAdopted'; data: ProcessorMovementAdopted };

@@ -25,8 +25,13 @@ export class BalanceController {
 
   /** The creator's balance from the journal: now, or as the books stood at `as_of` (events recorded strictly before it). */
   @Get('balance')
-  balance(@Auth() auth: AuthContext, @Query('as_of') asOf?: unknown) {
-    return this.journal.balance(auth, cutoffParam('as_of', asOf));
+  async balance(@Auth() auth: AuthContext, @Query('as_of') asOf?: unknown) {
+    const at = cutoffParam('as_of', asOf);
+    const balance = await this.journal.balance(auth, at);
+    // Payouts' pause is today's state: an answer as of an earlier instant (which never changes) does not carry it.
+    if (at) return balance;
+    const pause = await this.ledger.pause(auth);
+    return { ...balance, payouts_paused: pause !== null, payouts_pause: pause };
   }
 
   /** GET /v1/balance/history?from=&to=&interval=day|week|month: the balance interval by interval, from the journal. */
@@ -64,9 +69,9 @@ export class BalanceController {
       payoutId: payout as string | undefined,
     };
     return this.ledger.snapshot(async (q) => {
-      const { summary, payouts_paused } = await this.ledger.account(auth, q);
+      const { summary, payouts_paused, payouts_pause } = await this.ledger.account(auth, q);
       const page = await this.ledger.transactions(auth, options, summary.balance_cents, q);
-      return { items: page.items, summary, payouts_paused, next_cursor: page.next_cursor, has_more: page.has_more };
+      return { items: page.items, summary, payouts_paused, payouts_pause, next_cursor: page.next_cursor, has_more: page.has_more };
     });
   }
 
@@ -76,13 +81,15 @@ export class BalanceController {
     const options = { limit: parseLimit(query.limit, PAGE), cursor: parseCursor(query.cursor), created: createdRange(query) };
     return this.ledger.snapshot(async (q) => {
       const page = await this.ledger.payouts(auth, options, q);
-      const { summary, payouts_paused } = await this.ledger.account(auth, q);
+      const { summary, payouts_paused, payouts_pause } = await this.ledger.account(auth, q);
       return {
         ...page,
         // What the platform owes the creator now; a negative balance (refunds after a payout) owes nothing.
         amount_owed_cents: Math.max(0, summary.balance_cents),
         currency: summary.currency,
         payouts_paused,
+        // Why, and since when (issue 38, defect 1): a refused destination's pause lifts when it changes.
+        payouts_pause,
       };
     });
   }

@@ -161,16 +161,31 @@ export interface PayoutDestinationSet {
   set_at: string;
 }
 
+/**
+ * Payouts of this ledger stop until resumed: by an operator (svc payouts pause; no reason on
+ * pauses recorded before they carried one), or by the processor refusing a transfer to the
+ * destination (issue 38, defect 1), recorded with the refused payout: `reason`
+ * `destination_refused: <failure_code>`, lifted by the next change of destination.
+ */
 export interface PayoutsPaused {
   account_id: string;
   mode: Mode;
   paused_at: string;
+  /** Why, as the creator sees it: `destination_refused: resource_missing`, `paused_by_operator`. Absent on older pauses (an operator's). */
+  reason?: string;
+  /** Set when the processor's refusal paused them: its code, and the destination it refused. */
+  failure_code?: string;
+  destination?: string | null;
+  /** The refused payout that paused them. */
+  payout_id?: string;
 }
 
 export interface PayoutsResumed {
   account_id: string;
   mode: Mode;
   resumed_at: string;
+  /** `destination_changed` (a new destination lifted a refusal's pause) or `resumed_by_operator`; absent on older resumes. */
+  reason?: string;
 }
 
 export type LedgerEvent =

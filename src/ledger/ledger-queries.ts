@@ -6,16 +6,29 @@ import { CreatedBound, createdSql } from '../platform/created-range';
 import { Errors } from '../platform/errors';
 import { invalidCursor, Page, toPage } from '../platform/pagination';
 import type { Payout } from './events';
-import { BalanceTransaction, DEFAULT_CURRENCY, emptySummary, LedgerSummary, sourceOf, TransactionType } from './ledger.decider';
+import { BalanceTransaction, DEFAULT_CURRENCY, emptySummary, LedgerSummary, OPERATOR_PAUSE_REASON, sourceOf, TransactionType } from './ledger.decider';
 
 /** The name of this context's read model (its projection in projections/, its checkpoint). */
 export const BALANCE_TRANSACTIONS_READ_MODEL = 'balance_transactions';
+/** Why a ledger's payouts are paused (projections/payout-pauses.projection.ts). */
+export const PAYOUT_PAUSES_READ_MODEL = 'payout_pauses';
+
+/** Why payouts are paused, as GET /v1/payouts and GET /v1/balance show it (decisions "Paused payouts"); null while they run. */
+export interface PayoutsPauseView {
+  /** `destination_refused: <processor code>` (a new destination lifts it) or `paused_by_operator`. */
+  reason: string;
+  since: string;
+  /** The processor's code when its refusal paused them, else null. */
+  failure_code: string | null;
+}
 
 export interface LedgerAccountView {
   account_id: string;
   mode: Mode;
   summary: LedgerSummary;
   payouts_paused: boolean;
+  /** Why they are paused; read by account() only (null elsewhere). */
+  payouts_pause: PayoutsPauseView | null;
 }
 
 const iso = (value: Date | string) => new Date(value).toISOString();
@@ -79,6 +92,7 @@ function toLedgerAccount(row: any): LedgerAccountView {
       refund_count: Number(row.refund_count),
     },
     payouts_paused: row.payouts_paused,
+    payouts_pause: null,
   };
 }
 
@@ -110,7 +124,15 @@ export class LedgerQueries {
   async account(owner: Owner, q: Queryable = this.db): Promise<LedgerAccountView> {
     const s = ownedBy(owner);
     const { rows } = await q.query(`SELECT * FROM ledger_accounts WHERE ${s.where()}`, s.params);
-    return rows[0] ? toLedgerAccount(rows[0]) : emptyLedger(owner.accountId, owner.mode);
+    const view = rows[0] ? toLedgerAccount(rows[0]) : emptyLedger(owner.accountId, owner.mode);
+    return { ...view, payouts_pause: await this.pause(owner, q) };
+  }
+
+  /** Why the account's payouts are paused in the mode, null while they run. */
+  async pause(owner: Owner, q: Queryable = this.db): Promise<PayoutsPauseView | null> {
+    const s = ownedBy(owner);
+    const { rows } = await q.query(`SELECT reason, since, failure_code FROM payout_pauses WHERE ${s.where()}`, s.params);
+    return rows[0] ? { reason: rows[0].reason, since: iso(rows[0].since), failure_code: rows[0].failure_code ?? null } : null;
   }
 
   /**
@@ -228,14 +250,22 @@ export class LedgerQueries {
     return rows.map(toLedgerAccount);
   }
 
-  /** Accounts whose read model shows a positive balance and running payouts. */
-  async payableAccounts(mode: Mode): Promise<string[]> {
+  /**
+   * Accounts whose read model shows a positive balance, paused ones included: a run reports
+   * those skipped, with why (their ledger stream decides; the row only picks them).
+   */
+  async payableAccounts(mode: Mode): Promise<{ accountId: string; pause: { reason: string; since: string; refused: boolean } | null }[]> {
     const s = inMode(mode);
-    const { rows } = await this.db.query<{ account_id: string }>(
-      `SELECT account_id FROM ledger_accounts WHERE ${s.where()} AND balance_cents > 0 AND NOT payouts_paused ORDER BY account_id`,
+    const { rows } = await this.db.query<{ account_id: string; payouts_paused: boolean; reason: string | null; since: string | null; failure_code: string | null }>(
+      `SELECT a.account_id, a.payouts_paused, p.reason, p.since, p.failure_code
+         FROM ledger_accounts a LEFT JOIN payout_pauses p ON p.account_id = a.account_id AND p.mode = a.mode
+        WHERE ${s.where('a')} AND a.balance_cents > 0 ORDER BY a.account_id`,
       s.params,
     );
-    return rows.map((r) => r.account_id);
+    return rows.map((r) => ({
+      accountId: r.account_id,
+      pause: r.payouts_paused ? { reason: r.reason ?? OPERATOR_PAUSE_REASON, since: r.since ? iso(r.since) : '', refused: r.failure_code !== null } : null,
+    }));
   }
 
   private async seqOf(q: Queryable, owner: Owner, transactionId: string): Promise<number> {

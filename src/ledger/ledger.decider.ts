@@ -100,6 +100,8 @@ export interface LedgerState {
   /** Fixed by the first sale; one ledger holds one currency. */
   currency: string | null;
   paused: boolean;
+  /** Why payouts are paused and since when (null while they run); `refused`: the processor refused the destination, which a new one lifts. */
+  pause: PayoutPause | null;
   /** The payout whose transfer is under way, and how many entries it settles. */
   inFlight: (PayoutInitiated & { settles: number }) | null;
   /** Stripe connected account receiving transfers; null until set. */
@@ -109,6 +111,20 @@ export interface LedgerState {
   summary: Omit<LedgerSummary, 'currency'>;
 }
 
+/** Why a ledger's payouts are paused (GET /v1/payouts' `payouts_pause`, decisions "Paused payouts"). */
+export interface PayoutPause {
+  reason: string;
+  since: string;
+  /** The processor refused a transfer to the destination: a change of destination lifts the pause. */
+  refused: boolean;
+}
+
+/** The reason an operator's pause shows (pauses recorded before they carried a reason were all operators'). */
+export const OPERATOR_PAUSE_REASON = 'paused_by_operator';
+
+/** The reason a refused transfer pauses payouts with. */
+export const refusedReason = (failureCode: string) => `destination_refused: ${failureCode}`;
+
 export function initialState(): LedgerState {
   return {
     entries: [],
@@ -116,6 +132,7 @@ export function initialState(): LedgerState {
     sales: new Map(),
     currency: null,
     paused: false,
+    pause: null,
     inFlight: null,
     destination: null,
     lastAt: '',
@@ -306,10 +323,12 @@ function evolveEntries(state: LedgerState, event: LedgerEvent): LedgerState {
         },
       };
     }
-    case 'PayoutsPaused':
-      return { ...state, paused: true };
+    case 'PayoutsPaused': {
+      const e = event.data;
+      return { ...state, paused: true, pause: { reason: e.reason ?? OPERATOR_PAUSE_REASON, since: e.paused_at, refused: e.failure_code !== undefined } };
+    }
     case 'PayoutsResumed':
-      return { ...state, paused: false };
+      return { ...state, paused: false, pause: null };
   }
 }
 
@@ -588,8 +607,26 @@ export function decide(command: LedgerCommand, state: LedgerState): LedgerEvent[
         },
       ];
     }
-    case 'FailPayout':
+    case 'FailPayout': {
       if (state.inFlight?.payout_id !== command.payout_id) return [];
+      // The processor refused the destination: payouts pause with the refusal, in the same
+      // append, so no later run sends another transfer there (issue 38, defect 1) until the
+      // destination changes (SetPayoutDestination) or an operator resumes them.
+      const pause: LedgerEvent[] = state.paused
+        ? []
+        : [
+            {
+              type: 'PayoutsPaused',
+              data: {
+                ...who,
+                paused_at: now,
+                reason: refusedReason(command.failure_code),
+                failure_code: command.failure_code,
+                destination: state.destination,
+                payout_id: command.payout_id,
+              },
+            },
+          ];
       return [
         {
           type: 'PayoutFailed',
@@ -611,14 +648,21 @@ export function decide(command: LedgerCommand, state: LedgerState): LedgerEvent[
             },
           },
         },
+        ...pause,
       ];
-    case 'SetPayoutDestination':
-      if (state.destination === command.stripe_account) return [];
-      return [{ type: 'PayoutDestinationSet', data: { ...who, stripe_account: command.stripe_account, set_at: now } }];
+    }
+    case 'SetPayoutDestination': {
+      const events: LedgerEvent[] = [];
+      if (state.destination !== command.stripe_account) events.push({ type: 'PayoutDestinationSet', data: { ...who, stripe_account: command.stripe_account, set_at: now } });
+      // Setting the destination again (a new one, or the same once the creator fixed it at the
+      // processor) lifts a pause the processor's refusal made; an operator's pause stays.
+      if (state.pause?.refused) events.push({ type: 'PayoutsResumed', data: { ...who, resumed_at: now, reason: 'destination_changed' } });
+      return events;
+    }
     case 'PausePayouts':
-      return state.paused ? [] : [{ type: 'PayoutsPaused', data: { ...who, paused_at: now } }];
+      return state.paused ? [] : [{ type: 'PayoutsPaused', data: { ...who, paused_at: now, reason: OPERATOR_PAUSE_REASON } }];
     case 'ResumePayouts':
-      return state.paused ? [{ type: 'PayoutsResumed', data: { ...who, resumed_at: now } }] : [];
+      return state.paused ? [{ type: 'PayoutsResumed', data: { ...who, resumed_at: now, reason: 'resumed_by_operator' } }] : [];
   }
 }
 

@@ -16,8 +16,14 @@ export const LedgerErrors = {
     new ApiError(400, 'currency_mismatch', `This ledger is kept in "${ledger}"; a sale in "${given}" cannot be recorded on it.`),
   nothingToPay: (accountId: string, balanceCents: number) =>
     new ApiError(400, 'nothing_to_pay', `Account ${accountId} has nothing available to pay out: its balance is ${balanceCents} cents.`),
-  payoutsPaused: (accountId: string) =>
-    new ApiError(400, 'payouts_paused', `Payouts of account ${accountId} are paused; resume them with svc payouts resume.`),
+  payoutsPaused: (accountId: string, pause?: { reason: string; since: string; refused: boolean } | null) =>
+    new ApiError(
+      400,
+      'payouts_paused',
+      pause?.refused
+        ? `Payouts of account ${accountId} are paused since ${pause.since} (${pause.reason}): the processor refused its destination; set a destination with svc payouts destination to lift it.`
+        : `Payouts of account ${accountId} are paused${pause ? ` since ${pause.since} (${pause.reason})` : ''}; resume them with svc payouts resume.`,
+    ),
   destinationMissing: (accountId: string, mode: string) =>
     new ApiError(400, 'payout_destination_missing', `Account ${accountId} has no payout destination in ${mode} mode; set one with svc payouts destination.`),
 } as const;

@@ -87,6 +87,12 @@ function compareInDetail(ours: ClearingEntry[], theirs: ProcessorRecord[]): Omit
   };
 }
 
+/** Where one processor movement stands in the books (svc ledger adopt). */
+export type MovementStanding =
+  | { standing: 'missing_in_ledger'; record: ProcessorRecord }
+  | { standing: 'booked'; item: ReconciliationItem }
+  | { standing: 'unknown' };
+
 /** svc ledger reconcile: the journal's processor:clearing against the processor's books for a period. */
 @Injectable()
 export class LedgerReconciliation {
@@ -98,6 +104,22 @@ export class LedgerReconciliation {
   async reconcile(mode: Mode, range: { from?: Date; to?: Date }): Promise<Reconciliation> {
     const { matched_items: _matched, ...report } = await this.reconcileInDetail(mode, range);
     return report;
+  }
+
+  /**
+   * One processor movement, by its id, against the whole books of the mode: missing in the
+   * ledger (with the processor's record of it), booked (matched, or booked with another
+   * amount), or unknown to the processor.
+   */
+  async movement(mode: Mode, processorId: string): Promise<MovementStanding> {
+    const [ours, theirs] = await Promise.all([this.journal.clearingEntries(mode, {}), this.processor.records({ mode })]);
+    const records = theirs.filter((r) => r.id === processorId);
+    if (!records.length) return { standing: 'unknown' };
+    const report = compareInDetail(ours, theirs);
+    const missing = report.missing_in_ledger.find((i) => i.processor_id === processorId);
+    if (missing) return { standing: 'missing_in_ledger', record: records.find((r) => r.kind === missing.kind && r.currency === missing.currency)! };
+    const booked = [...report.matched_items, ...report.amount_mismatches].find((i) => i.processor_id === processorId);
+    return booked ? { standing: 'booked', item: booked } : { standing: 'unknown' };
   }
 
   /** The same comparison, keeping the matched items (the console shows them). */

@@ -216,13 +216,13 @@ export const OPERATIONS: Record<string, OperationNotes> = {
       { name: 'payout', description: 'Only the sales and refunds this payout (po_...) paid out; their net_cents add up to its amount.', schema: { type: 'string', maxLength: 200 } },
       ...PAGE,
     ],
-    response: page(ref('BalanceTransaction'), { summary: ref('BalanceSummary'), payouts_paused: { type: 'boolean' } }),
+    response: page(ref('BalanceTransaction'), { summary: ref('BalanceSummary'), payouts_paused: { type: 'boolean' }, payouts_pause: ref('PayoutsPause') }),
     errors: { 404: 'not_found: no such payout on this ledger.' },
   },
   'GET /v1/payouts': {
     summary: 'Transfers to the creator, and what is owed now',
     query: [...CREATED, ...PAGE],
-    response: page(ref('Payout'), { amount_owed_cents: { type: 'integer' }, currency: { type: 'string' }, payouts_paused: { type: 'boolean' } }),
+    response: page(ref('Payout'), { amount_owed_cents: { type: 'integer' }, currency: { type: 'string' }, payouts_paused: { type: 'boolean' }, payouts_pause: ref('PayoutsPause') }),
   },
 
   'GET /v1/inference/models': { summary: 'Inference models and their prices', response: ref('InferenceModels') },

@@ -285,9 +285,22 @@ export const SCHEMAS: Record<string, Schema> = {
     reporting_category: { type: 'string', enum: ['charge', 'refund', 'payout', 'dispute', 'dispute_reversal'] },
     balance_after_cents: int,
   }),
-  Balance: object(
-    { object: { const: 'balance' }, currency: str, available_cents: int, in_transit_cents: int, withheld_cents: int, as_of: timestamp },
-    { description: 'What the platform owes the creator: available now, in payouts under way, and withheld for open disputes.' },
+  Balance: withOptional(
+    object(
+      { object: { const: 'balance' }, currency: str, available_cents: int, in_transit_cents: int, withheld_cents: int, as_of: timestamp },
+      { description: 'What the platform owes the creator: available now, in payouts under way, and withheld for open disputes. Without `as_of`, also whether payouts are paused and why.' },
+    ),
+    { payouts_paused: bool, payouts_pause: ref('PayoutsPause') },
+  ),
+  PayoutsPause: nullable(
+    object(
+      {
+        reason: { type: 'string', description: '`destination_refused: <processor code>` (the processor refused the payout destination; setting a destination lifts it) or `paused_by_operator`.' },
+        since: timestamp,
+        failure_code: nullable({ type: 'string', description: 'The processor’s code when its refusal paused payouts (e.g. resource_missing).' }),
+      },
+      { description: 'Why payouts are paused and since when; null while they run.' },
+    ),
   ),
   BalanceHistory: object(
     {

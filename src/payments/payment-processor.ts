@@ -88,6 +88,8 @@ export interface ProcessorRecord {
   amount_cents: number;
   currency: string;
   created_at: string;
+  /** A refund's or a fee's payment (the id a charge record has), so a movement the books miss can be booked on it (svc ledger adopt); absent where unknown. */
+  payment_id?: string;
 }
 
 /** A dispute the processor opened on a payment: what it withdrew and what it charged for it. */

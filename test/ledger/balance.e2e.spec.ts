@@ -162,7 +162,7 @@ describe('creator ledger: sales, refunds, payouts and GET /v1/balance_transactio
 
     const payouts = await t.request('GET', '/v1/payouts', { key });
     expect(payouts.status).toBe(200);
-    expect(payouts.body).toEqual({ items, next_cursor: null, has_more: false, amount_owed_cents: 85, currency: 'usd', payouts_paused: false });
+    expect(payouts.body).toEqual({ items, next_cursor: null, has_more: false, amount_owed_cents: 85, currency: 'usd', payouts_paused: false, payouts_pause: null });
 
     expect((await ledger.payouts('test', accountId)).items.map((p: any) => p.amount_cents)).toEqual([85]);
     await expect(ledger.payouts('test', accountId)).rejects.toMatchObject({ status: 400, code: 'nothing_to_pay' });
@@ -284,6 +284,7 @@ describe('creator ledger: sales, refunds, payouts and GET /v1/balance_transactio
         refund_count: 0,
       },
       payouts_paused: false,
+      payouts_pause: null,
       next_cursor: null,
       has_more: false,
     });

@@ -43,7 +43,7 @@ describe('the journal: GET /v1/balance, svc ledger trial-balance and journal', (
       const b = await balance(seller.key);
       return b.available_cents === 2209 && b;
     }, 15000, 'the sale in the journal');
-    expect(sold).toEqual({ object: 'balance', currency: 'usd', available_cents: 2209, in_transit_cents: 0, withheld_cents: 0, as_of: expect.any(String) });
+    expect(sold).toEqual({ object: 'balance', currency: 'usd', available_cents: 2209, in_transit_cents: 0, withheld_cents: 0, as_of: expect.any(String), payouts_paused: false, payouts_pause: null });
     await pause(5);
     const afterSale = new Date().toISOString();
     await pause(5);

@@ -24,7 +24,11 @@ describe('svc payouts and svc ledger against a running service', () => {
     const paused = await svc('payouts', 'pause', '--account', accountId, '--mode', 'live', '--json');
     expect(paused.code).toBe(0);
     expect(JSON.parse(paused.stdout)).toEqual({ account: accountId, mode: 'live', payouts_paused: true });
-    expect(JSON.parse((await svc('payouts', 'run', '--mode', 'live', '--json')).stdout)).toEqual({ items: [], results: [] });
+    // A paused creator with a balance is reported skipped, with why (issue 38, defect 1).
+    expect(JSON.parse((await svc('payouts', 'run', '--mode', 'live', '--json')).stdout)).toEqual({
+      items: [],
+      results: [{ account_id: accountId, status: 'skipped', payout_id: null, amount_cents: null, failure_code: 'payouts_paused', reason: expect.stringContaining('paused_by_operator') }],
+    });
     await svc('payouts', 'resume', '--account', accountId, '--mode', 'live');
     const run = await svc('payouts', 'run', '--mode', 'live', '--account', accountId, '--json');
     expect(run.code).toBe(0);

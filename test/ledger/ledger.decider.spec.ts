@@ -161,7 +161,7 @@ describe('ledger decider', () => {
     expect(run([...inFlight, settle(2)]).recorded).toEqual([]);
   });
 
-  it('ends a refused payout without moving money, so the next run pays the balance', () => {
+  it('ends a refused payout without moving money and pauses payouts, so no run pays until the destination is set again', () => {
     const failed = [sale('a', 1000), initiate(1), { type: 'FailPayout', ...who, payout_id: 'po_1', failure_code: 'account_closed', reason: 'refused' } as LedgerCommand];
     expect(run(failed).recorded).toEqual([
       {
@@ -175,11 +175,28 @@ describe('ledger decider', () => {
           payout: { id: 'po_1', object: 'payout', amount_cents: 850, currency: 'usd', status: 'failed', created_at: who.now, arrival_date: null, failure_code: 'account_closed', failure_message: 'refused' },
         },
       },
+      // Issue 38, defect 1: the refusal pauses payouts in the same append, with its reason.
+      {
+        type: 'PayoutsPaused',
+        data: { account_id: 'acct_1', mode: 'test', paused_at: who.now, reason: 'destination_refused: account_closed', failure_code: 'account_closed', destination: null, payout_id: 'po_1' },
+      },
     ]);
     expect(summaryOf(run(failed).state)).toMatchObject({ balance_cents: 850, paid_out_cents: 0 });
+    expect(run(failed).state.pause).toEqual({ reason: 'destination_refused: account_closed', since: who.now, refused: true });
     expect(transactionsOf(run(failed).state)).toHaveLength(1);
     expect(run([...failed, settle(1)]).recorded).toEqual([]);
-    expect(run([...failed, initiate(2)]).recorded[0]).toMatchObject({ type: 'PayoutInitiated', data: { amount_cents: 850 } });
+    expect(run([...failed, initiate(2)]).recorded).toEqual([]);
+    // A destination set (new, or the same again) lifts the refusal's pause; the next run pays the balance.
+    const destination: LedgerCommand = { type: 'SetPayoutDestination', ...who, stripe_account: 'acct_new' };
+    expect(run([...failed, destination]).recorded.map((e) => [e.type, (e.data as { reason?: string }).reason])).toEqual([
+      ['PayoutDestinationSet', undefined],
+      ['PayoutsResumed', 'destination_changed'],
+    ]);
+    expect(run([...failed, destination, initiate(2)]).recorded[0]).toMatchObject({ type: 'PayoutInitiated', data: { amount_cents: 850 } });
+    // An operator's pause is not lifted by a destination; a second refusal while paused pauses nothing more.
+    const operatorPaused = [sale('a', 1000), { type: 'PausePayouts', ...who } as LedgerCommand];
+    expect(run([...operatorPaused, destination]).recorded.map((e) => e.type)).toEqual(['PayoutDestinationSet']);
+    expect(run([...operatorPaused, destination]).state.paused).toBe(true);
   });
 
   it('pays through a processor that needs a destination only once one is set', () => {

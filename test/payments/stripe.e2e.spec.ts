@@ -769,7 +769,18 @@ describe('payments through Stripe (the real SDK against a local Stripe stand-in)
       ]);
       expect((await t.request('GET', '/v1/balance', { key: seller.key })).body).toMatchObject({ available_cents: 1700, in_transit_cents: 0 });
 
+      // The refusal paused the creator's payouts: fixing the account at Stripe is not enough, no
+      // transfer is tried there again until a destination is set (issue 38, defect 1).
+      expect((await t.request('GET', '/v1/payouts', { key: seller.key })).body.payouts_pause).toMatchObject({ reason: 'destination_refused: resource_missing', failure_code: 'resource_missing' });
       stripe.connectedAccounts.add('acct_1NotConnectedYet');
+      const sent = transferRequests().length;
+      const paused = await run({ mode: 'test', account: seller.accountId });
+      expect([paused.status, paused.body.error.code]).toEqual([400, 'payouts_paused']);
+      expect(transferRequests().length).toBe(sent);
+      expect(await countOf('PayoutFailed', 'account_id', seller.accountId)).toBe(1);
+      // Set again once connected: the pause is lifted and the next run pays.
+      expect((await t.admin('POST', '/admin/payouts/destination', { account: seller.accountId, mode: 'test', stripe_account: 'acct_1NotConnectedYet' })).status).toBe(200);
+      expect((await t.request('GET', '/v1/payouts', { key: seller.key })).body).toMatchObject({ payouts_paused: false, payouts_pause: null });
       const paid = await run({ mode: 'test', account: seller.accountId });
       expect(paid.body.items.map((p: any) => p.amount_cents)).toEqual([1700]);
       const payouts = (await t.request('GET', '/v1/payouts', { key: seller.key })).body.items;
@@ -794,6 +805,22 @@ describe('payments through Stripe (the real SDK against a local Stripe stand-in)
       expect((await ledgerOf(paidSeller.key)).summary).toMatchObject({ paid_out_cents: 1700, balance_cents: 0 });
       expect((await ledgerOf(refusedSeller.key)).summary).toMatchObject({ paid_out_cents: 0, balance_cents: 1700 });
       expect(transferRequests().filter((r) => r.body.destination === 'acct_1PaidLive')).toHaveLength(1);
+
+      // The refused creator is paused: a second run skips it, sends Stripe nothing for it and records no other failed payout.
+      expect((await t.request('GET', '/v1/payouts', { key: refusedSeller.key })).body).toMatchObject({ payouts_paused: true, payouts_pause: { reason: 'destination_refused: resource_missing' } });
+      const refusedTransfers = () => transferRequests().filter((r) => r.body.destination === 'acct_1RefusedLive').length;
+      const triedBefore = refusedTransfers();
+      const again = await run({ mode: 'live' });
+      expect(again.body.results.find((r: any) => r.account_id === refusedSeller.accountId)).toMatchObject({ status: 'skipped', failure_code: 'payouts_paused' });
+      expect(refusedTransfers()).toBe(triedBefore);
+      expect(await countOf('PayoutFailed', 'account_id', refusedSeller.accountId)).toBe(1);
+      // A new destination (connected at Stripe) lifts the pause, and the next run pays it.
+      stripe.connectedAccounts.add('acct_1FixedLive');
+      await t.admin('POST', '/admin/payouts/destination', { account: refusedSeller.accountId, mode: 'live', stripe_account: 'acct_1FixedLive' });
+      const fixed = await run({ mode: 'live' });
+      expect(fixed.body.results.find((r: any) => r.account_id === refusedSeller.accountId)).toMatchObject({ status: 'paid', amount_cents: 1700 });
+      expect((await ledgerOf(refusedSeller.key)).summary).toMatchObject({ paid_out_cents: 1700, balance_cents: 0 });
+      expect(await countOf('PayoutFailed', 'account_id', refusedSeller.accountId)).toBe(1);
     });
 
     it('leaves a payout in flight when Stripe fails, and the next run sends the same transfer, paid once', async () => {

@@ -3,6 +3,7 @@ import { CommandBus } from '@nestjs/cqrs';
 import { AccountQueries } from '../../accounts/account-queries';
 import { RevokeApiKeyCommand } from '../../accounts/commands/revoke-api-key';
 import { GrantCreditsCommand } from '../../factory/commands/grant-credits';
+import { LedgerQueries } from '../../ledger/ledger-queries';
 import { ConsoleAction, ConsoleInputError, ConsolePage, ConsoleSection } from '../console-page';
 import { count, instant } from '../format';
 import { Html, html } from '../html';
@@ -21,6 +22,7 @@ export class AccountsSection implements ConsoleSection {
   constructor(
     private readonly accounts: AccountQueries,
     private readonly commands: CommandBus,
+    private readonly ledger: LedgerQueries,
   ) {}
 
   pages(): ConsolePage[] {
@@ -60,13 +62,22 @@ export class AccountsSection implements ConsoleSection {
     if (!q) return search;
     const account = await this.accounts.findAccount(q);
     if (!account) return html`${search}<p class="notice error" role="alert">No account is named ${q}.</p>`;
-    const [keys, credits] = await Promise.all([this.accounts.listKeys(account.id), this.accounts.creditsLeft({ accountId: account.id, mode: request.viewer.mode })]);
+    const [keys, credits, pause] = await Promise.all([
+      this.accounts.listKeys(account.id),
+      this.accounts.creditsLeft({ accountId: account.id, mode: request.viewer.mode }),
+      this.ledger.pause({ accountId: account.id, mode: request.viewer.mode }),
+    ]);
     const mode = request.viewer.mode;
     return html`${search}
 <section class="panel" data-account="${account.id}">
 <h2>${account.name}</h2>
 <p><code>${account.id}</code> · slug <code>${account.slug}</code> · ${account.email} · created ${instant(account.created_at)}</p>
 <p>Generation credits in ${mode} mode: <strong data-credits>${count(credits)}</strong></p>
+<p data-payouts="${pause ? 'paused' : 'running'}">Payouts in ${mode} mode: ${
+      pause
+        ? html`<span class="badge bad">paused</span> since ${instant(pause.since)}: <code data-pause-reason>${pause.reason}</code>${pause.failure_code ? html` <span class="muted">(the processor refused the destination; <code>svc payouts destination</code> with a new one lifts the pause)</span>` : html` <span class="muted">(<code>svc payouts resume</code> lifts it)</span>`}`
+        : html`<span class="badge good">running</span>`
+    }</p>
 <form class="filters" method="post" action="/console/accounts/${account.id}/credits">${csrfField(request.viewer)}
 <div><label for="amount">Credits to grant (${mode})</label><input id="amount" name="amount" inputmode="numeric" required></div>
 <button type="submit">Grant credits</button></form>

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { Payout } from '../../ledger/events';
-import { LedgerQueries } from '../../ledger/ledger-queries';
+import { LedgerQueries, PayoutsPauseView } from '../../ledger/ledger-queries';
 import { ConsoleAction, ConsolePage, ConsoleSection } from '../console-page';
 import { instant, money } from '../format';
 import { Html, html } from '../html';
@@ -13,6 +13,14 @@ const STATUS: Record<Payout['status'], { label: string; tone: string }> = {
   paid: { label: 'paid', tone: 'good' },
   failed: { label: 'failed', tone: 'bad' },
 };
+
+/** Why the creator's payouts wait: a refused destination (lifted by a new one) or an operator's pause. */
+function pauseNote(pause: PayoutsPauseView | null): Html {
+  if (pause?.failure_code) {
+    return html`<div class="muted" data-pause-reason="${pause.reason}">Paused since ${instant(pause.since)}: the payment processor refused your payout destination (${pause.failure_code}). The balance waits until a new destination is set.</div>`;
+  }
+  return html`<div class="muted" data-pause-reason="${pause?.reason ?? ''}">An operator paused your payouts${pause ? html` on ${instant(pause.since)}` : ''}; the balance waits until they resume.</div>`;
+}
 
 /**
  * A creator's payouts (scope payouts:read, as GET /v1/payouts): what is owed now, each payout
@@ -43,7 +51,7 @@ export class CreatorPayoutsSection implements ConsoleSection {
     return html`<div class="cards">
 <div class="card"><div class="label">Owed to you now</div><div class="value" data-owed>${money(Math.max(0, account.summary.balance_cents), currency)}</div></div>
 <div class="card"><div class="label">Paid out so far</div><div class="value">${money(account.summary.paid_out_cents, currency)}</div></div>
-<div class="card"><div class="label">Payouts</div><div class="value">${account.payouts_paused ? html`<span class="badge bad">paused</span>` : html`<span class="badge good">running</span>`}</div>${account.payouts_paused ? html`<div class="muted">An operator paused your payouts; the balance waits until they resume.</div>` : ''}</div>
+<div class="card"><div class="label">Payouts</div><div class="value">${account.payouts_paused ? html`<span class="badge bad">paused</span>` : html`<span class="badge good">running</span>`}</div>${account.payouts_paused ? pauseNote(account.payouts_pause) : ''}</div>
 </div>
 <table class="panel" data-rows="${page.items.length}">
 <caption class="visually-hidden">Payouts, newest first</caption>

@@ -12,8 +12,10 @@ import { LedgerStreams } from '../ledger-streams';
 
 /**
  * Pays each account's whole positive balance (one account, or every account of the mode).
- * In a run over the mode, a paused account or one without a positive balance is skipped;
- * asked for one such account, it answers why (400 payouts_paused or nothing_to_pay).
+ * In a run over the mode, a paused account with a balance is reported skipped with why
+ * (payouts_paused, and the pause's reason: a refused destination pauses its creator, so a
+ * later run sends no transfer there and records no new failed payout); asked for one such
+ * account, it answers why (400 payouts_paused or nothing_to_pay).
  *
  * A payout has two steps on the ledger stream: PayoutInitiated (decided against the
  * balance, so two runs cannot both pay it), then the processor's transfer, then PayoutPaid.
@@ -48,15 +50,21 @@ export class RunPayoutsHandler implements ICommandHandler<RunPayoutsCommand> {
 
   async execute({ mode, account }: RunPayoutsCommand): Promise<{ items: Payout[]; results: PayoutRunResult[] }> {
     let accountIds: string[];
+    const items: Payout[] = [];
+    const results: PayoutRunResult[] = [];
     if (account !== undefined) {
       accountIds = [(await this.accounts.get(account)).id];
     } else {
       // Which accounts to consider is a query over many streams, so a read model may pick
       // them; each payout is still decided on that account's ledger stream, not on the row.
-      accountIds = await this.queries.payableAccounts(mode);
+      // One the read model shows paused is reported skipped from it, without a stream read
+      // (paused creators with a balance can pile up; a run must stay as cheap as before).
+      const payable = await this.queries.payableAccounts(mode);
+      for (const { accountId, pause } of payable) {
+        if (pause) results.push(skipped(accountId, 'payouts_paused', LedgerErrors.payoutsPaused(accountId, pause).message));
+      }
+      accountIds = payable.filter((a) => !a.pause).map((a) => a.accountId);
     }
-    const items: Payout[] = [];
-    const results: PayoutRunResult[] = [];
     for (const accountId of accountIds) {
       // Named, its refusal is the answer. Over the mode, one account's refusal (or a processor
       // that did not answer for it) must not stop the creators after it (issue 38, defect 1):
@@ -86,7 +94,7 @@ export class RunPayoutsHandler implements ICommandHandler<RunPayoutsCommand> {
   private async payOut(accountId: string, mode: Mode, named: boolean): Promise<Payout | undefined> {
     const who = { account_id: accountId, mode };
     const now = () => new Date().toISOString();
-    const { inFlight: payout, paused, balance, destination } = await this.ledgers.handle(
+    const { inFlight: payout, paused, pause, balance, destination } = await this.ledgers.handle(
       {
         type: 'RunPayout',
         ...who,
@@ -95,11 +103,11 @@ export class RunPayoutsHandler implements ICommandHandler<RunPayoutsCommand> {
         payout_id: newId('po'),
         requires_destination: this.processor.requiresPayoutDestination,
       },
-      (state) => ({ inFlight: state.inFlight, paused: state.paused, balance: state.summary.balance_cents, destination: state.destination }),
+      (state) => ({ inFlight: state.inFlight, paused: state.paused, pause: state.pause, balance: state.summary.balance_cents, destination: state.destination }),
     );
     if (!payout) {
       if (!named) return undefined;
-      if (paused) throw LedgerErrors.payoutsPaused(accountId);
+      if (paused) throw LedgerErrors.payoutsPaused(accountId, pause);
       if (balance > 0) throw LedgerErrors.destinationMissing(accountId, mode);
       throw LedgerErrors.nothingToPay(accountId, balance);
     }

@@ -189,13 +189,21 @@ export class SandboxProcessor implements PaymentProcessor {
   async records(request: ProcessorRecordsRequest): Promise<ProcessorRecord[]> {
     // A dispute's reversal is named by its dispute, as our books name it; a lost one moved nothing.
     const { rows } = await this.db.query(
-      `SELECT CASE WHEN kind = 'dispute_reversal' THEN payment_id ELSE id END AS id, kind, amount_cents, currency, created_at
+      `SELECT CASE WHEN kind = 'dispute_reversal' THEN payment_id ELSE id END AS id, kind, amount_cents, currency, created_at,
+              CASE WHEN kind IN ('refund', 'fee') THEN payment_id END AS payment_id
          FROM sandbox_processor_records
         WHERE mode = $1 AND kind <> 'dispute_lost' AND ($2::timestamptz IS NULL OR created_at >= $2) AND ($3::timestamptz IS NULL OR created_at < $3)
         ORDER BY created_at, id`,
       [request.mode, request.from?.toISOString() ?? null, request.to?.toISOString() ?? null],
     );
-    return rows.map((r) => ({ kind: r.kind, id: r.id, amount_cents: Number(r.amount_cents), currency: r.currency, created_at: new Date(r.created_at).toISOString() }));
+    return rows.map((r) => ({
+      kind: r.kind,
+      id: r.id,
+      amount_cents: Number(r.amount_cents),
+      currency: r.currency,
+      created_at: new Date(r.created_at).toISOString(),
+      ...(r.payment_id ? { payment_id: r.payment_id } : {}),
+    }));
   }
 
   /** A record made once per idempotency key: a retry answers the first one's id. */

@@ -167,13 +167,16 @@ export class StripeProcessor implements PaymentProcessor {
       for await (const bt of list) {
         const source = typeof bt.source === 'object' && bt.source ? (bt.source as { id: string; object: string; payment_intent?: string | { id: string } | null }) : undefined;
         const at = new Date(bt.created * 1000).toISOString();
-        const record = (kind: ProcessorRecord['kind'], id: string, amount: number) => records.push({ kind, id, amount_cents: amount, currency: bt.currency, created_at: at });
+        const record = (kind: ProcessorRecord['kind'], id: string, amount: number, paymentId?: string) =>
+          records.push({ kind, id, amount_cents: amount, currency: bt.currency, created_at: at, ...(paymentId ? { payment_id: paymentId } : {}) });
+        const intent = source?.payment_intent;
+        const intentId = typeof intent === 'string' ? intent : intent?.id;
         if (bt.type === 'charge' || bt.type === 'payment') {
-          const intent = source?.payment_intent;
-          record('charge', (typeof intent === 'string' ? intent : intent?.id) ?? source?.id ?? bt.id, bt.amount);
-          if (bt.fee) record('fee', bt.id, bt.fee);
+          record('charge', intentId ?? source?.id ?? bt.id, bt.amount);
+          if (bt.fee) record('fee', bt.id, bt.fee, intentId ?? source?.id);
         } else if (bt.type === 'refund' || bt.type === 'payment_refund') {
-          record('refund', source?.id ?? bt.id, -bt.amount);
+          // A refund names its payment (the PaymentIntent our sale names): svc ledger adopt books an orphaned one on it.
+          record('refund', source?.id ?? bt.id, -bt.amount, intentId);
         } else if (bt.type === 'transfer') {
           record('transfer', source?.id ?? bt.id, -bt.amount);
         } else if (bt.reporting_category === 'dispute') {
