@@ -1345,7 +1345,7 @@ export interface components {
             reporting_category: "charge" | "refund" | "payout" | "dispute" | "dispute_reversal";
             balance_after_cents: number;
         };
-        /** @description What the platform owes the creator: available now, in payouts under way, and withheld for open disputes. */
+        /** @description What the platform owes the creator: available now, in payouts under way, and withheld for open disputes. Without `as_of`, also whether payouts are paused and why. */
         Balance: {
             /** @constant */
             object: "balance";
@@ -1358,7 +1358,21 @@ export interface components {
              * @description ISO 8601 UTC with milliseconds
              */
             as_of: string;
+            payouts_paused?: boolean;
+            payouts_pause?: components["schemas"]["PayoutsPause"];
         };
+        /** @description Why payouts are paused and since when; null while they run. */
+        PayoutsPause: {
+            /** @description `destination_refused: <processor code>` (the processor refused the payout destination; setting a destination lifts it) or `paused_by_operator`. */
+            reason: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds
+             */
+            since: string;
+            /** @description The processor’s code when its refusal paused payouts (e.g. resource_missing). */
+            failure_code: string | null;
+        } | null;
         /** @description Each interval’s closing balance is its opening plus its activity, and the next interval’s opening. */
         BalanceHistory: {
             /** @constant */
@@ -3515,6 +3529,7 @@ export interface operations {
                         has_more: boolean;
                         summary: components["schemas"]["BalanceSummary"];
                         payouts_paused: boolean;
+                        payouts_pause: components["schemas"]["PayoutsPause"];
                     };
                 };
             };
@@ -3568,6 +3583,7 @@ export interface operations {
                         amount_owed_cents: number;
                         currency: string;
                         payouts_paused: boolean;
+                        payouts_pause: components["schemas"]["PayoutsPause"];
                     };
                 };
             };
