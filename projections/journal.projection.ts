@@ -1,6 +1,7 @@
 import type { Queryable } from '../src/database/database';
 import type { RecordedEvent } from '../src/event-store/event-store';
-import { balanceEffectsOfEach, closes, JOURNAL_EVENT_TYPES, Opened, Posting, postingsOf } from '../src/ledger/journal';
+import { balanceEffectsOfEach, closes, closesAtOf, JOURNAL_EVENT_TYPES, laterOf, Opened, Posting, postingsOf } from '../src/ledger/journal';
+import { chainOf, ChainHead } from '../src/ledger/journal-chain';
 import type { Projection } from '../src/projection-runner/projection';
 import { JOURNAL_READ_MODEL } from '../src/ledger/journal-queries';
 
@@ -9,12 +10,15 @@ import { JOURNAL_READ_MODEL } from '../src/ledger/journal-queries';
  * each with its account's balance after it (debits minus credits), so a balance as of any
  * moment is one index lookup; journal_accounts: each account's totals now, for the trial
  * balance and the current balance; journal_days: each account's totals per UTC day, for
- * charts over days (revenue against fees) that would otherwise sum every posting of the range.
+ * charts over days (revenue against fees) that would otherwise sum every posting of the range;
+ * journal_chain: each entry's digest in its mode's hash chain (src/ledger/journal-chain.ts);
+ * journal_periods: the closed periods (PeriodClosed), after which what belongs to one is booked
+ * on the first open day. Version 3 added occurred_at, journal_chain and journal_periods.
  */
 export const journalProjection: Projection = {
   name: JOURNAL_READ_MODEL,
-  version: 2,
-  tables: ['journal_postings', 'journal_accounts', 'journal_days', 'balance_days'],
+  version: 3,
+  tables: ['journal_postings', 'journal_accounts', 'journal_days', 'balance_days', 'journal_chain', 'journal_periods'],
   schema: `
     CREATE TABLE IF NOT EXISTS journal_postings (
       posting_id          text PRIMARY KEY,
@@ -29,7 +33,8 @@ export const journalProjection: Projection = {
       credit_cents        bigint NOT NULL,
       balance_after_cents bigint NOT NULL,
       reference           text,
-      processor_ref       text
+      processor_ref       text,
+      occurred_at         timestamptz
     );
     CREATE INDEX IF NOT EXISTS journal_postings_as_of ON journal_postings (mode, account, recorded_at, position);
     CREATE INDEX IF NOT EXISTS journal_postings_in_order ON journal_postings (mode, position, posting_id);
@@ -63,7 +68,32 @@ export const journalProjection: Projection = {
       payouts_cents  bigint NOT NULL,
       disputes_cents bigint NOT NULL,
       PRIMARY KEY (mode, account_id, day, currency)
-    );`,
+    );
+    CREATE TABLE IF NOT EXISTS journal_chain (
+      mode       text NOT NULL,
+      seq        bigint NOT NULL,
+      event_id   text NOT NULL UNIQUE,
+      event_type text NOT NULL,
+      position   text NOT NULL,
+      digest     text NOT NULL,
+      PRIMARY KEY (mode, seq)
+    );
+    CREATE TABLE IF NOT EXISTS journal_periods (
+      period_id     text PRIMARY KEY,
+      mode          text NOT NULL,
+      through       date NOT NULL,
+      starts_at     timestamptz,
+      closes_at     timestamptz NOT NULL,
+      closed_at     timestamptz NOT NULL,
+      event_id      text NOT NULL,
+      position      text NOT NULL,
+      digest_seq    bigint,
+      digest_event  text,
+      digest        text,
+      trial_balance jsonb NOT NULL,
+      actor         text
+    );
+    CREATE INDEX IF NOT EXISTS journal_periods_in_order ON journal_periods (mode, closes_at);`,
   handles: JOURNAL_EVENT_TYPES,
   whenFailing: 'stop', // money: a skipped posting is worse than waiting
   async apply(tx, event) {
@@ -81,8 +111,17 @@ export const journalProjection: Projection = {
  */
 async function applyPostings(tx: Queryable, events: RecordedEvent[]): Promise<void> {
   const postings: Posting[] = [];
-  for (const event of events) postings.push(...postingsOf(event, await openedFor(tx, event, postings)));
+  const closed = await closedBefore(tx, events);
+  for (const event of events) {
+    if (event.type === 'PeriodClosed') {
+      await recordPeriod(tx, event);
+      closed.set(event.data.mode, laterOf(closed.get(event.data.mode), closesAtOf(event.data)));
+      continue;
+    }
+    postings.push(...postingsOf(event, await openedFor(tx, event, postings), closed.get(event.data.mode)));
+  }
   if (!postings.length) return;
+  await chain(tx, postings);
 
   const keyOf = (p: { mode: string; account: string; currency: string }) => `${p.mode}|${p.account}|${p.currency}`;
   const running = new Map<string, number>();
@@ -106,9 +145,9 @@ async function applyPostings(tx: Queryable, events: RecordedEvent[]): Promise<vo
   await tx.query(
     `WITH inserted AS (
        INSERT INTO journal_postings (posting_id, event_id, event_type, position, recorded_at, mode, currency, account,
-         debit_cents, credit_cents, balance_after_cents, reference, processor_ref)
+         debit_cents, credit_cents, balance_after_cents, reference, processor_ref, occurred_at)
        SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::text[], $7::text[], $8::text[],
-                            $9::bigint[], $10::bigint[], $11::bigint[], $12::text[], $13::text[])
+                            $9::bigint[], $10::bigint[], $11::bigint[], $12::text[], $13::text[], $21::timestamptz[])
        ON CONFLICT (posting_id) DO NOTHING
        RETURNING posting_id, mode, account, currency, debit_cents, credit_cents, (recorded_at AT TIME ZONE 'UTC')::date AS day
      ),
@@ -159,7 +198,52 @@ async function applyPostings(tx: Queryable, events: RecordedEvent[]): Promise<vo
       effect('refunds_cents'),
       effect('payouts_cents'),
       effect('disputes_cents'),
+      postings.map((p) => p.occurred_at ?? null),
     ],
+  );
+}
+
+/** Each mode's first open instant, as of the start of this batch: after its latest closed period. */
+async function closedBefore(tx: Queryable, events: RecordedEvent[]): Promise<Map<string, string>> {
+  const modes = [...new Set(events.map((e) => e.data.mode as string))];
+  const { rows } = await tx.query<{ mode: string; closes_at: Date }>(
+    `SELECT mode, max(closes_at) AS closes_at FROM journal_periods WHERE mode = ANY($1::text[]) GROUP BY mode`,
+    [modes],
+  );
+  return new Map(rows.map((r) => [r.mode, closesAtOf({ closes_at: new Date(r.closes_at).toISOString() })]));
+}
+
+async function recordPeriod(tx: Queryable, event: RecordedEvent): Promise<void> {
+  const d = event.data;
+  await tx.query(
+    `INSERT INTO journal_periods (period_id, mode, through, starts_at, closes_at, closed_at, event_id, position, digest_seq, digest_event, digest, trial_balance, actor)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) ON CONFLICT (period_id) DO NOTHING`,
+    [d.period_id, d.mode, d.through, d.starts_at, d.closes_at, d.closed_at, event.id, event.position, d.digest?.seq ?? null, d.digest?.event_id ?? null, d.digest?.digest ?? null, JSON.stringify(d.trial_balance), d.actor ?? null],
+  );
+}
+
+/**
+ * Each event's postings as the next entry of its mode's hash chain. An event already chained
+ * (a batch applied again) keeps its entry; the chain goes on from each mode's last entry.
+ */
+async function chain(tx: Queryable, postings: Posting[]): Promise<void> {
+  const eventIds = [...new Set(postings.map((p) => p.event_id))];
+  const { rows: done } = await tx.query<{ event_id: string }>(`SELECT event_id FROM journal_chain WHERE event_id = ANY($1::text[])`, [eventIds]);
+  const chained = new Set(done.map((r) => r.event_id));
+  const fresh = postings.filter((p) => !chained.has(p.event_id));
+  if (!fresh.length) return;
+  const modes = [...new Set(fresh.map((p) => p.mode))];
+  const { rows } = await tx.query<{ mode: string; seq: string; digest: string }>(
+    `SELECT m.mode, h.seq, h.digest FROM unnest($1::text[]) AS m(mode)
+       CROSS JOIN LATERAL (SELECT seq, digest FROM journal_chain WHERE mode = m.mode ORDER BY seq DESC LIMIT 1) h`,
+    [modes],
+  );
+  const heads = new Map<string, ChainHead>(rows.map((r) => [r.mode, { seq: Number(r.seq), digest: r.digest }]));
+  const entries = chainOf(fresh, heads);
+  await tx.query(
+    `INSERT INTO journal_chain (mode, seq, event_id, event_type, position, digest)
+     SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[])`,
+    [entries.map((e) => e.mode), entries.map((e) => e.seq), entries.map((e) => e.event_id), entries.map((e) => e.event_type), entries.map((e) => e.position), entries.map((e) => e.digest)],
   );
 }
 

@@ -7,6 +7,7 @@ import { FACTORY_COMMANDS } from './factory-commands';
 import { table } from './format';
 import { INFERENCE_COMMANDS } from './inference-commands';
 import { LEDGER_COMMANDS } from './ledger-commands';
+import { BOOKS_COMMANDS } from './books-commands';
 import { listenAndForward, untilInterrupted } from './webhooks-listen';
 
 const list = (value: string | undefined) =>
@@ -197,6 +198,7 @@ export const COMMANDS: Record<string, CliCommand> = {
   ...DATASET_COMMANDS,
   ...INFERENCE_COMMANDS,
   ...LEDGER_COMMANDS,
+  ...BOOKS_COMMANDS,
   ...FACTORY_COMMANDS,
   'webhooks listen': {
     usage: 'webhooks listen --account ID_OR_SLUG --forward-to URL [--mode test|live] [--events a,b]',

@@ -111,6 +111,7 @@ export const toPosting = (row: any): Posting => ({
   event_type: row.event_type,
   position: row.position,
   recorded_at: new Date(row.recorded_at).toISOString(),
+  ...(row.occurred_at ? { occurred_at: new Date(row.occurred_at).toISOString() } : {}),
   mode: row.mode,
   currency: row.currency,
   account: row.account,

@@ -38,6 +38,12 @@ export interface Posting {
    * creator's account at or before a moment holds its balance then.
    */
   recorded_at: string;
+  /**
+   * Only on a posting booked later than it happened: the event's own time, when it fell in a
+   * period already closed (a late dispute, an adopted refund). Such a posting is booked
+   * (`recorded_at`, the journal's booked_at) at the first instant of the first open day.
+   */
+  occurred_at?: string;
   mode: Mode;
   currency: string;
   account: string;
@@ -70,6 +76,9 @@ export const JOURNAL_EVENT_TYPES = [
   'ProcessorFeeCharged',
   'DisputeOpened',
   'DisputeClosed',
+  'ManualEntryRecorded',
+  // Posts nothing: closes a period, after which later events that belong to it are booked on the first open day.
+  'PeriodClosed',
 ] as const;
 
 /**
@@ -99,7 +108,7 @@ export class UnpostableEventError extends Error {}
  * a PayoutPaid with nothing in transit is a payout from before payouts had two steps, paid
  * straight from the payable balance.
  */
-export function postingsOf(event: JournalEvent, opened?: Opened | null): Posting[] {
+export function postingsOf(event: JournalEvent, opened?: Opened | null, closedBefore?: string): Posting[] {
   const d = event.data;
   const lines: [account: string, debit: number, credit: number][] = [];
   let currency: string = d.currency;
@@ -192,12 +201,20 @@ export function postingsOf(event: JournalEvent, opened?: Opened | null): Posting
       processorRef = d.processor_fee_id ?? d.payment_reference;
       lines.push([Accounts.processorFees, d.fee_cents, 0], [Accounts.clearing, 0, d.fee_cents]);
       break;
+    case 'ManualEntryRecorded':
+      // An adjusting entry (svc ledger adjust): one debit, one credit, between accounts checked when it was recorded.
+      reference = d.entry_id;
+      lines.push([d.debit_account, d.amount_cents, 0], [d.credit_account, 0, d.amount_cents]);
+      break;
     default:
       return [];
   }
   const at = new Date(occurredAt(event));
   if (Number.isNaN(at.getTime())) throw new UnpostableEventError(`${event.type} ${event.id} states no time it happened`);
-  const recordedAt = at.toISOString();
+  const occurred = at.toISOString();
+  // Nothing is booked into a closed period: what belongs to one is booked when the books open again.
+  const late = closedBefore !== undefined && occurred < closedBefore;
+  const recordedAt = late ? closedBefore : occurred;
   return lines
     .filter(([, debit, credit]) => debit !== 0 || credit !== 0)
     .map(([account, debit, credit], n) => ({
@@ -206,6 +223,7 @@ export function postingsOf(event: JournalEvent, opened?: Opened | null): Posting
       event_type: event.type,
       position: event.position,
       recorded_at: recordedAt,
+      ...(late ? { occurred_at: occurred } : {}),
       mode: d.mode,
       currency,
       account,
@@ -243,11 +261,16 @@ function occurredAt({ type, data }: Pick<JournalEvent, 'type' | 'data'>): string
  */
 export function journalOf(events: Iterable<JournalEvent>): Posting[] {
   const opened = new Map<string, Opened>();
+  const closed = new Map<string, string>();
   const postings: Posting[] = [];
   for (const event of events) {
+    if (event.type === 'PeriodClosed') {
+      closed.set(event.data.mode, laterOf(closed.get(event.data.mode), closesAtOf(event.data)));
+      continue;
+    }
     const closing = closes(event);
     const key = closing && `${event.data.mode}|${closing.reference}|${closing.account}`;
-    const made = postingsOf(event, key === undefined ? undefined : opened.get(key) ?? null);
+    const made = postingsOf(event, key === undefined ? undefined : opened.get(key) ?? null, closed.get(event.data.mode));
     for (const p of made) {
       if (p.credit_cents > 0 && (p.account === Accounts.suspense || p.account.endsWith(':in_transit'))) {
         opened.set(`${p.mode}|${p.reference}|${p.account}`, { amount_cents: p.credit_cents, currency: p.currency });
@@ -256,6 +279,16 @@ export function journalOf(events: Iterable<JournalEvent>): Posting[] {
     postings.push(...made);
   }
   return postings;
+}
+
+/** The first instant after a closed period (ISO 8601, UTC, milliseconds), as the journal compares times. */
+export function closesAtOf(period: { closes_at: string }): string {
+  return new Date(period.closes_at).toISOString();
+}
+
+/** The later of two ISO 8601 UTC instants written alike. */
+export function laterOf(a: string | undefined, b: string): string {
+  return a !== undefined && a > b ? a : b;
 }
 
 /** What a creator's balance did, by reporting category (GET /v1/balance/history's `activity`). */
