@@ -13,7 +13,7 @@ import { JOURNAL_READ_MODEL } from '../src/ledger/journal-queries';
  * charts over days (revenue against fees) that would otherwise sum every posting of the range;
  * journal_chain: each entry's digest in its mode's hash chain (src/ledger/journal-chain.ts);
  * journal_periods: the closed periods (PeriodClosed), after which what belongs to one is booked
- * on the first open day. Version 3 added occurred_at, journal_chain and journal_periods.
+ * on the first open day. Version 3 added occurred_at, journal_chain, journal_periods and balance_days.adjustments_cents.
  */
 export const journalProjection: Projection = {
   name: JOURNAL_READ_MODEL,
@@ -34,7 +34,10 @@ export const journalProjection: Projection = {
       balance_after_cents bigint NOT NULL,
       reference           text,
       processor_ref       text,
-      occurred_at         timestamptz
+      occurred_at         timestamptz,
+      kind                text,
+      reason              text,
+      actor               text
     );
     CREATE INDEX IF NOT EXISTS journal_postings_as_of ON journal_postings (mode, account, recorded_at, position);
     CREATE INDEX IF NOT EXISTS journal_postings_in_order ON journal_postings (mode, position, posting_id);
@@ -67,6 +70,7 @@ export const journalProjection: Projection = {
       refunds_cents  bigint NOT NULL,
       payouts_cents  bigint NOT NULL,
       disputes_cents bigint NOT NULL,
+      adjustments_cents bigint NOT NULL DEFAULT 0,
       PRIMARY KEY (mode, account_id, day, currency)
     );
     CREATE TABLE IF NOT EXISTS journal_chain (
@@ -140,14 +144,14 @@ async function applyPostings(tx: Queryable, events: RecordedEvent[]): Promise<vo
   });
 
   const column = <K extends keyof Posting>(key: K) => postings.map((p) => p[key]);
-  const effects = balanceEffectsOfEach(postings).filter(({ activity: a }) => a.sales_cents || a.fees_cents || a.refunds_cents || a.payouts_cents || a.disputes_cents);
+  const effects = balanceEffectsOfEach(postings).filter(({ activity: a }) => a.sales_cents || a.fees_cents || a.refunds_cents || a.payouts_cents || a.disputes_cents || a.adjustments_cents);
   const effect = (key: keyof (typeof effects)[number]['activity']) => effects.map((e) => e.activity[key]);
   await tx.query(
     `WITH inserted AS (
        INSERT INTO journal_postings (posting_id, event_id, event_type, position, recorded_at, mode, currency, account,
-         debit_cents, credit_cents, balance_after_cents, reference, processor_ref, occurred_at)
+         debit_cents, credit_cents, balance_after_cents, reference, processor_ref, occurred_at, kind, reason, actor)
        SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::text[], $7::text[], $8::text[],
-                            $9::bigint[], $10::bigint[], $11::bigint[], $12::text[], $13::text[], $21::timestamptz[])
+                            $9::bigint[], $10::bigint[], $11::bigint[], $12::text[], $13::text[], $21::timestamptz[], $23::text[], $24::text[], $25::text[])
        ON CONFLICT (posting_id) DO NOTHING
        RETURNING posting_id, mode, account, currency, debit_cents, credit_cents, (recorded_at AT TIME ZONE 'UTC')::date AS day
      ),
@@ -159,10 +163,10 @@ async function applyPostings(tx: Queryable, events: RecordedEvent[]): Promise<vo
          credits_cents = d.credits_cents + EXCLUDED.credits_cents
      ),
      balance AS (
-       INSERT INTO balance_days AS b (mode, account_id, day, currency, sales_cents, fees_cents, refunds_cents, payouts_cents, disputes_cents)
-       SELECT i.mode, e.account_id, i.day, i.currency, sum(e.sales), sum(e.fees), sum(e.refunds), sum(e.payouts), sum(e.disputes)
-         FROM unnest($14::text[], $15::text[], $16::bigint[], $17::bigint[], $18::bigint[], $19::bigint[], $20::bigint[])
-                AS e(posting_id, account_id, sales, fees, refunds, payouts, disputes)
+       INSERT INTO balance_days AS b (mode, account_id, day, currency, sales_cents, fees_cents, refunds_cents, payouts_cents, disputes_cents, adjustments_cents)
+       SELECT i.mode, e.account_id, i.day, i.currency, sum(e.sales), sum(e.fees), sum(e.refunds), sum(e.payouts), sum(e.disputes), sum(e.adjustments)
+         FROM unnest($14::text[], $15::text[], $16::bigint[], $17::bigint[], $18::bigint[], $19::bigint[], $20::bigint[], $22::bigint[])
+                AS e(posting_id, account_id, sales, fees, refunds, payouts, disputes, adjustments)
          JOIN inserted i USING (posting_id)
         GROUP BY i.mode, e.account_id, i.day, i.currency
        ON CONFLICT (mode, account_id, day, currency) DO UPDATE SET
@@ -170,7 +174,8 @@ async function applyPostings(tx: Queryable, events: RecordedEvent[]): Promise<vo
          fees_cents = b.fees_cents + EXCLUDED.fees_cents,
          refunds_cents = b.refunds_cents + EXCLUDED.refunds_cents,
          payouts_cents = b.payouts_cents + EXCLUDED.payouts_cents,
-         disputes_cents = b.disputes_cents + EXCLUDED.disputes_cents
+         disputes_cents = b.disputes_cents + EXCLUDED.disputes_cents,
+         adjustments_cents = b.adjustments_cents + EXCLUDED.adjustments_cents
      )
      INSERT INTO journal_accounts AS a (mode, account, currency, debits_cents, credits_cents)
      SELECT mode, account, currency, sum(debit_cents), sum(credit_cents) FROM inserted GROUP BY mode, account, currency
@@ -199,6 +204,10 @@ async function applyPostings(tx: Queryable, events: RecordedEvent[]): Promise<vo
       effect('payouts_cents'),
       effect('disputes_cents'),
       postings.map((p) => p.occurred_at ?? null),
+      effect('adjustments_cents'),
+      postings.map((p) => p.kind ?? null),
+      postings.map((p) => p.reason ?? null),
+      postings.map((p) => p.actor ?? null),
     ],
   );
 }

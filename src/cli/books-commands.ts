@@ -56,6 +56,27 @@ export const BOOKS_COMMANDS: Record<string, CliCommand> = {
         table(r.trial_balance.accounts, ['account', 'currency', 'debits_cents', 'credits_cents', 'balance_cents']),
       ].join('\n'),
   },
+  'ledger adjust': {
+    usage: 'ledger adjust --mode test|live --debit ACCOUNT --credit ACCOUNT --amount CENTS --reason TEXT',
+    examples: [
+      'svc ledger adjust --mode live --debit platform:adjustments --credit creator:acc_123:payable --amount 500 --reason "goodwill: late delivery"',
+      'svc ledger adjust --mode live --debit platform:fee_revenue --credit platform:suspense --amount 12 --reason "correction of entry adj_..."',
+    ],
+    options: {
+      mode: { type: 'string', required: true, description: 'test or live: whose books.' },
+      debit: { type: 'string', required: true, description: 'The account debited: a platform account (platform:adjustments, platform:fee_revenue, ...) or creator:<account id>:payable.' },
+      credit: { type: 'string', required: true, description: 'The account credited, as --debit; at most one side is a creator’s payable.' },
+      amount: { type: 'string', required: true, description: 'Whole cents, at least 1.' },
+      reason: { type: 'string', required: true, description: 'Why the entry is booked: shown in the journal and to an auditor.' },
+    },
+    run: (client, o) => {
+      const amount = /^\d{1,15}$/.test(o.amount) ? Number(o.amount) : o.amount;
+      return client.request('POST', '/admin/ledger/adjust', { mode: o.mode, debit_account: o.debit, credit_account: o.credit, amount_cents: amount, reason: o.reason });
+    },
+    print: (r) =>
+      `booked ${r.id} (${r.mode}): debit ${r.debit_account}, credit ${r.credit_account}, ${r.amount_cents} ${r.currency}: ${r.reason}` +
+      (r.balance_transaction ? `\nthe creator's balance transaction ${r.balance_transaction.id}: adjustment of ${r.balance_transaction.net_cents}` : ''),
+  },
   'ledger periods': {
     usage: 'ledger periods --mode test|live',
     examples: ['svc ledger periods --mode live', 'svc ledger periods --mode live --json'],

@@ -45,6 +45,9 @@ export function entryDigest(previous: string, postings: readonly Posting[]): str
     p.credit_cents,
     p.reference,
     p.processor_ref,
+    p.kind ?? null,
+    p.reason ?? null,
+    p.actor ?? null,
   ]);
   return createHash('sha256').update(previous).update('\n').update(JSON.stringify(canonical)).digest('hex');
 }

@@ -15,6 +15,8 @@ export const Accounts = {
   processorFees: 'platform:processor_fees',
   disputes: 'platform:disputes',
   suspense: 'platform:suspense',
+  /** Adjusting entries' expense: write-offs, goodwill credits (svc ledger adjust). */
+  adjustments: 'platform:adjustments',
   payable: (accountId: string) => `creator:${accountId}:payable`,
   inTransit: (accountId: string) => `creator:${accountId}:in_transit`,
   withheld: (accountId: string) => `creator:${accountId}:withheld`,
@@ -22,7 +24,7 @@ export const Accounts = {
 
 /** Assets and expenses grow with debits; liabilities and revenue with credits. */
 export function isDebitNormal(account: string): boolean {
-  return account === Accounts.clearing || account === Accounts.disputes || account === Accounts.processorFees;
+  return account === Accounts.clearing || account === Accounts.disputes || account === Accounts.processorFees || account === Accounts.adjustments;
 }
 
 export interface Posting {
@@ -44,6 +46,10 @@ export interface Posting {
    * (`recorded_at`, the journal's booked_at) at the first instant of the first open day.
    */
   occurred_at?: string;
+  /** Only on an adjusting entry's postings (svc ledger adjust): booked by hand, with why and by whom. */
+  kind?: 'manual';
+  reason?: string;
+  actor?: string | null;
   mode: Mode;
   currency: string;
   account: string;
@@ -77,6 +83,7 @@ export const JOURNAL_EVENT_TYPES = [
   'DisputeOpened',
   'DisputeClosed',
   'ManualEntryRecorded',
+  'AdjustmentRecorded',
   // Posts nothing: closes a period, after which later events that belong to it are booked on the first open day.
   'PeriodClosed',
 ] as const;
@@ -114,6 +121,7 @@ export function postingsOf(event: JournalEvent, opened?: Opened | null, closedBe
   let currency: string = d.currency;
   let reference: string | null = null;
   let processorRef: string | null = null;
+  let manual: { kind: 'manual'; reason: string; actor: string | null } | undefined;
   const amountOf = (what: string): number => {
     const own = d.payout ?? d;
     if (Number.isSafeInteger(own.amount_cents)) {
@@ -202,8 +210,10 @@ export function postingsOf(event: JournalEvent, opened?: Opened | null, closedBe
       lines.push([Accounts.processorFees, d.fee_cents, 0], [Accounts.clearing, 0, d.fee_cents]);
       break;
     case 'ManualEntryRecorded':
+    case 'AdjustmentRecorded':
       // An adjusting entry (svc ledger adjust): one debit, one credit, between accounts checked when it was recorded.
-      reference = d.entry_id;
+      reference = d.entry_id ?? d.transaction_id;
+      manual = { kind: 'manual', reason: d.reason, actor: d.actor ?? null };
       lines.push([d.debit_account, d.amount_cents, 0], [d.credit_account, 0, d.amount_cents]);
       break;
     default:
@@ -224,6 +234,7 @@ export function postingsOf(event: JournalEvent, opened?: Opened | null, closedBe
       position: event.position,
       recorded_at: recordedAt,
       ...(late ? { occurred_at: occurred } : {}),
+      ...manual,
       mode: d.mode,
       currency,
       account,
@@ -298,6 +309,8 @@ export interface BalanceActivity {
   refunds_cents: number;
   payouts_cents: number;
   disputes_cents: number;
+  /** Adjusting entries on the creator's payable (svc ledger adjust). */
+  adjustments_cents: number;
 }
 
 const CREATOR_BALANCE = /^creator:(.+):(payable|in_transit)$/;
@@ -332,7 +345,7 @@ export function balanceEffectsOfEach(postings: Posting[]): ReturnType<typeof bal
 }
 
 function effectOn(p: Posting, mine: boolean): BalanceActivity {
-  const activity: BalanceActivity = { sales_cents: 0, fees_cents: 0, refunds_cents: 0, payouts_cents: 0, disputes_cents: 0 };
+  const activity: BalanceActivity = { sales_cents: 0, fees_cents: 0, refunds_cents: 0, payouts_cents: 0, disputes_cents: 0, adjustments_cents: 0 };
   const credit = p.credit_cents - p.debit_cents;
   const platformFee = !mine && p.account === Accounts.feeRevenue;
   switch (p.event_type) {
@@ -354,6 +367,9 @@ function effectOn(p: Posting, mine: boolean): BalanceActivity {
     case 'PayoutFailed':
       // Between payable and in transit nothing leaves the balance; a paid payout does.
       if (mine) activity.payouts_cents += credit;
+      break;
+    case 'AdjustmentRecorded':
+      if (mine) activity.adjustments_cents += credit;
       break;
   }
   return activity;

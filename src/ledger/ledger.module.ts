@@ -4,6 +4,7 @@ import { AdminGuard } from '../platform/auth/admin.guard';
 import { BalanceController } from './balance.controller';
 import { BooksAdminController } from './books-admin.controller';
 import { Books } from './books';
+import { AdjustingEntries } from './adjusting-entries';
 import { PausePayoutsHandler, ResumePayoutsHandler } from './commands/pause-payouts';
 import { RecordDisputeHandler, RecordDisputeOutcomeHandler } from './commands/record-dispute';
 import { RecordRefundHandler } from './commands/record-refund';
@@ -30,6 +31,7 @@ import { LedgerReconciliation } from './reconciliation';
     LedgerReconciliation,
     LedgerAudit,
     Books,
+    AdjustingEntries,
     RecordSaleHandler,
     RecordRefundHandler,
     RecordDisputeHandler,

@@ -263,7 +263,7 @@ export const SCHEMAS: Record<string, Schema> = {
   }),
   BalanceTransaction: object({
     id: str,
-    type: { type: 'string', enum: ['sale', 'refund', 'payout', 'dispute', 'dispute_reversal'] },
+    type: { type: 'string', enum: ['sale', 'refund', 'payout', 'dispute', 'dispute_reversal', 'adjustment'] },
     amount_cents: int,
     fee_cents: int,
     net_cents: int,
@@ -281,7 +281,7 @@ export const SCHEMAS: Record<string, Schema> = {
       { payout_id: { type: 'string', description: 'On a payout line only: the payout (GET /v1/payouts).' } },
     ),
     description: str,
-    reporting_category: { type: 'string', enum: ['charge', 'refund', 'payout', 'dispute', 'dispute_reversal'] },
+    reporting_category: { type: 'string', enum: ['charge', 'refund', 'payout', 'dispute', 'dispute_reversal', 'adjustment'] },
     balance_after_cents: int,
   }),
   Balance: object(
@@ -299,7 +299,7 @@ export const SCHEMAS: Record<string, Schema> = {
           start: timestamp,
           end: timestamp,
           opening_balance_cents: int,
-          activity: object({ sales_cents: int, fees_cents: int, refunds_cents: int, payouts_cents: int, disputes_cents: int }),
+          activity: object({ sales_cents: int, fees_cents: int, refunds_cents: int, payouts_cents: int, disputes_cents: int, adjustments_cents: int }),
           closing_balance_cents: int,
         }),
       },
