@@ -115,7 +115,7 @@ export const journalProjection: Projection = {
  */
 async function applyPostings(tx: Queryable, events: RecordedEvent[]): Promise<void> {
   const postings: Posting[] = [];
-  const closed = await closedBefore(tx, events);
+  const { closed, heads, chained } = await booksState(tx, events);
   for (const event of events) {
     if (event.type === 'PeriodClosed') {
       await recordPeriod(tx, event);
@@ -125,7 +125,8 @@ async function applyPostings(tx: Queryable, events: RecordedEvent[]): Promise<vo
     postings.push(...postingsOf(event, await openedFor(tx, event, postings), closed.get(event.data.mode)));
   }
   if (!postings.length) return;
-  await chain(tx, postings);
+  // Each event's postings as the next entry of its mode's hash chain; an event already chained (a batch applied again) keeps its entry.
+  const entries = chainOf(postings.filter((p) => !chained.has(p.event_id)), heads);
 
   const keyOf = (p: { mode: string; account: string; currency: string }) => `${p.mode}|${p.account}|${p.currency}`;
   const running = new Map<string, number>();
@@ -161,6 +162,10 @@ async function applyPostings(tx: Queryable, events: RecordedEvent[]): Promise<vo
        ON CONFLICT (mode, account, day, currency) DO UPDATE SET
          debits_cents = d.debits_cents + EXCLUDED.debits_cents,
          credits_cents = d.credits_cents + EXCLUDED.credits_cents
+     ),
+     chained AS (
+       INSERT INTO journal_chain (mode, seq, event_id, event_type, position, digest)
+       SELECT * FROM unnest($26::text[], $27::bigint[], $28::text[], $29::text[], $30::text[], $31::text[])
      ),
      balance AS (
        INSERT INTO balance_days AS b (mode, account_id, day, currency, sales_cents, fees_cents, refunds_cents, payouts_cents, disputes_cents, adjustments_cents)
@@ -208,18 +213,39 @@ async function applyPostings(tx: Queryable, events: RecordedEvent[]): Promise<vo
       postings.map((p) => p.kind ?? null),
       postings.map((p) => p.reason ?? null),
       postings.map((p) => p.actor ?? null),
+      entries.map((e) => e.mode),
+      entries.map((e) => e.seq),
+      entries.map((e) => e.event_id),
+      entries.map((e) => e.event_type),
+      entries.map((e) => e.position),
+      entries.map((e) => e.digest),
     ],
   );
 }
 
-/** Each mode's first open instant, as of the start of this batch: after its latest closed period. */
-async function closedBefore(tx: Queryable, events: RecordedEvent[]): Promise<Map<string, string>> {
+/**
+ * In one read, for each mode of the batch: its first open instant (after its latest closed
+ * period), its hash chain's head, and which of the batch's events are chained already.
+ */
+async function booksState(tx: Queryable, events: RecordedEvent[]): Promise<{ closed: Map<string, string>; heads: Map<string, ChainHead>; chained: Set<string> }> {
   const modes = [...new Set(events.map((e) => e.data.mode as string))];
-  const { rows } = await tx.query<{ mode: string; closes_at: Date }>(
-    `SELECT mode, max(closes_at) AS closes_at FROM journal_periods WHERE mode = ANY($1::text[]) GROUP BY mode`,
-    [modes],
+  const { rows } = await tx.query<{ mode: string; seq: string | null; digest: string | null; closes_at: Date | null; chained: string[] }>(
+    `SELECT m.mode, h.seq, h.digest,
+            (SELECT max(closes_at) FROM journal_periods p WHERE p.mode = m.mode) AS closes_at,
+            ARRAY(SELECT c.event_id FROM journal_chain c WHERE c.event_id = ANY($2::text[])) AS chained
+       FROM unnest($1::text[]) AS m(mode)
+       LEFT JOIN LATERAL (SELECT seq, digest FROM journal_chain WHERE mode = m.mode ORDER BY seq DESC LIMIT 1) h ON true`,
+    [modes, events.map((e) => e.id)],
   );
-  return new Map(rows.map((r) => [r.mode, closesAtOf({ closes_at: new Date(r.closes_at).toISOString() })]));
+  const closed = new Map<string, string>();
+  const heads = new Map<string, ChainHead>();
+  const chained = new Set<string>();
+  for (const r of rows) {
+    if (r.closes_at) closed.set(r.mode, closesAtOf({ closes_at: new Date(r.closes_at).toISOString() }));
+    if (r.seq !== null && r.digest !== null) heads.set(r.mode, { seq: Number(r.seq), digest: r.digest });
+    for (const id of r.chained) chained.add(id);
+  }
+  return { closed, heads, chained };
 }
 
 async function recordPeriod(tx: Queryable, event: RecordedEvent): Promise<void> {
@@ -228,31 +254,6 @@ async function recordPeriod(tx: Queryable, event: RecordedEvent): Promise<void> 
     `INSERT INTO journal_periods (period_id, mode, through, starts_at, closes_at, closed_at, event_id, position, digest_seq, digest_event, digest, trial_balance, actor)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) ON CONFLICT (period_id) DO NOTHING`,
     [d.period_id, d.mode, d.through, d.starts_at, d.closes_at, d.closed_at, event.id, event.position, d.digest?.seq ?? null, d.digest?.event_id ?? null, d.digest?.digest ?? null, JSON.stringify(d.trial_balance), d.actor ?? null],
-  );
-}
-
-/**
- * Each event's postings as the next entry of its mode's hash chain. An event already chained
- * (a batch applied again) keeps its entry; the chain goes on from each mode's last entry.
- */
-async function chain(tx: Queryable, postings: Posting[]): Promise<void> {
-  const eventIds = [...new Set(postings.map((p) => p.event_id))];
-  const { rows: done } = await tx.query<{ event_id: string }>(`SELECT event_id FROM journal_chain WHERE event_id = ANY($1::text[])`, [eventIds]);
-  const chained = new Set(done.map((r) => r.event_id));
-  const fresh = postings.filter((p) => !chained.has(p.event_id));
-  if (!fresh.length) return;
-  const modes = [...new Set(fresh.map((p) => p.mode))];
-  const { rows } = await tx.query<{ mode: string; seq: string; digest: string }>(
-    `SELECT m.mode, h.seq, h.digest FROM unnest($1::text[]) AS m(mode)
-       CROSS JOIN LATERAL (SELECT seq, digest FROM journal_chain WHERE mode = m.mode ORDER BY seq DESC LIMIT 1) h`,
-    [modes],
-  );
-  const heads = new Map<string, ChainHead>(rows.map((r) => [r.mode, { seq: Number(r.seq), digest: r.digest }]));
-  const entries = chainOf(fresh, heads);
-  await tx.query(
-    `INSERT INTO journal_chain (mode, seq, event_id, event_type, position, digest)
-     SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[])`,
-    [entries.map((e) => e.mode), entries.map((e) => e.seq), entries.map((e) => e.event_id), entries.map((e) => e.event_type), entries.map((e) => e.position), entries.map((e) => e.digest)],
   );
 }
 

@@ -1312,7 +1312,7 @@ export interface components {
         BalanceTransaction: {
             id: string;
             /** @enum {string} */
-            type: "sale" | "refund" | "payout" | "dispute" | "dispute_reversal";
+            type: "sale" | "refund" | "payout" | "dispute" | "dispute_reversal" | "adjustment";
             amount_cents: number;
             fee_cents: number;
             net_cents: number;
@@ -1337,15 +1337,16 @@ export interface components {
             };
             description: string;
             /** @enum {string} */
-            reporting_category: "charge" | "refund" | "payout" | "dispute" | "dispute_reversal";
+            reporting_category: "charge" | "refund" | "payout" | "dispute" | "dispute_reversal" | "adjustment";
             balance_after_cents: number;
         };
-        /** @description What the platform owes the creator: available now, in payouts under way, and withheld for open disputes. */
+        /** @description What the platform owes the creator: available now (never below 0), in payouts under way, and withheld for open disputes; receivable_cents is what the creator owes the platform (a refund or lost dispute after a payout), recovered from later sales first. */
         Balance: {
             /** @constant */
             object: "balance";
             currency: string;
             available_cents: number;
+            receivable_cents: number;
             in_transit_cents: number;
             withheld_cents: number;
             /**
@@ -1379,6 +1380,7 @@ export interface components {
                     refunds_cents: number;
                     payouts_cents: number;
                     disputes_cents: number;
+                    adjustments_cents: number;
                 };
                 closing_balance_cents: number;
             }[];
@@ -3472,7 +3474,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only entries of this type. */
-                type?: "sale" | "refund" | "payout" | "dispute" | "dispute_reversal";
+                type?: "sale" | "refund" | "payout" | "dispute" | "dispute_reversal" | "adjustment";
                 /** @description Only items created after this instant: unix seconds (a whole second), or ISO 8601 with an offset (Z or +02:00; without one: 400). */
                 "created[gt]"?: string;
                 /** @description Only items created at or after this instant: unix seconds (a whole second), or ISO 8601 with an offset (Z or +02:00; without one: 400). */

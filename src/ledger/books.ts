@@ -12,7 +12,7 @@ import type { Mode } from '../platform/mode';
 import { Streams } from '../platform/streams';
 import { liveBuild, readFromSchema } from '../projection-runner/read-model-builds';
 import { EventWriter } from '../projection-runner/event-writer';
-import { closesAtOf, isDebitNormal, JOURNAL_EVENT_TYPES, journalOf, Posting } from './journal';
+import { closesAtOf, JOURNAL_EVENT_TYPES, journalOf, Posting, trialBalanceRow } from './journal';
 import { ChainEntry, chainOf, entriesOf, entryDigest, GENESIS_DIGEST } from './journal-chain';
 import { JOURNAL_READ_MODEL, toPosting, TrialBalanceAccount } from './journal-queries';
 
@@ -235,10 +235,10 @@ export function trialBalanceOf(postings: readonly Posting[], before: string): Cl
     const a = sums.get(key) ?? { account: p.account, currency: p.currency, debits_cents: 0, credits_cents: 0, balance_cents: 0 };
     a.debits_cents += p.debit_cents;
     a.credits_cents += p.credit_cents;
-    a.balance_cents = isDebitNormal(a.account) ? a.debits_cents - a.credits_cents : a.credits_cents - a.debits_cents;
     sums.set(key, a);
   }
-  return sortedTrialBalance({ accounts: [...sums.values()], currency_totals: [] }, true);
+  const accounts = [...sums.values()].map((a) => trialBalanceRow(a.account, a.currency, a.debits_cents, a.credits_cents));
+  return sortedTrialBalance({ accounts, currency_totals: [] }, true);
 }
 
 /** Accounts in code-point order, and (with `totals`) the currency totals recomputed from them. */

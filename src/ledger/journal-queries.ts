@@ -3,7 +3,7 @@ import { DATABASE, Database, isTableNotServedYet } from '../database/database';
 import type { Mode } from '../platform/mode';
 import { inMode, Owner } from '../platform/owner-scope';
 import { invalidCursor, Page, toPage } from '../platform/pagination';
-import { Accounts, BalanceActivity, balanceEffectsOfEach, isDebitNormal, Posting } from './journal';
+import { Accounts, BalanceActivity, balanceEffectsOfEach, Posting, trialBalanceRow } from './journal';
 import { DEFAULT_CURRENCY } from './ledger.decider';
 
 /** A clearing posting of the journal, as reconciliation reads it. */
@@ -35,7 +35,10 @@ export const JOURNAL_READ_MODEL = 'journal';
 export interface Balance {
   object: 'balance';
   currency: string;
+  /** What the platform owes the creator now, never below 0. */
   available_cents: number;
+  /** What the creator owes the platform (their payable below 0: a refund or lost dispute after a payout); later sales recover it first. */
+  receivable_cents: number;
   in_transit_cents: number;
   withheld_cents: number;
   as_of: string;
@@ -156,7 +159,8 @@ export class JournalQueries {
     return {
       object: 'balance',
       currency: rows[0]?.currency ?? DEFAULT_CURRENCY,
-      available_cents: owed(accounts[0]),
+      available_cents: Math.max(0, owed(accounts[0])),
+      receivable_cents: Math.max(0, 0 - owed(accounts[0])),
       in_transit_cents: owed(accounts[1]),
       withheld_cents: owed(accounts[2]),
       as_of: (asOf ?? new Date()).toISOString(),
@@ -193,7 +197,7 @@ export class JournalQueries {
     const accounts = rows.map((r): TrialBalanceAccount => {
       const debits = Number(r.debits_cents);
       const credits = Number(r.credits_cents);
-      return { account: r.account, currency: r.currency, debits_cents: debits, credits_cents: credits, balance_cents: isDebitNormal(r.account) ? debits - credits : credits - debits };
+      return trialBalanceRow(r.account, r.currency, debits, credits);
     });
     const totalsDiffer = asOf
       ? []

@@ -27,6 +27,27 @@ export function isDebitNormal(account: string): boolean {
   return account === Accounts.clearing || account === Accounts.disputes || account === Accounts.processorFees || account === Accounts.adjustments;
 }
 
+/** One account's line of a trial balance. */
+export interface TrialBalanceRow {
+  account: string;
+  currency: string;
+  debits_cents: number;
+  credits_cents: number;
+  /** In the account's own sign: debits - credits for assets and expenses, credits - debits otherwise. */
+  balance_cents: number;
+}
+
+/**
+ * How a trial balance shows an account's debits and credits: in its own sign, except that a
+ * creator's payable below zero is what the creator owes the platform (a refund or lost dispute
+ * after a payout), shown as the asset `creator:<id>:receivable` instead of a negative liability.
+ */
+export function trialBalanceRow(account: string, currency: string, debits: number, credits: number): TrialBalanceRow {
+  const owner = /^creator:(.+):payable$/.exec(account)?.[1];
+  if (owner !== undefined && debits > credits) return { account: `creator:${owner}:receivable`, currency, debits_cents: debits, credits_cents: credits, balance_cents: debits - credits };
+  return { account, currency, debits_cents: debits, credits_cents: credits, balance_cents: isDebitNormal(account) ? debits - credits : credits - debits };
+}
+
 export interface Posting {
   /** `<event id>:<n>`: the same event always yields the same ids, so a rebuild reproduces them. */
   posting_id: string;

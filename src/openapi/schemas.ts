@@ -285,8 +285,8 @@ export const SCHEMAS: Record<string, Schema> = {
     balance_after_cents: int,
   }),
   Balance: object(
-    { object: { const: 'balance' }, currency: str, available_cents: int, in_transit_cents: int, withheld_cents: int, as_of: timestamp },
-    { description: 'What the platform owes the creator: available now, in payouts under way, and withheld for open disputes.' },
+    { object: { const: 'balance' }, currency: str, available_cents: int, receivable_cents: int, in_transit_cents: int, withheld_cents: int, as_of: timestamp },
+    { description: 'What the platform owes the creator: available now (never below 0), in payouts under way, and withheld for open disputes; receivable_cents is what the creator owes the platform (a refund or lost dispute after a payout), recovered from later sales first.' },
   ),
   BalanceHistory: object(
     {

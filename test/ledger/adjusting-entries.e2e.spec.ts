@@ -75,6 +75,12 @@ describe('adjusting entries: svc ledger adjust', () => {
     expect(writeOff.status).toBe(201);
     expect(writeOff.body.balance_transaction).toMatchObject({ type: 'adjustment', net_cents: -40 });
     expect((await ledger.balance(other.key)).summary.balance_cents).toBe(-40);
+    // Receivables: the creator owes 40; the trial balance shows it as an asset, the balance never below 0.
+    expect((await t.request('GET', '/v1/balance', { key: other.key })).body).toMatchObject({ available_cents: 0, receivable_cents: 40 });
+    const owing = await trial();
+    expect(row(owing, `creator:${other.accountId}:receivable`)).toEqual({ account: `creator:${other.accountId}:receivable`, currency: 'usd', debits_cents: 40, credits_cents: 0, balance_cents: 40 });
+    expect(row(owing, payable(other.accountId))).toBeUndefined();
+    expect(owing.balanced).toBe(true);
 
     const platform = await svc('ledger', 'adjust', '--mode', 'test', '--debit', 'platform:fee_revenue', '--credit', 'platform:suspense', '--amount', '12', '--reason', 'correction');
     expect(platform.code).toBe(0);
@@ -85,6 +91,11 @@ describe('adjusting entries: svc ledger adjust', () => {
       ['platform:suspense', 0, 12, 'manual', 'correction'],
     ]);
     expect((await trial()).balanced).toBe(true);
+
+    // A later sale recovers the receivable first.
+    await ledger.sale(other.accountId, 'test', { amount_cents: 1000 });
+    expect((await t.request('GET', '/v1/balance', { key: other.key })).body).toMatchObject({ available_cents: 810, receivable_cents: 0 });
+    expect(row(await trial(), payable(other.accountId))).toMatchObject({ balance_cents: 810 });
 
     const verified = await svc('ledger', 'verify', '--digests', '--json');
     expect([verified.code, verified.stderr]).toEqual([0, '']);
@@ -110,7 +121,7 @@ describe('adjusting entries: svc ledger adjust', () => {
     [{ amount_cents: undefined }, 'amount_cents'],
     [{ reason: undefined }, 'reason'],
     [{ reason: '   ' }, 'reason'],
-    [{ reason: 'x'.repeat(501) }, 'reason'],
+    [{ reason: 'r'.repeat(501) }, 'reason'],
     [{ mode: 'prod' }, 'mode'],
   ])('refuses %j with 400 naming %s, and books nothing', async (change, field) => {
     const before = await entriesRecorded();
