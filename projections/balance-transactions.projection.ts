@@ -1,14 +1,14 @@
 import type { Queryable } from '../src/database/database';
-import type { DisputeClosed, DisputeOpened, PayoutPaid, PayoutsPaused, PayoutsResumed, RefundRecorded, SaleRecorded } from '../src/ledger/events';
+import type { AdjustmentRecorded, DisputeClosed, DisputeOpened, PayoutPaid, PayoutsPaused, PayoutsResumed, RefundRecorded, SaleRecorded } from '../src/ledger/events';
 import type { RecordedEvent } from '../src/event-store/event-store';
 import type { Projection } from '../src/projection-runner/projection';
 import { BALANCE_TRANSACTIONS_READ_MODEL } from '../src/ledger/ledger-queries';
 
 /** Ledger events that add a line of their own (a lost dispute's closing adds none), applied in runs. */
-const ENTRY_EVENTS = ['SaleRecorded', 'RefundRecorded', 'DisputeOpened', 'DisputeClosed'];
+const ENTRY_EVENTS = ['SaleRecorded', 'RefundRecorded', 'DisputeOpened', 'DisputeClosed', 'AdjustmentRecorded'];
 
 /**
- * balance_transactions: every sale, refund, dispute (and its reversal) and payout of a ledger (seq = its revision in
+ * balance_transactions: every sale, refund, dispute (and its reversal), adjustment and payout of a ledger (seq = its revision in
  * the ledger stream); ledger_accounts: the summary and payouts_paused per account and mode.
  * This SQL is written independently of the decider on purpose: `svc ledger verify`
  * compares the two, so a mistake in either shows up as a difference.
@@ -57,7 +57,7 @@ export const balanceTransactionsProjection: Projection = {
       payout_in_flight_seq integer,
       PRIMARY KEY (account_id, mode)
     );`,
-  handles: ['SaleRecorded', 'RefundRecorded', 'DisputeOpened', 'DisputeClosed', 'PayoutInitiated', 'PayoutPaid', 'PayoutFailed', 'PayoutsPaused', 'PayoutsResumed'],
+  handles: ['SaleRecorded', 'RefundRecorded', 'DisputeOpened', 'DisputeClosed', 'PayoutInitiated', 'PayoutPaid', 'PayoutFailed', 'PayoutsPaused', 'PayoutsResumed', 'AdjustmentRecorded'],
   whenFailing: 'stop', // money: a skipped sale or refund is worse than waiting
   /**
    * Runs of sales and refunds (nearly every ledger event) are applied set-based: one
@@ -145,8 +145,8 @@ interface EntryLine {
   net_cents: number;
   currency: string;
   created_at: string;
-  purchase_id: string;
-  asset: { id: string; slug: string; title: string };
+  purchase_id: string | null;
+  asset: { id: string; slug: string; title: string } | null;
   description: string;
 }
 
@@ -157,6 +157,11 @@ interface EntryLine {
 function lineOf(event: RecordedEvent): { seq: number; type: string; e: EntryLine } | undefined {
   if (event.type === 'SaleRecorded' || event.type === 'RefundRecorded') {
     return { seq: event.revision, type: event.type === 'SaleRecorded' ? 'sale' : 'refund', e: event.data as SaleRecorded | RefundRecorded };
+  }
+  if (event.type === 'AdjustmentRecorded') {
+    // An adjusting entry on the creator's payable: its effect on the balance, no fee, no purchase.
+    const a = event.data as AdjustmentRecorded;
+    return { seq: event.revision, type: 'adjustment', e: { ...a, amount_cents: a.net_cents, fee_cents: 0, purchase_id: null, asset: null } };
   }
   const d = event.data as DisputeOpened | DisputeClosed;
   if (event.type === 'DisputeClosed' && (d as DisputeClosed).outcome !== 'won') return undefined;
@@ -226,9 +231,9 @@ async function applyEntries(tx: Queryable, events: RecordedEvent[]): Promise<voi
       column((x) => x.e.currency),
       column((x) => x.e.created_at),
       column((x) => x.e.purchase_id),
-      column((x) => x.e.asset.id),
-      column((x) => x.e.asset.slug),
-      column((x) => x.e.asset.title),
+      column((x) => x.e.asset?.id ?? null),
+      column((x) => x.e.asset?.slug ?? null),
+      column((x) => x.e.asset?.title ?? null),
       column((x) => x.e.description),
     ],
   );

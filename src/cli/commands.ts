@@ -8,6 +8,7 @@ import { table } from './format';
 import { INFERENCE_COMMANDS } from './inference-commands';
 import { LEDGER_COMMANDS } from './ledger-commands';
 import { OPERATOR_COMMANDS, REASON_OPTION } from './operator-commands';
+import { BOOKS_COMMANDS } from './books-commands';
 import { listenAndForward, untilInterrupted } from './webhooks-listen';
 
 const list = (value: string | undefined) =>
@@ -199,6 +200,7 @@ export const COMMANDS: Record<string, CliCommand> = {
   ...INFERENCE_COMMANDS,
   ...LEDGER_COMMANDS,
   ...OPERATOR_COMMANDS,
+  ...BOOKS_COMMANDS,
   ...FACTORY_COMMANDS,
   'webhooks listen': {
     usage: 'webhooks listen --account ID_OR_SLUG --forward-to URL [--mode test|live] [--events a,b]',

@@ -15,11 +15,13 @@ export interface PostingActor {
  * `postings` is the FROM clause's journal_postings, as the caller wrote it.
  */
 export const WITH_ACTORS = `LEFT JOIN event_actors ea ON ea.event_id = journal_postings.event_id`;
-export const ACTOR_COLUMNS = `ea.actor, ea.actor_type, ea.reason, ea.request_id`;
+// Aliased: journal_postings has actor and reason columns of its own (a manual entry's, from its event's data).
+export const ACTOR_COLUMNS = `ea.actor AS event_actor, ea.actor_type AS event_actor_type, ea.reason AS event_reason, ea.request_id AS event_request_id`;
 
+/** The event's metadata first; a manual entry recorded before actors were kept still has its own. */
 export const toPostingActor = (row: any): PostingActor => ({
-  actor: row.actor ?? null,
-  actor_type: row.actor_type ?? null,
-  reason: row.reason ?? null,
-  request_id: row.request_id ?? null,
+  actor: row.event_actor ?? row.actor ?? null,
+  actor_type: row.event_actor_type ?? null,
+  reason: row.event_reason ?? row.reason ?? null,
+  request_id: row.event_request_id ?? null,
 });

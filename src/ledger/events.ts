@@ -188,6 +188,40 @@ export interface PayoutsResumed {
   reason?: string;
 }
 
+/**
+ * An adjusting entry on a creator's payable (`svc ledger adjust`): a write-off, a correction,
+ * a goodwill credit. One debit and one credit of `amount_cents`; the creator's side is
+ * `creator:<account_id>:payable`, the other a platform account. `net_cents` is what it does to
+ * the creator's balance (+ when their payable is credited), shown as an `adjustment` line.
+ */
+export interface AdjustmentRecorded {
+  transaction_id: string;
+  account_id: string;
+  mode: Mode;
+  debit_account: string;
+  credit_account: string;
+  amount_cents: number;
+  net_cents: number;
+  currency: string;
+  reason: string;
+  description: string;
+  actor: string | null;
+  created_at: string;
+}
+
+/** An adjusting entry between two platform accounts (stream `manualentry-<mode>-<entry_id>`, appended with no_stream). */
+export interface ManualEntryRecorded {
+  entry_id: string;
+  mode: Mode;
+  debit_account: string;
+  credit_account: string;
+  amount_cents: number;
+  currency: string;
+  reason: string;
+  actor: string | null;
+  created_at: string;
+}
+
 export type LedgerEvent =
   | { type: 'SaleRecorded'; data: SaleRecorded }
   | { type: 'RefundRecorded'; data: RefundRecorded }
@@ -198,7 +232,8 @@ export type LedgerEvent =
   | { type: 'PayoutFailed'; data: PayoutFailed }
   | { type: 'PayoutDestinationSet'; data: PayoutDestinationSet }
   | { type: 'PayoutsPaused'; data: PayoutsPaused }
-  | { type: 'PayoutsResumed'; data: PayoutsResumed };
+  | { type: 'PayoutsResumed'; data: PayoutsResumed }
+  | { type: 'AdjustmentRecorded'; data: AdjustmentRecorded };
 
 export const LEDGER_EVENT_TYPES: readonly LedgerEvent['type'][] = [
   'SaleRecorded',
@@ -211,4 +246,5 @@ export const LEDGER_EVENT_TYPES: readonly LedgerEvent['type'][] = [
   'PayoutDestinationSet',
   'PayoutsPaused',
   'PayoutsResumed',
+  'AdjustmentRecorded',
 ];

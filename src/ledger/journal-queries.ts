@@ -3,7 +3,7 @@ import { DATABASE, Database, isTableNotServedYet } from '../database/database';
 import type { Mode } from '../platform/mode';
 import { inMode, Owner } from '../platform/owner-scope';
 import { invalidCursor, Page, toPage } from '../platform/pagination';
-import { Accounts, BalanceActivity, balanceEffectsOfEach, isDebitNormal, Posting } from './journal';
+import { Accounts, BalanceActivity, balanceEffectsOfEach, isDebitNormal, Posting, trialBalanceRow } from './journal';
 import { ACTOR_COLUMNS, PostingActor, toPostingActor, WITH_ACTORS } from './event-actors';
 import { DEFAULT_CURRENCY } from './ledger.decider';
 
@@ -36,7 +36,10 @@ export const JOURNAL_READ_MODEL = 'journal';
 export interface Balance {
   object: 'balance';
   currency: string;
+  /** What the platform owes the creator now, never below 0. */
   available_cents: number;
+  /** What the creator owes the platform (their payable below 0: a refund or lost dispute after a payout); later sales recover it first. */
+  receivable_cents: number;
   in_transit_cents: number;
   withheld_cents: number;
   as_of: string;
@@ -112,6 +115,8 @@ export const toPosting = (row: any): Posting => ({
   event_type: row.event_type,
   position: row.position,
   recorded_at: new Date(row.recorded_at).toISOString(),
+  ...(row.occurred_at ? { occurred_at: new Date(row.occurred_at).toISOString() } : {}),
+  ...(row.kind ? { kind: row.kind, reason: row.reason, actor: row.actor } : {}),
   mode: row.mode,
   currency: row.currency,
   account: row.account,
@@ -155,7 +160,8 @@ export class JournalQueries {
     return {
       object: 'balance',
       currency: rows[0]?.currency ?? DEFAULT_CURRENCY,
-      available_cents: owed(accounts[0]),
+      available_cents: Math.max(0, owed(accounts[0])),
+      receivable_cents: Math.max(0, 0 - owed(accounts[0])),
       in_transit_cents: owed(accounts[1]),
       withheld_cents: owed(accounts[2]),
       as_of: (asOf ?? new Date()).toISOString(),
@@ -192,7 +198,7 @@ export class JournalQueries {
     const accounts = rows.map((r): TrialBalanceAccount => {
       const debits = Number(r.debits_cents);
       const credits = Number(r.credits_cents);
-      return { account: r.account, currency: r.currency, debits_cents: debits, credits_cents: credits, balance_cents: isDebitNormal(r.account) ? debits - credits : credits - debits };
+      return trialBalanceRow(r.account, r.currency, debits, credits);
     });
     const totalsDiffer = asOf
       ? []
@@ -344,7 +350,7 @@ export class JournalQueries {
     const s = inMode(owner.mode);
     const rows = await this.db
       .query<BalanceDay>(
-        `SELECT to_char(day, 'YYYY-MM-DD') AS day, currency, sales_cents, fees_cents, refunds_cents, payouts_cents, disputes_cents FROM balance_days
+        `SELECT to_char(day, 'YYYY-MM-DD') AS day, currency, sales_cents, fees_cents, refunds_cents, payouts_cents, disputes_cents, adjustments_cents FROM balance_days
           WHERE ${s.where()} AND account_id = ${s.param(owner.accountId)} AND day >= ${s.param(first.toISOString().slice(0, 10))}::date AND day < ${s.param(last.toISOString().slice(0, 10))}::date
           ORDER BY day`,
         s.params,
@@ -354,7 +360,7 @@ export class JournalQueries {
         if (!isTableNotServedYet(error)) throw error;
         return this.balanceDaysFromPostings(owner, accounts, first, last);
       });
-    const activities: BalanceActivity[] = periods.map(() => ({ sales_cents: 0, fees_cents: 0, refunds_cents: 0, payouts_cents: 0, disputes_cents: 0 }));
+    const activities: BalanceActivity[] = periods.map(() => ({ sales_cents: 0, fees_cents: 0, refunds_cents: 0, payouts_cents: 0, disputes_cents: 0, adjustments_cents: 0 }));
     for (const row of rows) {
       const activity = activities[periodIndex(periods, new Date(`${row.day}T00:00:00Z`))];
       for (const key of Object.keys(activity) as (keyof BalanceActivity)[]) activity[key] += Number(row[key]);
@@ -363,7 +369,7 @@ export class JournalQueries {
     const items = periods.map(({ start, end }, i) => {
       const activity = activities[i];
       const openingBalance = balance;
-      balance = openingBalance + activity.sales_cents + activity.fees_cents + activity.refunds_cents + activity.payouts_cents + activity.disputes_cents;
+      balance = openingBalance + activity.sales_cents + activity.fees_cents + activity.refunds_cents + activity.payouts_cents + activity.disputes_cents + activity.adjustments_cents;
       return { start: start.toISOString(), end: end.toISOString(), opening_balance_cents: openingBalance, activity, closing_balance_cents: balance };
     });
     return { currency: opening[0].currency ?? rows[0]?.currency ?? DEFAULT_CURRENCY, items };
@@ -386,7 +392,7 @@ export class JournalQueries {
     for (const { posting, accountId, activity } of balanceEffectsOfEach(rows.map(toPosting))) {
       if (accountId !== owner.accountId) continue;
       const day = posting.recorded_at.slice(0, 10);
-      const sums = days.get(day) ?? { day, currency: posting.currency, sales_cents: 0, fees_cents: 0, refunds_cents: 0, payouts_cents: 0, disputes_cents: 0 };
+      const sums = days.get(day) ?? { day, currency: posting.currency, sales_cents: 0, fees_cents: 0, refunds_cents: 0, payouts_cents: 0, disputes_cents: 0, adjustments_cents: 0 };
       for (const key of Object.keys(activity) as (keyof BalanceActivity)[]) sums[key] += activity[key];
       days.set(day, sums);
     }

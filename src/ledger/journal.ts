@@ -15,6 +15,8 @@ export const Accounts = {
   processorFees: 'platform:processor_fees',
   disputes: 'platform:disputes',
   suspense: 'platform:suspense',
+  /** Adjusting entries' expense: write-offs, goodwill credits (svc ledger adjust). */
+  adjustments: 'platform:adjustments',
   payable: (accountId: string) => `creator:${accountId}:payable`,
   inTransit: (accountId: string) => `creator:${accountId}:in_transit`,
   withheld: (accountId: string) => `creator:${accountId}:withheld`,
@@ -22,7 +24,28 @@ export const Accounts = {
 
 /** Assets and expenses grow with debits; liabilities and revenue with credits. */
 export function isDebitNormal(account: string): boolean {
-  return account === Accounts.clearing || account === Accounts.disputes || account === Accounts.processorFees;
+  return account === Accounts.clearing || account === Accounts.disputes || account === Accounts.processorFees || account === Accounts.adjustments;
+}
+
+/** One account's line of a trial balance. */
+export interface TrialBalanceRow {
+  account: string;
+  currency: string;
+  debits_cents: number;
+  credits_cents: number;
+  /** In the account's own sign: debits - credits for assets and expenses, credits - debits otherwise. */
+  balance_cents: number;
+}
+
+/**
+ * How a trial balance shows an account's debits and credits: in its own sign, except that a
+ * creator's payable below zero is what the creator owes the platform (a refund or lost dispute
+ * after a payout), shown as the asset `creator:<id>:receivable` instead of a negative liability.
+ */
+export function trialBalanceRow(account: string, currency: string, debits: number, credits: number): TrialBalanceRow {
+  const owner = /^creator:(.+):payable$/.exec(account)?.[1];
+  if (owner !== undefined && debits > credits) return { account: `creator:${owner}:receivable`, currency, debits_cents: debits, credits_cents: credits, balance_cents: debits - credits };
+  return { account, currency, debits_cents: debits, credits_cents: credits, balance_cents: isDebitNormal(account) ? debits - credits : credits - debits };
 }
 
 export interface Posting {
@@ -38,6 +61,16 @@ export interface Posting {
    * creator's account at or before a moment holds its balance then.
    */
   recorded_at: string;
+  /**
+   * Only on a posting booked later than it happened: the event's own time, when it fell in a
+   * period already closed (a late dispute, an adopted refund). Such a posting is booked
+   * (`recorded_at`, the journal's booked_at) at the first instant of the first open day.
+   */
+  occurred_at?: string;
+  /** Only on an adjusting entry's postings (svc ledger adjust): booked by hand, with why and by whom. */
+  kind?: 'manual';
+  reason?: string | null;
+  actor?: string | null;
   mode: Mode;
   currency: string;
   account: string;
@@ -70,6 +103,10 @@ export const JOURNAL_EVENT_TYPES = [
   'ProcessorFeeCharged',
   'DisputeOpened',
   'DisputeClosed',
+  'ManualEntryRecorded',
+  'AdjustmentRecorded',
+  // Posts nothing: closes a period, after which later events that belong to it are booked on the first open day.
+  'PeriodClosed',
 ] as const;
 
 /**
@@ -99,12 +136,13 @@ export class UnpostableEventError extends Error {}
  * a PayoutPaid with nothing in transit is a payout from before payouts had two steps, paid
  * straight from the payable balance.
  */
-export function postingsOf(event: JournalEvent, opened?: Opened | null): Posting[] {
+export function postingsOf(event: JournalEvent, opened?: Opened | null, closedBefore?: string): Posting[] {
   const d = event.data;
   const lines: [account: string, debit: number, credit: number][] = [];
   let currency: string = d.currency;
   let reference: string | null = null;
   let processorRef: string | null = null;
+  let manual: { kind: 'manual'; reason: string; actor: string | null } | undefined;
   const amountOf = (what: string): number => {
     const own = d.payout ?? d;
     if (Number.isSafeInteger(own.amount_cents)) {
@@ -192,12 +230,22 @@ export function postingsOf(event: JournalEvent, opened?: Opened | null): Posting
       processorRef = d.processor_fee_id ?? d.payment_reference;
       lines.push([Accounts.processorFees, d.fee_cents, 0], [Accounts.clearing, 0, d.fee_cents]);
       break;
+    case 'ManualEntryRecorded':
+    case 'AdjustmentRecorded':
+      // An adjusting entry (svc ledger adjust): one debit, one credit, between accounts checked when it was recorded.
+      reference = d.entry_id ?? d.transaction_id;
+      manual = { kind: 'manual', reason: d.reason, actor: d.actor ?? null };
+      lines.push([d.debit_account, d.amount_cents, 0], [d.credit_account, 0, d.amount_cents]);
+      break;
     default:
       return [];
   }
   const at = new Date(occurredAt(event));
   if (Number.isNaN(at.getTime())) throw new UnpostableEventError(`${event.type} ${event.id} states no time it happened`);
-  const recordedAt = at.toISOString();
+  const occurred = at.toISOString();
+  // Nothing is booked into a closed period: what belongs to one is booked when the books open again.
+  const late = closedBefore !== undefined && occurred < closedBefore;
+  const recordedAt = late ? closedBefore : occurred;
   return lines
     .filter(([, debit, credit]) => debit !== 0 || credit !== 0)
     .map(([account, debit, credit], n) => ({
@@ -206,6 +254,8 @@ export function postingsOf(event: JournalEvent, opened?: Opened | null): Posting
       event_type: event.type,
       position: event.position,
       recorded_at: recordedAt,
+      ...(late ? { occurred_at: occurred } : {}),
+      ...manual,
       mode: d.mode,
       currency,
       account,
@@ -243,11 +293,16 @@ function occurredAt({ type, data }: Pick<JournalEvent, 'type' | 'data'>): string
  */
 export function journalOf(events: Iterable<JournalEvent>): Posting[] {
   const opened = new Map<string, Opened>();
+  const closed = new Map<string, string>();
   const postings: Posting[] = [];
   for (const event of events) {
+    if (event.type === 'PeriodClosed') {
+      closed.set(event.data.mode, laterOf(closed.get(event.data.mode), closesAtOf(event.data)));
+      continue;
+    }
     const closing = closes(event);
     const key = closing && `${event.data.mode}|${closing.reference}|${closing.account}`;
-    const made = postingsOf(event, key === undefined ? undefined : opened.get(key) ?? null);
+    const made = postingsOf(event, key === undefined ? undefined : opened.get(key) ?? null, closed.get(event.data.mode));
     for (const p of made) {
       if (p.credit_cents > 0 && (p.account === Accounts.suspense || p.account.endsWith(':in_transit'))) {
         opened.set(`${p.mode}|${p.reference}|${p.account}`, { amount_cents: p.credit_cents, currency: p.currency });
@@ -258,6 +313,16 @@ export function journalOf(events: Iterable<JournalEvent>): Posting[] {
   return postings;
 }
 
+/** The first instant after a closed period (ISO 8601, UTC, milliseconds), as the journal compares times. */
+export function closesAtOf(period: { closes_at: string }): string {
+  return new Date(period.closes_at).toISOString();
+}
+
+/** The later of two ISO 8601 UTC instants written alike. */
+export function laterOf(a: string | undefined, b: string): string {
+  return a !== undefined && a > b ? a : b;
+}
+
 /** What a creator's balance did, by reporting category (GET /v1/balance/history's `activity`). */
 export interface BalanceActivity {
   sales_cents: number;
@@ -265,6 +330,8 @@ export interface BalanceActivity {
   refunds_cents: number;
   payouts_cents: number;
   disputes_cents: number;
+  /** Adjusting entries on the creator's payable (svc ledger adjust). */
+  adjustments_cents: number;
 }
 
 const CREATOR_BALANCE = /^creator:(.+):(payable|in_transit)$/;
@@ -299,7 +366,7 @@ export function balanceEffectsOfEach(postings: Posting[]): ReturnType<typeof bal
 }
 
 function effectOn(p: Posting, mine: boolean): BalanceActivity {
-  const activity: BalanceActivity = { sales_cents: 0, fees_cents: 0, refunds_cents: 0, payouts_cents: 0, disputes_cents: 0 };
+  const activity: BalanceActivity = { sales_cents: 0, fees_cents: 0, refunds_cents: 0, payouts_cents: 0, disputes_cents: 0, adjustments_cents: 0 };
   const credit = p.credit_cents - p.debit_cents;
   const platformFee = !mine && p.account === Accounts.feeRevenue;
   switch (p.event_type) {
@@ -321,6 +388,9 @@ function effectOn(p: Posting, mine: boolean): BalanceActivity {
     case 'PayoutFailed':
       // Between payable and in transit nothing leaves the balance; a paid payout does.
       if (mine) activity.payouts_cents += credit;
+      break;
+    case 'AdjustmentRecorded':
+      if (mine) activity.adjustments_cents += credit;
       break;
   }
   return activity;

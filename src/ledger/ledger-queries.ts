@@ -34,7 +34,7 @@ export interface LedgerAccountView {
 const iso = (value: Date | string) => new Date(value).toISOString();
 
 /** Stripe's reporting categories of a balance transaction. */
-const REPORTING_CATEGORY = { sale: 'charge', refund: 'refund', payout: 'payout', dispute: 'dispute', dispute_reversal: 'dispute_reversal' } as const;
+const REPORTING_CATEGORY = { sale: 'charge', refund: 'refund', payout: 'payout', dispute: 'dispute', dispute_reversal: 'dispute_reversal', adjustment: 'adjustment' } as const;
 
 /** An item of GET /v1/balance_transactions: the spec's fields, its reporting category and the balance after it. */
 export type BalanceTransactionItem = BalanceTransaction & {

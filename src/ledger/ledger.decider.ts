@@ -11,7 +11,7 @@ import { LedgerErrors } from './ledger.errors';
 
 export const DEFAULT_CURRENCY = 'usd';
 
-export const TRANSACTION_TYPES = ['sale', 'refund', 'payout', 'dispute', 'dispute_reversal'] as const;
+export const TRANSACTION_TYPES = ['sale', 'refund', 'payout', 'dispute', 'dispute_reversal', 'adjustment'] as const;
 export type TransactionType = (typeof TRANSACTION_TYPES)[number];
 export type TransactionStatus = 'pending' | 'paid';
 
@@ -222,6 +222,8 @@ export function timeOf(event: LedgerEvent): string {
       return event.data.paused_at;
     case 'PayoutsResumed':
       return event.data.resumed_at;
+    case 'AdjustmentRecorded':
+      return event.data.created_at;
   }
 }
 
@@ -329,6 +331,11 @@ function evolveEntries(state: LedgerState, event: LedgerEvent): LedgerState {
     }
     case 'PayoutsResumed':
       return { ...state, paused: false, pause: null };
+    case 'AdjustmentRecorded': {
+      const e = event.data;
+      state.entries.push({ id: e.transaction_id, type: 'adjustment', amount_cents: e.net_cents, fee_cents: 0, net_cents: e.net_cents, currency: e.currency, created_at: e.created_at, description: e.description, purchase_id: null, asset: null, payout: null });
+      return { ...state, currency: state.currency ?? e.currency, summary: { ...s, balance_cents: s.balance_cents + e.net_cents } };
+    }
   }
 }
 
@@ -385,6 +392,16 @@ export type LedgerCommand =
   | (LedgerIdentity & { type: 'SettlePayout'; payout_id: string; transfer_id: string })
   | (LedgerIdentity & { type: 'FailPayout'; payout_id: string; failure_code: string; reason: string })
   | (LedgerIdentity & { type: 'SetPayoutDestination'; stripe_account: string })
+  | (LedgerIdentity & {
+      type: 'RecordAdjustment';
+      transaction_id: string;
+      /** The creator's payable is debited (their balance goes down) or credited (up); `counter_account` the other side. */
+      side: 'debit' | 'credit';
+      counter_account: string;
+      amount_cents: number;
+      reason: string;
+      actor: string | null;
+    })
   | (LedgerIdentity & { type: 'PausePayouts' })
   | (LedgerIdentity & { type: 'ResumePayouts' });
 
@@ -663,6 +680,29 @@ export function decide(command: LedgerCommand, state: LedgerState): LedgerEvent[
       return state.paused ? [] : [{ type: 'PayoutsPaused', data: { ...who, paused_at: now, reason: OPERATOR_PAUSE_REASON } }];
     case 'ResumePayouts':
       return state.paused ? [{ type: 'PayoutsResumed', data: { ...who, resumed_at: now, reason: 'resumed_by_operator' } }] : [];
+    case 'RecordAdjustment': {
+      // The accounts, amount and reason are checked by the caller (src/ledger/adjusting-entries.ts), before any stream is read.
+      const payable = `creator:${command.account_id}:payable`;
+      const net = command.side === 'credit' ? command.amount_cents : negate(command.amount_cents);
+      return [
+        {
+          type: 'AdjustmentRecorded',
+          data: {
+            transaction_id: command.transaction_id,
+            ...who,
+            debit_account: command.side === 'debit' ? payable : command.counter_account,
+            credit_account: command.side === 'credit' ? payable : command.counter_account,
+            amount_cents: command.amount_cents,
+            net_cents: net,
+            currency: state.currency ?? DEFAULT_CURRENCY,
+            reason: command.reason,
+            description: `Adjustment: ${command.reason}`,
+            actor: command.actor,
+            created_at: now,
+          },
+        },
+      ];
+    }
   }
 }
 

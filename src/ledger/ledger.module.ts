@@ -2,6 +2,9 @@ import { Module } from '@nestjs/common';
 import { AccountsModule } from '../accounts/accounts.module';
 import { AdminGuard } from '../platform/auth/admin.guard';
 import { BalanceController } from './balance.controller';
+import { BooksAdminController } from './books-admin.controller';
+import { Books } from './books';
+import { AdjustingEntries } from './adjusting-entries';
 import { PausePayoutsHandler, ResumePayoutsHandler } from './commands/pause-payouts';
 import { RecordDisputeHandler, RecordDisputeOutcomeHandler } from './commands/record-dispute';
 import { RecordRefundHandler } from './commands/record-refund';
@@ -18,7 +21,7 @@ import { LedgerReconciliation } from './reconciliation';
 
 @Module({
   imports: [AccountsModule],
-  controllers: [BalanceController, LedgerAdminController],
+  controllers: [BalanceController, LedgerAdminController, BooksAdminController],
   providers: [
     AdminGuard,
     LedgerStreams,
@@ -27,6 +30,8 @@ import { LedgerReconciliation } from './reconciliation';
     JournalAudit,
     LedgerReconciliation,
     LedgerAudit,
+    Books,
+    AdjustingEntries,
     RecordSaleHandler,
     RecordRefundHandler,
     RecordDisputeHandler,

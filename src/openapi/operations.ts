@@ -211,7 +211,7 @@ export const OPERATIONS: Record<string, OperationNotes> = {
   'GET /v1/balance_transactions': {
     summary: 'The creator’s ledger: sales, refunds and payouts',
     query: [
-      { name: 'type', description: 'Only entries of this type.', schema: { type: 'string', enum: ['sale', 'refund', 'payout', 'dispute', 'dispute_reversal'] } },
+      { name: 'type', description: 'Only entries of this type.', schema: { type: 'string', enum: ['sale', 'refund', 'payout', 'dispute', 'dispute_reversal', 'adjustment'] } },
       ...CREATED,
       { name: 'payout', description: 'Only the sales and refunds this payout (po_...) paid out; their net_cents add up to its amount.', schema: { type: 'string', maxLength: 200 } },
       ...PAGE,

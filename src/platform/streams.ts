@@ -20,6 +20,10 @@ export const Streams = {
   webhookEndpoint: (mode: Mode, endpointId: string) => `webhookendpoint-${mode}-${endpointId}`,
   /** A creator's money in one mode: the consistency boundary for sales, refunds and payouts. */
   ledger: (mode: Mode, accountId: string) => `ledger-${mode}-${accountId}`,
+  /** A mode's books as a whole: its period closes (PeriodClosed), appended with the expected revision, so closes take turns. */
+  books: (mode: Mode) => `books-${mode}`,
+  /** One adjusting entry between platform accounts (svc ledger adjust); appended with no_stream. */
+  manualEntry: (mode: Mode, entryId: string) => `manualentry-${mode}-${entryId}`,
   /** One checkout session: its opening, its completion and a refund; the fulfilment boundary. */
   checkout: (mode: Mode, sessionId: string) => `checkout-${mode}-${sessionId}`,
   /** A buyer's entitlement to one asset: its open checkout and the purchase that holds it; one purchase per buyer, asset and mode. */

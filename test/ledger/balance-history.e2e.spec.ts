@@ -43,14 +43,14 @@ describe('GET /v1/balance/history and the balance transaction filters', () => {
     expect(res.body).toMatchObject({ object: 'balance_history', interval: 'day', currency: 'usd' });
     const days = res.body.items;
     expect(days.map((d: any) => d.start)).toEqual([0, 1, 2].map((n) => new Date(today.getTime() + (n - 1) * DAY).toISOString()));
-    const zero = { sales_cents: 0, fees_cents: 0, refunds_cents: 0, payouts_cents: 0, disputes_cents: 0 };
+    const zero = { sales_cents: 0, fees_cents: 0, refunds_cents: 0, payouts_cents: 0, disputes_cents: 0, adjustments_cents: 0 };
     expect(days[0]).toMatchObject({ opening_balance_cents: 0, activity: zero, closing_balance_cents: 0 });
     // 2599 + 1000 + 500 sold; fees 390 + 150 + 75, 150 of them returned with the refund of 1000; 2209 paid out.
     expect(days[1]).toEqual({
       start: today.toISOString(),
       end: new Date(today.getTime() + DAY).toISOString(),
       opening_balance_cents: 0,
-      activity: { sales_cents: 4099, fees_cents: -465, refunds_cents: -1000, payouts_cents: -2209, disputes_cents: 0 },
+      activity: { sales_cents: 4099, fees_cents: -465, refunds_cents: -1000, payouts_cents: -2209, disputes_cents: 0, adjustments_cents: 0 },
       closing_balance_cents: 425,
     });
     expect(days[2]).toMatchObject({ opening_balance_cents: 425, activity: zero, closing_balance_cents: 425 });

@@ -98,7 +98,9 @@ describe('journal properties on the event store and read models', () => {
             for (const m of ['test', 'live'] as Mode[]) {
               const upTo = derived.filter((p) => p.mode === m && p.recorded_at < asOf);
               const owed = (account: string) => upTo.filter((p) => p.account === account).reduce((s, p) => s + p.credit_cents - p.debit_cents, 0);
-              const fold = { available_cents: owed(Accounts.payable(a.id)), in_transit_cents: owed(Accounts.inTransit(a.id)), withheld_cents: owed(Accounts.withheld(a.id)) };
+              const payable = owed(Accounts.payable(a.id));
+              // A payable below zero is what the creator owes: receivable_cents, and available never below 0.
+              const fold = { available_cents: Math.max(0, payable), receivable_cents: Math.max(0, 0 - payable), in_transit_cents: owed(Accounts.inTransit(a.id)), withheld_cents: owed(Accounts.withheld(a.id)) };
               expect(answers[i]).toMatchObject(fold);
               // Asked again after every later append: the same answer.
               expect(await balanceAsOf(a.keys[m], asOf)).toEqual(answers[i]);

@@ -43,7 +43,7 @@ describe('the journal: GET /v1/balance, svc ledger trial-balance and journal', (
       const b = await balance(seller.key);
       return b.available_cents === 2209 && b;
     }, 15000, 'the sale in the journal');
-    expect(sold).toEqual({ object: 'balance', currency: 'usd', available_cents: 2209, in_transit_cents: 0, withheld_cents: 0, as_of: expect.any(String), payouts_paused: false, payouts_pause: null });
+    expect(sold).toEqual({ object: 'balance', currency: 'usd', available_cents: 2209, receivable_cents: 0, in_transit_cents: 0, withheld_cents: 0, as_of: expect.any(String), payouts_paused: false, payouts_pause: null });
     await pause(5);
     const afterSale = new Date().toISOString();
     await pause(5);
@@ -52,7 +52,7 @@ describe('the journal: GET /v1/balance, svc ledger trial-balance and journal', (
     expect(run.body.items).toEqual([expect.objectContaining({ amount_cents: 2209, status: 'paid' })]);
     expect(await balance(seller.key)).toMatchObject({ available_cents: 0, in_transit_cents: 0 });
     // As of an earlier moment the books are as they stood then: a later payout changes nothing.
-    expect(await balance(seller.key, afterSale)).toEqual({ object: 'balance', currency: 'usd', available_cents: 2209, in_transit_cents: 0, withheld_cents: 0, as_of: afterSale });
+    expect(await balance(seller.key, afterSale)).toEqual({ object: 'balance', currency: 'usd', available_cents: 2209, receivable_cents: 0, in_transit_cents: 0, withheld_cents: 0, as_of: afterSale });
     expect(await balance(seller.key, before)).toMatchObject({ available_cents: 0, in_transit_cents: 0, as_of: before });
     // The buyer has no creator balance, and the other mode's books are apart.
     expect(await balance(buyer.key)).toMatchObject({ available_cents: 0 });

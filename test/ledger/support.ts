@@ -86,5 +86,5 @@ export async function moneyEvents(t: TestApp): Promise<RecordedEvent[]> {
 /** The journal read model as stored, in log order. */
 export async function storedJournal(t: TestApp) {
   const { rows } = await t.db.query<any>('SELECT * FROM journal_postings ORDER BY position, posting_id');
-  return rows.map((r) => ({ ...r, recorded_at: new Date(r.recorded_at).toISOString(), debit_cents: Number(r.debit_cents), credit_cents: Number(r.credit_cents), balance_after_cents: Number(r.balance_after_cents) }));
+  return rows.map(({ occurred_at, kind, reason, actor, ...r }) => ({ ...r, ...(occurred_at ? { occurred_at: new Date(occurred_at).toISOString() } : {}), ...(kind ? { kind, reason, actor } : {}), recorded_at: new Date(r.recorded_at).toISOString(), debit_cents: Number(r.debit_cents), credit_cents: Number(r.credit_cents), balance_after_cents: Number(r.balance_after_cents) }));
 }

@@ -1,0 +1,74 @@
+import { Body, Controller, Get, HttpCode, Post, Query, UseGuards } from '@nestjs/common';
+import { Allow, IsIn, IsString } from 'class-validator';
+import { modeParam } from '../admin/admin-params';
+import { AdminGuard } from '../platform/auth/admin.guard';
+import { WithoutApiKey } from '../platform/auth/auth-context';
+import { currentActor, recordReason } from '../platform/request-context';
+import { MODES } from '../platform/mode';
+import { AdjustingEntries } from './adjusting-entries';
+import { Books } from './books';
+
+export class ClosePeriodDto {
+  @IsIn(MODES)
+  mode: 'test' | 'live';
+
+  /** Checked by Books.close: the period's last day, yyyy-mm-dd. */
+  @IsString()
+  through: string;
+}
+
+/** `svc ledger adjust`: the fields are checked by AdjustingEntries, each error naming its field. */
+export class AdjustDto {
+  @IsIn(MODES)
+  mode: 'test' | 'live';
+
+  @Allow()
+  debit_account: unknown;
+
+  @Allow()
+  credit_account: unknown;
+
+  @Allow()
+  amount_cents: unknown;
+
+  @Allow()
+  reason: unknown;
+}
+
+/** Closing the books (`svc ledger close|periods|verify --digests`), behind ADMIN_TOKEN. */
+@Controller('admin/ledger')
+@WithoutApiKey()
+@UseGuards(AdminGuard)
+export class BooksAdminController {
+  constructor(
+    private readonly books: Books,
+    private readonly adjusting: AdjustingEntries,
+  ) {}
+
+  /** An adjusting entry: one debit and one credit between platform accounts or a creator's payable, with its reason. */
+  @Post('adjust')
+  @HttpCode(201)
+  adjust(@Body() body: AdjustDto) {
+    recordReason(body.reason);
+    return this.adjusting.adjust({ ...body, actor: currentActor()?.id ?? null });
+  }
+
+  /** Closes the mode's books through a day: PeriodClosed with the trial balance and the chain digest. */
+  @Post('close')
+  @HttpCode(201)
+  close(@Body() body: ClosePeriodDto) {
+    return this.books.close(body.mode, body.through, currentActor()?.id ?? null);
+  }
+
+  /** The mode's closed periods, oldest first. */
+  @Get('periods')
+  periods(@Query('mode') mode?: unknown) {
+    return this.books.periods(modeParam(mode, true)!);
+  }
+
+  /** The journal's hash chain recomputed from the log: the first entry that differs, per mode. */
+  @Get('digests')
+  digests(@Query('mode') mode?: unknown) {
+    return this.books.verifyDigests({ mode: modeParam(mode, false) });
+  }
+}
