@@ -12,7 +12,7 @@ export interface paths {
             cookie?: never;
         };
         /** The account behind the key, and the key’s mode and scopes */
-        get: operations["MeController_me"];
+        get: operations["getMe"];
         put?: never;
         post?: never;
         delete?: never;
@@ -32,19 +32,19 @@ export interface paths {
          * Upload limits: the largest file and the allowed extensions
          * @description Needs one of the scopes: models:upload, datasets:upload (an unrestricted key has all).
          */
-        get: operations["UploadsController_limits"];
+        get: operations["getUploadLimits"];
         /**
          * Whether an upload landed, and its size
          * @description Needs one of the scopes: models:upload, datasets:upload (an unrestricted key has all).
          */
-        put: operations["UploadsController_check"];
+        put: operations["checkUpload"];
         /**
          * A signed URL to upload one file to, and part URLs for a large one
          * @description Above the multipart threshold (100 MiB by default) the grant also carries `multipart`: PUT each part to its URL, then POST /v1/uploads/complete.
          *
          *     Needs one of the scopes: models:upload, datasets:upload (an unrestricted key has all).
          */
-        post: operations["UploadsController_grant"];
+        post: operations["createUpload"];
         delete?: never;
         options?: never;
         head?: never;
@@ -66,7 +66,7 @@ export interface paths {
          *
          *     Needs one of the scopes: models:upload, datasets:upload (an unrestricted key has all).
          */
-        post: operations["UploadsController_parts"];
+        post: operations["createUploadParts"];
         delete?: never;
         options?: never;
         head?: never;
@@ -88,7 +88,7 @@ export interface paths {
          *
          *     Needs one of the scopes: models:upload, datasets:upload (an unrestricted key has all).
          */
-        post: operations["UploadsController_complete"];
+        post: operations["completeUpload"];
         delete?: never;
         options?: never;
         head?: never;
@@ -108,7 +108,7 @@ export interface paths {
          * Abort a multipart upload and drop its parts
          * @description Needs one of the scopes: models:upload, datasets:upload (an unrestricted key has all).
          */
-        post: operations["UploadsController_abort"];
+        post: operations["abortUpload"];
         delete?: never;
         options?: never;
         head?: never;
@@ -126,7 +126,7 @@ export interface paths {
          * Search published models
          * @description Needs one of the scopes: models:read (an unrestricted key has all).
          */
-        get: operations["ModelsController_list"];
+        get: operations["listModels"];
         put?: never;
         /**
          * Publish a model from an uploaded file
@@ -134,7 +134,7 @@ export interface paths {
          *
          *     Needs one of the scopes: models:upload (an unrestricted key has all).
          */
-        post: operations["ModelsController_publish"];
+        post: operations["createModel"];
         delete?: never;
         options?: never;
         head?: never;
@@ -152,21 +152,21 @@ export interface paths {
          * One published model
          * @description Needs one of the scopes: models:read (an unrestricted key has all).
          */
-        get: operations["ModelsController_get"];
+        get: operations["getModel"];
         put?: never;
         post?: never;
         /**
          * Unpublish an own model
          * @description Needs one of the scopes: listings:write (an unrestricted key has all).
          */
-        delete: operations["ModelsController_unpublish"];
+        delete: operations["deleteModel"];
         options?: never;
         head?: never;
         /**
          * Change an own model’s price, version or metadata
          * @description Needs one of the scopes: listings:write (an unrestricted key has all).
          */
-        patch: operations["ModelsController_update"];
+        patch: operations["updateModel"];
         trace?: never;
     };
     "/v1/models/{idOrSlug}/download": {
@@ -182,7 +182,7 @@ export interface paths {
          * A signed download URL for a model or dataset file
          * @description Needs one of the scopes: models:read, datasets:read (an unrestricted key has all).
          */
-        post: operations["ModelsController_download"];
+        post: operations["createDownload"];
         delete?: never;
         options?: never;
         head?: never;
@@ -200,13 +200,13 @@ export interface paths {
          * The caller’s own models and datasets, in every state
          * @description Needs one of the scopes: listings:read (an unrestricted key has all).
          */
-        get: operations["ListingsController_list"];
+        get: operations["listListings"];
         put?: never;
         /**
          * Create a listing draft
          * @description Needs one of the scopes: listings:write (an unrestricted key has all).
          */
-        post: operations["ListingsController_draft"];
+        post: operations["createListing"];
         delete?: never;
         options?: never;
         head?: never;
@@ -224,7 +224,7 @@ export interface paths {
          * One own listing
          * @description Needs one of the scopes: listings:read (an unrestricted key has all).
          */
-        get: operations["ListingsController_get"];
+        get: operations["getListing"];
         put?: never;
         post?: never;
         delete?: never;
@@ -234,7 +234,7 @@ export interface paths {
          * Change an own listing
          * @description Needs one of the scopes: listings:write (an unrestricted key has all).
          */
-        patch: operations["ListingsController_update"];
+        patch: operations["updateListing"];
         trace?: never;
     };
     "/v1/listings/{idOrSlug}/publish": {
@@ -250,7 +250,7 @@ export interface paths {
          * Validate and publish an own listing
          * @description Needs one of the scopes: listings:write (an unrestricted key has all).
          */
-        post: operations["ListingsController_publish"];
+        post: operations["publishListing"];
         delete?: never;
         options?: never;
         head?: never;
@@ -270,7 +270,7 @@ export interface paths {
          * Unpublish an own listing
          * @description Needs one of the scopes: listings:write (an unrestricted key has all).
          */
-        post: operations["ListingsController_unpublish"];
+        post: operations["unpublishListing"];
         delete?: never;
         options?: never;
         head?: never;
@@ -288,13 +288,13 @@ export interface paths {
          * Search published datasets
          * @description Needs one of the scopes: datasets:read (an unrestricted key has all).
          */
-        get: operations["DatasetsController_list"];
+        get: operations["listDatasets"];
         put?: never;
         /**
          * Create a dataset draft (its data arrives as shards)
          * @description Needs one of the scopes: datasets:upload (an unrestricted key has all).
          */
-        post: operations["DatasetsController_create"];
+        post: operations["createDataset"];
         delete?: never;
         options?: never;
         head?: never;
@@ -312,21 +312,21 @@ export interface paths {
          * One published dataset
          * @description Needs one of the scopes: datasets:read (an unrestricted key has all).
          */
-        get: operations["DatasetsController_get"];
+        get: operations["getDataset"];
         put?: never;
         post?: never;
         /**
          * Unpublish an own dataset
          * @description Needs one of the scopes: datasets:upload, listings:write (an unrestricted key has all).
          */
-        delete: operations["DatasetsController_unpublish"];
+        delete: operations["deleteDataset"];
         options?: never;
         head?: never;
         /**
          * Change an own dataset’s price, version or metadata
          * @description Needs one of the scopes: datasets:upload, listings:write (an unrestricted key has all).
          */
-        patch: operations["DatasetsController_update"];
+        patch: operations["updateDataset"];
         trace?: never;
     };
     "/v1/datasets/{idOrSlug}/publish": {
@@ -342,7 +342,7 @@ export interface paths {
          * Publish an own dataset, fixing its shards
          * @description Needs one of the scopes: datasets:upload, listings:write (an unrestricted key has all).
          */
-        post: operations["DatasetsController_publish"];
+        post: operations["publishDataset"];
         delete?: never;
         options?: never;
         head?: never;
@@ -362,13 +362,13 @@ export interface paths {
          *
          *     Needs one of the scopes: datasets:read, datasets:upload (an unrestricted key has all).
          */
-        get: operations["ShardsController_list"];
+        get: operations["listShards"];
         put?: never;
         /**
          * A signed URL to upload one shard to
          * @description Needs one of the scopes: datasets:upload (an unrestricted key has all).
          */
-        post: operations["ShardsController_mint"];
+        post: operations["createShard"];
         delete?: never;
         options?: never;
         head?: never;
@@ -388,7 +388,7 @@ export interface paths {
          *
          *     Needs one of the scopes: datasets:read, datasets:upload (an unrestricted key has all).
          */
-        get: operations["ShardsController_fetch"];
+        get: operations["getShard"];
         put?: never;
         post?: never;
         delete?: never;
@@ -408,13 +408,13 @@ export interface paths {
          * The caller’s webhook endpoints
          * @description Needs one of the scopes: webhooks:write (an unrestricted key has all).
          */
-        get: operations["WebhookEndpointsController_list"];
+        get: operations["listWebhookEndpoints"];
         put?: never;
         /**
          * Register a webhook endpoint (its secret is shown once)
          * @description Needs one of the scopes: webhooks:write (an unrestricted key has all).
          */
-        post: operations["WebhookEndpointsController_create"];
+        post: operations["createWebhookEndpoint"];
         delete?: never;
         options?: never;
         head?: never;
@@ -432,21 +432,21 @@ export interface paths {
          * One webhook endpoint
          * @description Needs one of the scopes: webhooks:write (an unrestricted key has all).
          */
-        get: operations["WebhookEndpointsController_get"];
+        get: operations["getWebhookEndpoint"];
         put?: never;
         post?: never;
         /**
          * Delete a webhook endpoint
          * @description Needs one of the scopes: webhooks:write (an unrestricted key has all).
          */
-        delete: operations["WebhookEndpointsController_delete"];
+        delete: operations["deleteWebhookEndpoint"];
         options?: never;
         head?: never;
         /**
          * Change or pause a webhook endpoint
          * @description Needs one of the scopes: webhooks:write (an unrestricted key has all).
          */
-        patch: operations["WebhookEndpointsController_update"];
+        patch: operations["updateWebhookEndpoint"];
         trace?: never;
     };
     "/v1/webhook_endpoints/{id}/rotate_secret": {
@@ -464,7 +464,7 @@ export interface paths {
          *
          *     Needs one of the scopes: webhooks:write (an unrestricted key has all).
          */
-        post: operations["WebhookEndpointsController_rotateSecret"];
+        post: operations["rotateWebhookSecret"];
         delete?: never;
         options?: never;
         head?: never;
@@ -484,7 +484,7 @@ export interface paths {
          * Send a signed webhook.test event to this endpoint
          * @description Needs one of the scopes: webhooks:write (an unrestricted key has all).
          */
-        post: operations["WebhookEndpointsController_sendTest"];
+        post: operations["testWebhookEndpoint"];
         delete?: never;
         options?: never;
         head?: never;
@@ -504,7 +504,7 @@ export interface paths {
          * Attempt a delivery again now (one that succeeded or failed)
          * @description Needs one of the scopes: webhooks:write (an unrestricted key has all).
          */
-        post: operations["WebhookEndpointsController_retryDelivery"];
+        post: operations["retryWebhookDelivery"];
         delete?: never;
         options?: never;
         head?: never;
@@ -522,7 +522,7 @@ export interface paths {
          * The delivery log of an endpoint, newest first
          * @description Needs one of the scopes: webhooks:write (an unrestricted key has all).
          */
-        get: operations["WebhookEndpointsController_deliveries"];
+        get: operations["listWebhookDeliveries"];
         put?: never;
         post?: never;
         delete?: never;
@@ -544,7 +544,7 @@ export interface paths {
          *
          *     Needs one of the scopes: webhooks:write (an unrestricted key has all).
          */
-        get: operations["EventsController_list"];
+        get: operations["listEvents"];
         put?: never;
         post?: never;
         delete?: never;
@@ -564,7 +564,7 @@ export interface paths {
          * One event of the caller’s, as webhooks send it
          * @description Needs one of the scopes: webhooks:write (an unrestricted key has all).
          */
-        get: operations["EventsController_get"];
+        get: operations["getEvent"];
         put?: never;
         post?: never;
         delete?: never;
@@ -584,7 +584,7 @@ export interface paths {
          * The creator’s balance from the journal, now or as of a past moment
          * @description Needs one of the scopes: payouts:read (an unrestricted key has all).
          */
-        get: operations["BalanceController_balance"];
+        get: operations["getBalance"];
         put?: never;
         post?: never;
         delete?: never;
@@ -604,7 +604,7 @@ export interface paths {
          * The creator’s balance interval by interval: opening, activity by reporting category, closing
          * @description Needs one of the scopes: payouts:read (an unrestricted key has all).
          */
-        get: operations["BalanceController_history"];
+        get: operations["getBalanceHistory"];
         put?: never;
         post?: never;
         delete?: never;
@@ -624,7 +624,7 @@ export interface paths {
          * The creator’s ledger: sales, refunds and payouts
          * @description Needs one of the scopes: payouts:read (an unrestricted key has all).
          */
-        get: operations["BalanceController_balanceTransactions"];
+        get: operations["listBalanceTransactions"];
         put?: never;
         post?: never;
         delete?: never;
@@ -644,7 +644,7 @@ export interface paths {
          * Transfers to the creator, and what is owed now
          * @description Needs one of the scopes: payouts:read (an unrestricted key has all).
          */
-        get: operations["BalanceController_payouts"];
+        get: operations["listPayouts"];
         put?: never;
         post?: never;
         delete?: never;
@@ -664,13 +664,13 @@ export interface paths {
          * The caller’s completed purchases
          * @description Needs one of the scopes: models:read, datasets:read (an unrestricted key has all).
          */
-        get: operations["PurchasesController_list"];
+        get: operations["listPurchases"];
         put?: never;
         /**
          * Open a checkout session for an asset
          * @description Needs one of the scopes: models:read, datasets:read (an unrestricted key has all).
          */
-        post: operations["PurchasesController_open"];
+        post: operations["createPurchase"];
         delete?: never;
         options?: never;
         head?: never;
@@ -685,7 +685,7 @@ export interface paths {
             cookie?: never;
         };
         /** Inference models and their prices */
-        get: operations["ChatController_models"];
+        get: operations["listInferenceModels"];
         put?: never;
         post?: never;
         delete?: never;
@@ -705,7 +705,7 @@ export interface paths {
          * Inference models, as OpenAI lists them
          * @description The OpenAI-compatible base URL is `/v1/openai`: point an `openai` client’s `baseURL` there.
          */
-        get: operations["ChatController_openaiModels"];
+        get: operations["listOpenAIModels"];
         put?: never;
         post?: never;
         delete?: never;
@@ -722,7 +722,7 @@ export interface paths {
             cookie?: never;
         };
         /** One inference model, as OpenAI retrieves it */
-        get: operations["ChatController_openaiModel"];
+        get: operations["getOpenAIModel"];
         put?: never;
         post?: never;
         delete?: never;
@@ -746,7 +746,7 @@ export interface paths {
          *
          *     Needs one of the scopes: inference:run (an unrestricted key has all).
          */
-        post: operations["ChatController_openaiCreate"];
+        post: operations["createOpenAIChatCompletion"];
         delete?: never;
         options?: never;
         head?: never;
@@ -768,7 +768,7 @@ export interface paths {
          *
          *     Needs one of the scopes: inference:run (an unrestricted key has all).
          */
-        post: operations["ChatController_create"];
+        post: operations["createChatCompletion"];
         delete?: never;
         options?: never;
         head?: never;
@@ -783,7 +783,7 @@ export interface paths {
             cookie?: never;
         };
         /** Inference usage of the caller’s account, in the key’s mode */
-        get: operations["UsageController_get"];
+        get: operations["getUsage"];
         put?: never;
         post?: never;
         delete?: never;
@@ -803,13 +803,13 @@ export interface paths {
          * The caller’s generation jobs, newest first
          * @description Needs one of the scopes: factory:run (an unrestricted key has all).
          */
-        get: operations["JobsController_list"];
+        get: operations["listJobs"];
         put?: never;
         /**
          * Start a generation job from a prompt (spends one credit)
          * @description Needs one of the scopes: factory:run (an unrestricted key has all).
          */
-        post: operations["JobsController_create"];
+        post: operations["createJob"];
         delete?: never;
         options?: never;
         head?: never;
@@ -827,7 +827,7 @@ export interface paths {
          * One generation job (poll it)
          * @description Needs one of the scopes: factory:run (an unrestricted key has all).
          */
-        get: operations["JobsController_get"];
+        get: operations["getJob"];
         put?: never;
         post?: never;
         delete?: never;
@@ -849,7 +849,7 @@ export interface paths {
          * Answer the job’s questions (in awaiting_clarification)
          * @description Needs one of the scopes: factory:run (an unrestricted key has all).
          */
-        post: operations["JobsController_clarify"];
+        post: operations["clarifyJob"];
         delete?: never;
         options?: never;
         head?: never;
@@ -869,7 +869,7 @@ export interface paths {
          * Approve the plan and build the artifact
          * @description Needs one of the scopes: factory:run (an unrestricted key has all).
          */
-        post: operations["JobsController_approve"];
+        post: operations["approveJob"];
         delete?: never;
         options?: never;
         head?: never;
@@ -889,7 +889,7 @@ export interface paths {
          * Plan again, or build again (spends one credit)
          * @description Needs one of the scopes: factory:run (an unrestricted key has all).
          */
-        post: operations["JobsController_regenerate"];
+        post: operations["regenerateJob"];
         delete?: never;
         options?: never;
         head?: never;
@@ -909,7 +909,7 @@ export interface paths {
          * Publish the reviewed artifact as a listing
          * @description Needs one of the scopes: factory:run (an unrestricted key has all).
          */
-        post: operations["JobsController_publish"];
+        post: operations["publishJob"];
         delete?: never;
         options?: never;
         head?: never;
@@ -924,7 +924,7 @@ export interface paths {
             cookie?: never;
         };
         /** This document */
-        get: operations["openapi"];
+        get: operations["getOpenApiDocument"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1825,7 +1825,7 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
-    MeController_me: {
+    getMe: {
         parameters: {
             query?: never;
             header?: never;
@@ -1840,6 +1840,23 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "acct_4Hq8ZkT2mW9xRb3LpN6vYc1D",
+                     *       "slug": "acme-robotics",
+                     *       "name": "Acme Robotics",
+                     *       "email": "dev@acme-robotics.example",
+                     *       "created_at": "2026-11-02T14:30:00.000Z",
+                     *       "key": {
+                     *         "id": "key_8Jk1Lm4Nz7Xc0Vb3Qw6Er9Ty",
+                     *         "mode": "test",
+                     *         "tier": "premium",
+                     *         "scopes": [],
+                     *         "expires_at": null
+                     *       },
+                     *       "credits": 3
+                     *     }
+                     */
                     "application/json": components["schemas"]["Account"];
                 };
             };
@@ -1848,7 +1865,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    UploadsController_limits: {
+    getUploadLimits: {
         parameters: {
             query?: never;
             header?: never;
@@ -1863,6 +1880,20 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "max_bytes": 53687091200,
+                     *       "extensions": [
+                     *         ".onnx",
+                     *         ".pt",
+                     *         ".safetensors",
+                     *         ".urdf",
+                     *         ".zip",
+                     *         ".mcap",
+                     *         ".parquet"
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["UploadLimits"];
                 };
             };
@@ -1872,7 +1903,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    UploadsController_check: {
+    checkUpload: {
         parameters: {
             query?: never;
             header?: never;
@@ -1881,6 +1912,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "storage_path": "user/acct_4Hq8ZkT2mW9xRb3LpN6vYc1D/1793629800-grasp-policy.onnx"
+                 *     }
+                 */
                 "application/json": components["schemas"]["CheckUploadDto"];
             };
         };
@@ -1891,6 +1927,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "exists": true,
+                     *       "size": 1048576
+                     *     }
+                     */
                     "application/json": components["schemas"]["UploadCheck"];
                 };
             };
@@ -1908,7 +1950,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    UploadsController_grant: {
+    createUpload: {
         parameters: {
             query?: never;
             header?: {
@@ -1938,6 +1980,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "storage_path": "user/acct_4Hq8ZkT2mW9xRb3LpN6vYc1D/1793629800-grasp-policy.onnx",
+                     *       "upload_url": "https://storage.example.com/uploads?X-Amz-Signature=7b9e",
+                     *       "token": null,
+                     *       "expires_in": 3600,
+                     *       "file_name": "grasp-policy.onnx",
+                     *       "file_size": 1048576,
+                     *       "file_extension": ".onnx"
+                     *     }
+                     */
                     "application/json": components["schemas"]["UploadGrant"];
                 };
             };
@@ -1956,7 +2009,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    UploadsController_parts: {
+    createUploadParts: {
         parameters: {
             query?: never;
             header?: {
@@ -1968,6 +2021,15 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "storage_path": "user/acct_4Hq8ZkT2mW9xRb3LpN6vYc1D/1793629800-grasp-policy.onnx",
+                 *       "upload_id": "2~mX9pQ7rT4vB1nK8sL3dF6gH0jW5zC",
+                 *       "part_numbers": [
+                 *         2
+                 *       ]
+                 *     }
+                 */
                 "application/json": components["schemas"]["ResignPartsDto"];
             };
         };
@@ -1980,6 +2042,26 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "upload_id": "2~mX9pQ7rT4vB1nK8sL3dF6gH0jW5zC",
+                     *       "part_size": 67108864,
+                     *       "part_count": 2,
+                     *       "parts": [
+                     *         {
+                     *           "part_number": 1,
+                     *           "size": 67108864,
+                     *           "url": "https://storage.example.com/uploads/part-1?X-Amz-Signature=3f2a"
+                     *         },
+                     *         {
+                     *           "part_number": 2,
+                     *           "size": 40108864,
+                     *           "url": "https://storage.example.com/uploads/part-2?X-Amz-Signature=8c1d"
+                     *         }
+                     *       ],
+                     *       "expires_in": 3600
+                     *     }
+                     */
                     "application/json": components["schemas"]["MultipartUpload"];
                 };
             };
@@ -2006,7 +2088,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    UploadsController_complete: {
+    completeUpload: {
         parameters: {
             query?: never;
             header?: {
@@ -2018,6 +2100,22 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "storage_path": "user/acct_4Hq8ZkT2mW9xRb3LpN6vYc1D/1793629800-grasp-policy.onnx",
+                 *       "upload_id": "2~mX9pQ7rT4vB1nK8sL3dF6gH0jW5zC",
+                 *       "parts": [
+                 *         {
+                 *           "part_number": 1,
+                 *           "etag": "\"a54357aff0632cce46d942af68356b38\""
+                 *         },
+                 *         {
+                 *           "part_number": 2,
+                 *           "etag": "\"0c78aef83f66abc1fa1e8477f296d394\""
+                 *         }
+                 *       ]
+                 *     }
+                 */
                 "application/json": components["schemas"]["CompleteUploadDto"];
             };
         };
@@ -2030,6 +2128,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "storage_path": "user/acct_4Hq8ZkT2mW9xRb3LpN6vYc1D/1793629800-grasp-policy.onnx",
+                     *       "size": 107217728
+                     *     }
+                     */
                     "application/json": components["schemas"]["UploadCompleted"];
                 };
             };
@@ -2056,7 +2160,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    UploadsController_abort: {
+    abortUpload: {
         parameters: {
             query?: never;
             header?: {
@@ -2068,6 +2172,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "storage_path": "user/acct_4Hq8ZkT2mW9xRb3LpN6vYc1D/1793629800-grasp-policy.onnx",
+                 *       "upload_id": "2~mX9pQ7rT4vB1nK8sL3dF6gH0jW5zC"
+                 *     }
+                 */
                 "application/json": components["schemas"]["MultipartDto"];
             };
         };
@@ -2080,6 +2190,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "storage_path": "user/acct_4Hq8ZkT2mW9xRb3LpN6vYc1D/1793629800-grasp-policy.onnx",
+                     *       "upload_id": "2~mX9pQ7rT4vB1nK8sL3dF6gH0jW5zC",
+                     *       "aborted": true
+                     *     }
+                     */
                     "application/json": components["schemas"]["UploadAborted"];
                 };
             };
@@ -2106,7 +2223,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    ModelsController_list: {
+    listModels: {
         parameters: {
             query?: {
                 /** @description Full-text search over title, description and tags. */
@@ -2152,6 +2269,68 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "items": [
+                     *         {
+                     *           "id": "lst_7Ks2NfQ9wE4rTy6UiO1pA3sD",
+                     *           "slug": "grasp-policy",
+                     *           "title": "Grasp Policy",
+                     *           "description": "A PPO policy for parallel-gripper grasping, trained in Isaac Sim and tested on a UR5e.",
+                     *           "type": "rl-policy",
+                     *           "category": "manipulation",
+                     *           "license": "MIT",
+                     *           "version": "1.2.0",
+                     *           "price": {
+                     *             "amount": 2500,
+                     *             "currency": "usd"
+                     *           },
+                     *           "tags": [
+                     *             "grasping",
+                     *             "ppo"
+                     *           ],
+                     *           "frameworks": [
+                     *             "pytorch",
+                     *             "onnx"
+                     *           ],
+                     *           "hardware": [
+                     *             "ur5e",
+                     *             "jetson-orin"
+                     *           ],
+                     *           "sensors": [
+                     *             "rgbd-camera"
+                     *           ],
+                     *           "ros_compatible": true,
+                     *           "jetson_compatible": true,
+                     *           "isaac_sim_compatible": true,
+                     *           "file": {
+                     *             "name": "grasp-policy.onnx",
+                     *             "size": 1048576,
+                     *             "extension": ".onnx",
+                     *             "sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+                     *           },
+                     *           "inspection": {
+                     *             "format": "onnx",
+                     *             "ir_version": 8,
+                     *             "opset": 13,
+                     *             "producer": "pytorch 2.4",
+                     *             "parameters": 74,
+                     *             "onnxruntime": "loads"
+                     *           },
+                     *           "downloads": 42,
+                     *           "featured": false,
+                     *           "author": {
+                     *             "slug": "acme-robotics",
+                     *             "name": "Acme Robotics"
+                     *           },
+                     *           "created_at": "2026-11-02T14:30:00.000Z",
+                     *           "updated_at": "2026-11-05T09:12:44.000Z"
+                     *         }
+                     *       ],
+                     *       "next_cursor": null,
+                     *       "has_more": false
+                     *     }
+                     */
                     "application/json": {
                         items: components["schemas"]["Asset"][];
                         next_cursor: string | null;
@@ -2165,7 +2344,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    ModelsController_publish: {
+    createModel: {
         parameters: {
             query?: never;
             header?: {
@@ -2201,6 +2380,69 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "lst_7Ks2NfQ9wE4rTy6UiO1pA3sD",
+                     *       "slug": "grasp-policy",
+                     *       "title": "Grasp Policy",
+                     *       "description": "A PPO policy for parallel-gripper grasping, trained in Isaac Sim and tested on a UR5e.",
+                     *       "type": "rl-policy",
+                     *       "category": "manipulation",
+                     *       "license": "MIT",
+                     *       "version": "1.2.0",
+                     *       "price": {
+                     *         "amount": 2500,
+                     *         "currency": "usd"
+                     *       },
+                     *       "tags": [
+                     *         "grasping",
+                     *         "ppo"
+                     *       ],
+                     *       "frameworks": [
+                     *         "pytorch",
+                     *         "onnx"
+                     *       ],
+                     *       "hardware": [
+                     *         "ur5e",
+                     *         "jetson-orin"
+                     *       ],
+                     *       "sensors": [
+                     *         "rgbd-camera"
+                     *       ],
+                     *       "ros_compatible": true,
+                     *       "jetson_compatible": true,
+                     *       "isaac_sim_compatible": true,
+                     *       "file": {
+                     *         "name": "grasp-policy.onnx",
+                     *         "size": 1048576,
+                     *         "extension": ".onnx",
+                     *         "sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+                     *       },
+                     *       "inspection": {
+                     *         "format": "onnx",
+                     *         "ir_version": 8,
+                     *         "opset": 13,
+                     *         "producer": "pytorch 2.4",
+                     *         "parameters": 74,
+                     *         "onnxruntime": "loads"
+                     *       },
+                     *       "downloads": 42,
+                     *       "featured": false,
+                     *       "author": {
+                     *         "slug": "acme-robotics",
+                     *         "name": "Acme Robotics"
+                     *       },
+                     *       "created_at": "2026-11-02T14:30:00.000Z",
+                     *       "updated_at": "2026-11-05T09:12:44.000Z",
+                     *       "object": "listing",
+                     *       "kind": "model",
+                     *       "status": "published",
+                     *       "validation_status": "passed",
+                     *       "validation_errors": [],
+                     *       "storage_path": "user/acct_4Hq8ZkT2mW9xRb3LpN6vYc1D/1793629800-grasp-policy.onnx",
+                     *       "published_at": "2026-11-05T09:12:44.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Listing"];
                 };
             };
@@ -2227,7 +2469,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    ModelsController_get: {
+    getModel: {
         parameters: {
             query?: never;
             header?: never;
@@ -2244,6 +2486,62 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "lst_7Ks2NfQ9wE4rTy6UiO1pA3sD",
+                     *       "slug": "grasp-policy",
+                     *       "title": "Grasp Policy",
+                     *       "description": "A PPO policy for parallel-gripper grasping, trained in Isaac Sim and tested on a UR5e.",
+                     *       "type": "rl-policy",
+                     *       "category": "manipulation",
+                     *       "license": "MIT",
+                     *       "version": "1.2.0",
+                     *       "price": {
+                     *         "amount": 2500,
+                     *         "currency": "usd"
+                     *       },
+                     *       "tags": [
+                     *         "grasping",
+                     *         "ppo"
+                     *       ],
+                     *       "frameworks": [
+                     *         "pytorch",
+                     *         "onnx"
+                     *       ],
+                     *       "hardware": [
+                     *         "ur5e",
+                     *         "jetson-orin"
+                     *       ],
+                     *       "sensors": [
+                     *         "rgbd-camera"
+                     *       ],
+                     *       "ros_compatible": true,
+                     *       "jetson_compatible": true,
+                     *       "isaac_sim_compatible": true,
+                     *       "file": {
+                     *         "name": "grasp-policy.onnx",
+                     *         "size": 1048576,
+                     *         "extension": ".onnx",
+                     *         "sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+                     *       },
+                     *       "inspection": {
+                     *         "format": "onnx",
+                     *         "ir_version": 8,
+                     *         "opset": 13,
+                     *         "producer": "pytorch 2.4",
+                     *         "parameters": 74,
+                     *         "onnxruntime": "loads"
+                     *       },
+                     *       "downloads": 42,
+                     *       "featured": false,
+                     *       "author": {
+                     *         "slug": "acme-robotics",
+                     *         "name": "Acme Robotics"
+                     *       },
+                     *       "created_at": "2026-11-02T14:30:00.000Z",
+                     *       "updated_at": "2026-11-05T09:12:44.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Asset"];
                 };
             };
@@ -2254,7 +2552,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    ModelsController_unpublish: {
+    deleteModel: {
         parameters: {
             query?: never;
             header?: never;
@@ -2271,6 +2569,69 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "lst_7Ks2NfQ9wE4rTy6UiO1pA3sD",
+                     *       "slug": "grasp-policy",
+                     *       "title": "Grasp Policy",
+                     *       "description": "A PPO policy for parallel-gripper grasping, trained in Isaac Sim and tested on a UR5e.",
+                     *       "type": "rl-policy",
+                     *       "category": "manipulation",
+                     *       "license": "MIT",
+                     *       "version": "1.2.0",
+                     *       "price": {
+                     *         "amount": 2500,
+                     *         "currency": "usd"
+                     *       },
+                     *       "tags": [
+                     *         "grasping",
+                     *         "ppo"
+                     *       ],
+                     *       "frameworks": [
+                     *         "pytorch",
+                     *         "onnx"
+                     *       ],
+                     *       "hardware": [
+                     *         "ur5e",
+                     *         "jetson-orin"
+                     *       ],
+                     *       "sensors": [
+                     *         "rgbd-camera"
+                     *       ],
+                     *       "ros_compatible": true,
+                     *       "jetson_compatible": true,
+                     *       "isaac_sim_compatible": true,
+                     *       "file": {
+                     *         "name": "grasp-policy.onnx",
+                     *         "size": 1048576,
+                     *         "extension": ".onnx",
+                     *         "sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+                     *       },
+                     *       "inspection": {
+                     *         "format": "onnx",
+                     *         "ir_version": 8,
+                     *         "opset": 13,
+                     *         "producer": "pytorch 2.4",
+                     *         "parameters": 74,
+                     *         "onnxruntime": "loads"
+                     *       },
+                     *       "downloads": 42,
+                     *       "featured": false,
+                     *       "author": {
+                     *         "slug": "acme-robotics",
+                     *         "name": "Acme Robotics"
+                     *       },
+                     *       "created_at": "2026-11-02T14:30:00.000Z",
+                     *       "updated_at": "2026-11-05T09:12:44.000Z",
+                     *       "object": "listing",
+                     *       "kind": "model",
+                     *       "status": "published",
+                     *       "validation_status": "passed",
+                     *       "validation_errors": [],
+                     *       "storage_path": "user/acct_4Hq8ZkT2mW9xRb3LpN6vYc1D/1793629800-grasp-policy.onnx",
+                     *       "published_at": "2026-11-05T09:12:44.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Listing"];
                 };
             };
@@ -2281,7 +2642,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    ModelsController_update: {
+    updateModel: {
         parameters: {
             query?: never;
             header?: never;
@@ -2292,6 +2653,17 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "price_cents": 2900,
+                 *       "version": "1.3.0",
+                 *       "tags": [
+                 *         "grasping",
+                 *         "ppo",
+                 *         "ur5e"
+                 *       ]
+                 *     }
+                 */
                 "application/json": components["schemas"]["UpdateListingDto"];
             };
         };
@@ -2302,6 +2674,69 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "lst_7Ks2NfQ9wE4rTy6UiO1pA3sD",
+                     *       "slug": "grasp-policy",
+                     *       "title": "Grasp Policy",
+                     *       "description": "A PPO policy for parallel-gripper grasping, trained in Isaac Sim and tested on a UR5e.",
+                     *       "type": "rl-policy",
+                     *       "category": "manipulation",
+                     *       "license": "MIT",
+                     *       "version": "1.2.0",
+                     *       "price": {
+                     *         "amount": 2500,
+                     *         "currency": "usd"
+                     *       },
+                     *       "tags": [
+                     *         "grasping",
+                     *         "ppo"
+                     *       ],
+                     *       "frameworks": [
+                     *         "pytorch",
+                     *         "onnx"
+                     *       ],
+                     *       "hardware": [
+                     *         "ur5e",
+                     *         "jetson-orin"
+                     *       ],
+                     *       "sensors": [
+                     *         "rgbd-camera"
+                     *       ],
+                     *       "ros_compatible": true,
+                     *       "jetson_compatible": true,
+                     *       "isaac_sim_compatible": true,
+                     *       "file": {
+                     *         "name": "grasp-policy.onnx",
+                     *         "size": 1048576,
+                     *         "extension": ".onnx",
+                     *         "sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+                     *       },
+                     *       "inspection": {
+                     *         "format": "onnx",
+                     *         "ir_version": 8,
+                     *         "opset": 13,
+                     *         "producer": "pytorch 2.4",
+                     *         "parameters": 74,
+                     *         "onnxruntime": "loads"
+                     *       },
+                     *       "downloads": 42,
+                     *       "featured": false,
+                     *       "author": {
+                     *         "slug": "acme-robotics",
+                     *         "name": "Acme Robotics"
+                     *       },
+                     *       "created_at": "2026-11-02T14:30:00.000Z",
+                     *       "updated_at": "2026-11-05T09:12:44.000Z",
+                     *       "object": "listing",
+                     *       "kind": "model",
+                     *       "status": "published",
+                     *       "validation_status": "passed",
+                     *       "validation_errors": [],
+                     *       "storage_path": "user/acct_4Hq8ZkT2mW9xRb3LpN6vYc1D/1793629800-grasp-policy.onnx",
+                     *       "published_at": "2026-11-05T09:12:44.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Listing"];
                 };
             };
@@ -2320,7 +2755,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    ModelsController_download: {
+    createDownload: {
         parameters: {
             query?: never;
             header?: {
@@ -2342,6 +2777,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "url": "https://storage.example.com/models/grasp-policy.onnx?X-Amz-Signature=9c8d",
+                     *       "expires_in": 300,
+                     *       "file_name": "grasp-policy.onnx",
+                     *       "file_size": 1048576,
+                     *       "file_sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Download"];
                 };
             };
@@ -2370,7 +2814,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    ListingsController_list: {
+    listListings: {
         parameters: {
             query?: {
                 /** @description Only listings in this state. */
@@ -2400,6 +2844,75 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "items": [
+                     *         {
+                     *           "id": "lst_7Ks2NfQ9wE4rTy6UiO1pA3sD",
+                     *           "slug": "grasp-policy",
+                     *           "title": "Grasp Policy",
+                     *           "description": "A PPO policy for parallel-gripper grasping, trained in Isaac Sim and tested on a UR5e.",
+                     *           "type": "rl-policy",
+                     *           "category": "manipulation",
+                     *           "license": "MIT",
+                     *           "version": "1.2.0",
+                     *           "price": {
+                     *             "amount": 2500,
+                     *             "currency": "usd"
+                     *           },
+                     *           "tags": [
+                     *             "grasping",
+                     *             "ppo"
+                     *           ],
+                     *           "frameworks": [
+                     *             "pytorch",
+                     *             "onnx"
+                     *           ],
+                     *           "hardware": [
+                     *             "ur5e",
+                     *             "jetson-orin"
+                     *           ],
+                     *           "sensors": [
+                     *             "rgbd-camera"
+                     *           ],
+                     *           "ros_compatible": true,
+                     *           "jetson_compatible": true,
+                     *           "isaac_sim_compatible": true,
+                     *           "file": {
+                     *             "name": "grasp-policy.onnx",
+                     *             "size": 1048576,
+                     *             "extension": ".onnx",
+                     *             "sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+                     *           },
+                     *           "inspection": {
+                     *             "format": "onnx",
+                     *             "ir_version": 8,
+                     *             "opset": 13,
+                     *             "producer": "pytorch 2.4",
+                     *             "parameters": 74,
+                     *             "onnxruntime": "loads"
+                     *           },
+                     *           "downloads": 42,
+                     *           "featured": false,
+                     *           "author": {
+                     *             "slug": "acme-robotics",
+                     *             "name": "Acme Robotics"
+                     *           },
+                     *           "created_at": "2026-11-02T14:30:00.000Z",
+                     *           "updated_at": "2026-11-05T09:12:44.000Z",
+                     *           "object": "listing",
+                     *           "kind": "model",
+                     *           "status": "published",
+                     *           "validation_status": "passed",
+                     *           "validation_errors": [],
+                     *           "storage_path": "user/acct_4Hq8ZkT2mW9xRb3LpN6vYc1D/1793629800-grasp-policy.onnx",
+                     *           "published_at": "2026-11-05T09:12:44.000Z"
+                     *         }
+                     *       ],
+                     *       "next_cursor": null,
+                     *       "has_more": false
+                     *     }
+                     */
                     "application/json": {
                         items: components["schemas"]["Listing"][];
                         next_cursor: string | null;
@@ -2413,7 +2926,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    ListingsController_draft: {
+    createListing: {
         parameters: {
             query?: never;
             header?: {
@@ -2425,6 +2938,15 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "title": "Grasp Policy",
+                 *       "type": "rl-policy",
+                 *       "license": "MIT",
+                 *       "price_cents": 2500,
+                 *       "category": "manipulation"
+                 *     }
+                 */
                 "application/json": components["schemas"]["DraftListingDto"];
             };
         };
@@ -2437,6 +2959,69 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "lst_7Ks2NfQ9wE4rTy6UiO1pA3sD",
+                     *       "slug": "grasp-policy",
+                     *       "title": "Grasp Policy",
+                     *       "description": "A PPO policy for parallel-gripper grasping, trained in Isaac Sim and tested on a UR5e.",
+                     *       "type": "rl-policy",
+                     *       "category": "manipulation",
+                     *       "license": "MIT",
+                     *       "version": "1.2.0",
+                     *       "price": {
+                     *         "amount": 2500,
+                     *         "currency": "usd"
+                     *       },
+                     *       "tags": [
+                     *         "grasping",
+                     *         "ppo"
+                     *       ],
+                     *       "frameworks": [
+                     *         "pytorch",
+                     *         "onnx"
+                     *       ],
+                     *       "hardware": [
+                     *         "ur5e",
+                     *         "jetson-orin"
+                     *       ],
+                     *       "sensors": [
+                     *         "rgbd-camera"
+                     *       ],
+                     *       "ros_compatible": true,
+                     *       "jetson_compatible": true,
+                     *       "isaac_sim_compatible": true,
+                     *       "file": {
+                     *         "name": "grasp-policy.onnx",
+                     *         "size": 1048576,
+                     *         "extension": ".onnx",
+                     *         "sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+                     *       },
+                     *       "inspection": {
+                     *         "format": "onnx",
+                     *         "ir_version": 8,
+                     *         "opset": 13,
+                     *         "producer": "pytorch 2.4",
+                     *         "parameters": 74,
+                     *         "onnxruntime": "loads"
+                     *       },
+                     *       "downloads": 42,
+                     *       "featured": false,
+                     *       "author": {
+                     *         "slug": "acme-robotics",
+                     *         "name": "Acme Robotics"
+                     *       },
+                     *       "created_at": "2026-11-02T14:30:00.000Z",
+                     *       "updated_at": "2026-11-05T09:12:44.000Z",
+                     *       "object": "listing",
+                     *       "kind": "model",
+                     *       "status": "published",
+                     *       "validation_status": "passed",
+                     *       "validation_errors": [],
+                     *       "storage_path": "user/acct_4Hq8ZkT2mW9xRb3LpN6vYc1D/1793629800-grasp-policy.onnx",
+                     *       "published_at": "2026-11-05T09:12:44.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Listing"];
                 };
             };
@@ -2463,7 +3048,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    ListingsController_get: {
+    getListing: {
         parameters: {
             query?: never;
             header?: never;
@@ -2480,6 +3065,69 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "lst_7Ks2NfQ9wE4rTy6UiO1pA3sD",
+                     *       "slug": "grasp-policy",
+                     *       "title": "Grasp Policy",
+                     *       "description": "A PPO policy for parallel-gripper grasping, trained in Isaac Sim and tested on a UR5e.",
+                     *       "type": "rl-policy",
+                     *       "category": "manipulation",
+                     *       "license": "MIT",
+                     *       "version": "1.2.0",
+                     *       "price": {
+                     *         "amount": 2500,
+                     *         "currency": "usd"
+                     *       },
+                     *       "tags": [
+                     *         "grasping",
+                     *         "ppo"
+                     *       ],
+                     *       "frameworks": [
+                     *         "pytorch",
+                     *         "onnx"
+                     *       ],
+                     *       "hardware": [
+                     *         "ur5e",
+                     *         "jetson-orin"
+                     *       ],
+                     *       "sensors": [
+                     *         "rgbd-camera"
+                     *       ],
+                     *       "ros_compatible": true,
+                     *       "jetson_compatible": true,
+                     *       "isaac_sim_compatible": true,
+                     *       "file": {
+                     *         "name": "grasp-policy.onnx",
+                     *         "size": 1048576,
+                     *         "extension": ".onnx",
+                     *         "sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+                     *       },
+                     *       "inspection": {
+                     *         "format": "onnx",
+                     *         "ir_version": 8,
+                     *         "opset": 13,
+                     *         "producer": "pytorch 2.4",
+                     *         "parameters": 74,
+                     *         "onnxruntime": "loads"
+                     *       },
+                     *       "downloads": 42,
+                     *       "featured": false,
+                     *       "author": {
+                     *         "slug": "acme-robotics",
+                     *         "name": "Acme Robotics"
+                     *       },
+                     *       "created_at": "2026-11-02T14:30:00.000Z",
+                     *       "updated_at": "2026-11-05T09:12:44.000Z",
+                     *       "object": "listing",
+                     *       "kind": "model",
+                     *       "status": "published",
+                     *       "validation_status": "passed",
+                     *       "validation_errors": [],
+                     *       "storage_path": "user/acct_4Hq8ZkT2mW9xRb3LpN6vYc1D/1793629800-grasp-policy.onnx",
+                     *       "published_at": "2026-11-05T09:12:44.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Listing"];
                 };
             };
@@ -2490,7 +3138,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    ListingsController_update: {
+    updateListing: {
         parameters: {
             query?: never;
             header?: never;
@@ -2501,6 +3149,17 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "price_cents": 2900,
+                 *       "version": "1.3.0",
+                 *       "tags": [
+                 *         "grasping",
+                 *         "ppo",
+                 *         "ur5e"
+                 *       ]
+                 *     }
+                 */
                 "application/json": components["schemas"]["UpdateListingDto"];
             };
         };
@@ -2511,6 +3170,69 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "lst_7Ks2NfQ9wE4rTy6UiO1pA3sD",
+                     *       "slug": "grasp-policy",
+                     *       "title": "Grasp Policy",
+                     *       "description": "A PPO policy for parallel-gripper grasping, trained in Isaac Sim and tested on a UR5e.",
+                     *       "type": "rl-policy",
+                     *       "category": "manipulation",
+                     *       "license": "MIT",
+                     *       "version": "1.2.0",
+                     *       "price": {
+                     *         "amount": 2500,
+                     *         "currency": "usd"
+                     *       },
+                     *       "tags": [
+                     *         "grasping",
+                     *         "ppo"
+                     *       ],
+                     *       "frameworks": [
+                     *         "pytorch",
+                     *         "onnx"
+                     *       ],
+                     *       "hardware": [
+                     *         "ur5e",
+                     *         "jetson-orin"
+                     *       ],
+                     *       "sensors": [
+                     *         "rgbd-camera"
+                     *       ],
+                     *       "ros_compatible": true,
+                     *       "jetson_compatible": true,
+                     *       "isaac_sim_compatible": true,
+                     *       "file": {
+                     *         "name": "grasp-policy.onnx",
+                     *         "size": 1048576,
+                     *         "extension": ".onnx",
+                     *         "sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+                     *       },
+                     *       "inspection": {
+                     *         "format": "onnx",
+                     *         "ir_version": 8,
+                     *         "opset": 13,
+                     *         "producer": "pytorch 2.4",
+                     *         "parameters": 74,
+                     *         "onnxruntime": "loads"
+                     *       },
+                     *       "downloads": 42,
+                     *       "featured": false,
+                     *       "author": {
+                     *         "slug": "acme-robotics",
+                     *         "name": "Acme Robotics"
+                     *       },
+                     *       "created_at": "2026-11-02T14:30:00.000Z",
+                     *       "updated_at": "2026-11-05T09:12:44.000Z",
+                     *       "object": "listing",
+                     *       "kind": "model",
+                     *       "status": "published",
+                     *       "validation_status": "passed",
+                     *       "validation_errors": [],
+                     *       "storage_path": "user/acct_4Hq8ZkT2mW9xRb3LpN6vYc1D/1793629800-grasp-policy.onnx",
+                     *       "published_at": "2026-11-05T09:12:44.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Listing"];
                 };
             };
@@ -2529,7 +3251,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    ListingsController_publish: {
+    publishListing: {
         parameters: {
             query?: never;
             header?: {
@@ -2551,6 +3273,69 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "lst_7Ks2NfQ9wE4rTy6UiO1pA3sD",
+                     *       "slug": "grasp-policy",
+                     *       "title": "Grasp Policy",
+                     *       "description": "A PPO policy for parallel-gripper grasping, trained in Isaac Sim and tested on a UR5e.",
+                     *       "type": "rl-policy",
+                     *       "category": "manipulation",
+                     *       "license": "MIT",
+                     *       "version": "1.2.0",
+                     *       "price": {
+                     *         "amount": 2500,
+                     *         "currency": "usd"
+                     *       },
+                     *       "tags": [
+                     *         "grasping",
+                     *         "ppo"
+                     *       ],
+                     *       "frameworks": [
+                     *         "pytorch",
+                     *         "onnx"
+                     *       ],
+                     *       "hardware": [
+                     *         "ur5e",
+                     *         "jetson-orin"
+                     *       ],
+                     *       "sensors": [
+                     *         "rgbd-camera"
+                     *       ],
+                     *       "ros_compatible": true,
+                     *       "jetson_compatible": true,
+                     *       "isaac_sim_compatible": true,
+                     *       "file": {
+                     *         "name": "grasp-policy.onnx",
+                     *         "size": 1048576,
+                     *         "extension": ".onnx",
+                     *         "sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+                     *       },
+                     *       "inspection": {
+                     *         "format": "onnx",
+                     *         "ir_version": 8,
+                     *         "opset": 13,
+                     *         "producer": "pytorch 2.4",
+                     *         "parameters": 74,
+                     *         "onnxruntime": "loads"
+                     *       },
+                     *       "downloads": 42,
+                     *       "featured": false,
+                     *       "author": {
+                     *         "slug": "acme-robotics",
+                     *         "name": "Acme Robotics"
+                     *       },
+                     *       "created_at": "2026-11-02T14:30:00.000Z",
+                     *       "updated_at": "2026-11-05T09:12:44.000Z",
+                     *       "object": "listing",
+                     *       "kind": "model",
+                     *       "status": "published",
+                     *       "validation_status": "passed",
+                     *       "validation_errors": [],
+                     *       "storage_path": "user/acct_4Hq8ZkT2mW9xRb3LpN6vYc1D/1793629800-grasp-policy.onnx",
+                     *       "published_at": "2026-11-05T09:12:44.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Listing"];
                 };
             };
@@ -2578,7 +3363,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    ListingsController_unpublish: {
+    unpublishListing: {
         parameters: {
             query?: never;
             header?: {
@@ -2600,6 +3385,69 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "lst_7Ks2NfQ9wE4rTy6UiO1pA3sD",
+                     *       "slug": "grasp-policy",
+                     *       "title": "Grasp Policy",
+                     *       "description": "A PPO policy for parallel-gripper grasping, trained in Isaac Sim and tested on a UR5e.",
+                     *       "type": "rl-policy",
+                     *       "category": "manipulation",
+                     *       "license": "MIT",
+                     *       "version": "1.2.0",
+                     *       "price": {
+                     *         "amount": 2500,
+                     *         "currency": "usd"
+                     *       },
+                     *       "tags": [
+                     *         "grasping",
+                     *         "ppo"
+                     *       ],
+                     *       "frameworks": [
+                     *         "pytorch",
+                     *         "onnx"
+                     *       ],
+                     *       "hardware": [
+                     *         "ur5e",
+                     *         "jetson-orin"
+                     *       ],
+                     *       "sensors": [
+                     *         "rgbd-camera"
+                     *       ],
+                     *       "ros_compatible": true,
+                     *       "jetson_compatible": true,
+                     *       "isaac_sim_compatible": true,
+                     *       "file": {
+                     *         "name": "grasp-policy.onnx",
+                     *         "size": 1048576,
+                     *         "extension": ".onnx",
+                     *         "sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+                     *       },
+                     *       "inspection": {
+                     *         "format": "onnx",
+                     *         "ir_version": 8,
+                     *         "opset": 13,
+                     *         "producer": "pytorch 2.4",
+                     *         "parameters": 74,
+                     *         "onnxruntime": "loads"
+                     *       },
+                     *       "downloads": 42,
+                     *       "featured": false,
+                     *       "author": {
+                     *         "slug": "acme-robotics",
+                     *         "name": "Acme Robotics"
+                     *       },
+                     *       "created_at": "2026-11-02T14:30:00.000Z",
+                     *       "updated_at": "2026-11-05T09:12:44.000Z",
+                     *       "object": "listing",
+                     *       "kind": "model",
+                     *       "status": "published",
+                     *       "validation_status": "passed",
+                     *       "validation_errors": [],
+                     *       "storage_path": "user/acct_4Hq8ZkT2mW9xRb3LpN6vYc1D/1793629800-grasp-policy.onnx",
+                     *       "published_at": "2026-11-05T09:12:44.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Listing"];
                 };
             };
@@ -2619,7 +3467,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    DatasetsController_list: {
+    listDatasets: {
         parameters: {
             query?: {
                 /** @description Full-text search over title, description and tags. */
@@ -2665,6 +3513,68 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "items": [
+                     *         {
+                     *           "id": "lst_7Ks2NfQ9wE4rTy6UiO1pA3sD",
+                     *           "slug": "grasp-policy",
+                     *           "title": "Grasp Policy",
+                     *           "description": "A PPO policy for parallel-gripper grasping, trained in Isaac Sim and tested on a UR5e.",
+                     *           "type": "rl-policy",
+                     *           "category": "manipulation",
+                     *           "license": "MIT",
+                     *           "version": "1.2.0",
+                     *           "price": {
+                     *             "amount": 2500,
+                     *             "currency": "usd"
+                     *           },
+                     *           "tags": [
+                     *             "grasping",
+                     *             "ppo"
+                     *           ],
+                     *           "frameworks": [
+                     *             "pytorch",
+                     *             "onnx"
+                     *           ],
+                     *           "hardware": [
+                     *             "ur5e",
+                     *             "jetson-orin"
+                     *           ],
+                     *           "sensors": [
+                     *             "rgbd-camera"
+                     *           ],
+                     *           "ros_compatible": true,
+                     *           "jetson_compatible": true,
+                     *           "isaac_sim_compatible": true,
+                     *           "file": {
+                     *             "name": "grasp-policy.onnx",
+                     *             "size": 1048576,
+                     *             "extension": ".onnx",
+                     *             "sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+                     *           },
+                     *           "inspection": {
+                     *             "format": "onnx",
+                     *             "ir_version": 8,
+                     *             "opset": 13,
+                     *             "producer": "pytorch 2.4",
+                     *             "parameters": 74,
+                     *             "onnxruntime": "loads"
+                     *           },
+                     *           "downloads": 42,
+                     *           "featured": false,
+                     *           "author": {
+                     *             "slug": "acme-robotics",
+                     *             "name": "Acme Robotics"
+                     *           },
+                     *           "created_at": "2026-11-02T14:30:00.000Z",
+                     *           "updated_at": "2026-11-05T09:12:44.000Z"
+                     *         }
+                     *       ],
+                     *       "next_cursor": null,
+                     *       "has_more": false
+                     *     }
+                     */
                     "application/json": {
                         items: components["schemas"]["Asset"][];
                         next_cursor: string | null;
@@ -2678,7 +3588,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    DatasetsController_create: {
+    createDataset: {
         parameters: {
             query?: never;
             header?: {
@@ -2690,6 +3600,19 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "title": "Kitchen Pick-and-Place Episodes",
+                 *       "type": "dataset",
+                 *       "license": "CC-BY-4.0",
+                 *       "price_cents": 4900,
+                 *       "category": "manipulation",
+                 *       "tags": [
+                 *         "lerobot",
+                 *         "teleoperation"
+                 *       ]
+                 *     }
+                 */
                 "application/json": components["schemas"]["CreateDatasetDto"];
             };
         };
@@ -2702,6 +3625,69 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "lst_7Ks2NfQ9wE4rTy6UiO1pA3sD",
+                     *       "slug": "grasp-policy",
+                     *       "title": "Grasp Policy",
+                     *       "description": "A PPO policy for parallel-gripper grasping, trained in Isaac Sim and tested on a UR5e.",
+                     *       "type": "rl-policy",
+                     *       "category": "manipulation",
+                     *       "license": "MIT",
+                     *       "version": "1.2.0",
+                     *       "price": {
+                     *         "amount": 2500,
+                     *         "currency": "usd"
+                     *       },
+                     *       "tags": [
+                     *         "grasping",
+                     *         "ppo"
+                     *       ],
+                     *       "frameworks": [
+                     *         "pytorch",
+                     *         "onnx"
+                     *       ],
+                     *       "hardware": [
+                     *         "ur5e",
+                     *         "jetson-orin"
+                     *       ],
+                     *       "sensors": [
+                     *         "rgbd-camera"
+                     *       ],
+                     *       "ros_compatible": true,
+                     *       "jetson_compatible": true,
+                     *       "isaac_sim_compatible": true,
+                     *       "file": {
+                     *         "name": "grasp-policy.onnx",
+                     *         "size": 1048576,
+                     *         "extension": ".onnx",
+                     *         "sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+                     *       },
+                     *       "inspection": {
+                     *         "format": "onnx",
+                     *         "ir_version": 8,
+                     *         "opset": 13,
+                     *         "producer": "pytorch 2.4",
+                     *         "parameters": 74,
+                     *         "onnxruntime": "loads"
+                     *       },
+                     *       "downloads": 42,
+                     *       "featured": false,
+                     *       "author": {
+                     *         "slug": "acme-robotics",
+                     *         "name": "Acme Robotics"
+                     *       },
+                     *       "created_at": "2026-11-02T14:30:00.000Z",
+                     *       "updated_at": "2026-11-05T09:12:44.000Z",
+                     *       "object": "listing",
+                     *       "kind": "model",
+                     *       "status": "published",
+                     *       "validation_status": "passed",
+                     *       "validation_errors": [],
+                     *       "storage_path": "user/acct_4Hq8ZkT2mW9xRb3LpN6vYc1D/1793629800-grasp-policy.onnx",
+                     *       "published_at": "2026-11-05T09:12:44.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Listing"];
                 };
             };
@@ -2728,7 +3714,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    DatasetsController_get: {
+    getDataset: {
         parameters: {
             query?: never;
             header?: never;
@@ -2745,6 +3731,62 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "lst_7Ks2NfQ9wE4rTy6UiO1pA3sD",
+                     *       "slug": "grasp-policy",
+                     *       "title": "Grasp Policy",
+                     *       "description": "A PPO policy for parallel-gripper grasping, trained in Isaac Sim and tested on a UR5e.",
+                     *       "type": "rl-policy",
+                     *       "category": "manipulation",
+                     *       "license": "MIT",
+                     *       "version": "1.2.0",
+                     *       "price": {
+                     *         "amount": 2500,
+                     *         "currency": "usd"
+                     *       },
+                     *       "tags": [
+                     *         "grasping",
+                     *         "ppo"
+                     *       ],
+                     *       "frameworks": [
+                     *         "pytorch",
+                     *         "onnx"
+                     *       ],
+                     *       "hardware": [
+                     *         "ur5e",
+                     *         "jetson-orin"
+                     *       ],
+                     *       "sensors": [
+                     *         "rgbd-camera"
+                     *       ],
+                     *       "ros_compatible": true,
+                     *       "jetson_compatible": true,
+                     *       "isaac_sim_compatible": true,
+                     *       "file": {
+                     *         "name": "grasp-policy.onnx",
+                     *         "size": 1048576,
+                     *         "extension": ".onnx",
+                     *         "sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+                     *       },
+                     *       "inspection": {
+                     *         "format": "onnx",
+                     *         "ir_version": 8,
+                     *         "opset": 13,
+                     *         "producer": "pytorch 2.4",
+                     *         "parameters": 74,
+                     *         "onnxruntime": "loads"
+                     *       },
+                     *       "downloads": 42,
+                     *       "featured": false,
+                     *       "author": {
+                     *         "slug": "acme-robotics",
+                     *         "name": "Acme Robotics"
+                     *       },
+                     *       "created_at": "2026-11-02T14:30:00.000Z",
+                     *       "updated_at": "2026-11-05T09:12:44.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Asset"];
                 };
             };
@@ -2755,7 +3797,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    DatasetsController_unpublish: {
+    deleteDataset: {
         parameters: {
             query?: never;
             header?: never;
@@ -2772,6 +3814,69 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "lst_7Ks2NfQ9wE4rTy6UiO1pA3sD",
+                     *       "slug": "grasp-policy",
+                     *       "title": "Grasp Policy",
+                     *       "description": "A PPO policy for parallel-gripper grasping, trained in Isaac Sim and tested on a UR5e.",
+                     *       "type": "rl-policy",
+                     *       "category": "manipulation",
+                     *       "license": "MIT",
+                     *       "version": "1.2.0",
+                     *       "price": {
+                     *         "amount": 2500,
+                     *         "currency": "usd"
+                     *       },
+                     *       "tags": [
+                     *         "grasping",
+                     *         "ppo"
+                     *       ],
+                     *       "frameworks": [
+                     *         "pytorch",
+                     *         "onnx"
+                     *       ],
+                     *       "hardware": [
+                     *         "ur5e",
+                     *         "jetson-orin"
+                     *       ],
+                     *       "sensors": [
+                     *         "rgbd-camera"
+                     *       ],
+                     *       "ros_compatible": true,
+                     *       "jetson_compatible": true,
+                     *       "isaac_sim_compatible": true,
+                     *       "file": {
+                     *         "name": "grasp-policy.onnx",
+                     *         "size": 1048576,
+                     *         "extension": ".onnx",
+                     *         "sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+                     *       },
+                     *       "inspection": {
+                     *         "format": "onnx",
+                     *         "ir_version": 8,
+                     *         "opset": 13,
+                     *         "producer": "pytorch 2.4",
+                     *         "parameters": 74,
+                     *         "onnxruntime": "loads"
+                     *       },
+                     *       "downloads": 42,
+                     *       "featured": false,
+                     *       "author": {
+                     *         "slug": "acme-robotics",
+                     *         "name": "Acme Robotics"
+                     *       },
+                     *       "created_at": "2026-11-02T14:30:00.000Z",
+                     *       "updated_at": "2026-11-05T09:12:44.000Z",
+                     *       "object": "listing",
+                     *       "kind": "model",
+                     *       "status": "published",
+                     *       "validation_status": "passed",
+                     *       "validation_errors": [],
+                     *       "storage_path": "user/acct_4Hq8ZkT2mW9xRb3LpN6vYc1D/1793629800-grasp-policy.onnx",
+                     *       "published_at": "2026-11-05T09:12:44.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Listing"];
                 };
             };
@@ -2782,7 +3887,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    DatasetsController_update: {
+    updateDataset: {
         parameters: {
             query?: never;
             header?: never;
@@ -2793,6 +3898,17 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "price_cents": 2900,
+                 *       "version": "1.3.0",
+                 *       "tags": [
+                 *         "grasping",
+                 *         "ppo",
+                 *         "ur5e"
+                 *       ]
+                 *     }
+                 */
                 "application/json": components["schemas"]["UpdateListingDto"];
             };
         };
@@ -2803,6 +3919,69 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "lst_7Ks2NfQ9wE4rTy6UiO1pA3sD",
+                     *       "slug": "grasp-policy",
+                     *       "title": "Grasp Policy",
+                     *       "description": "A PPO policy for parallel-gripper grasping, trained in Isaac Sim and tested on a UR5e.",
+                     *       "type": "rl-policy",
+                     *       "category": "manipulation",
+                     *       "license": "MIT",
+                     *       "version": "1.2.0",
+                     *       "price": {
+                     *         "amount": 2500,
+                     *         "currency": "usd"
+                     *       },
+                     *       "tags": [
+                     *         "grasping",
+                     *         "ppo"
+                     *       ],
+                     *       "frameworks": [
+                     *         "pytorch",
+                     *         "onnx"
+                     *       ],
+                     *       "hardware": [
+                     *         "ur5e",
+                     *         "jetson-orin"
+                     *       ],
+                     *       "sensors": [
+                     *         "rgbd-camera"
+                     *       ],
+                     *       "ros_compatible": true,
+                     *       "jetson_compatible": true,
+                     *       "isaac_sim_compatible": true,
+                     *       "file": {
+                     *         "name": "grasp-policy.onnx",
+                     *         "size": 1048576,
+                     *         "extension": ".onnx",
+                     *         "sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+                     *       },
+                     *       "inspection": {
+                     *         "format": "onnx",
+                     *         "ir_version": 8,
+                     *         "opset": 13,
+                     *         "producer": "pytorch 2.4",
+                     *         "parameters": 74,
+                     *         "onnxruntime": "loads"
+                     *       },
+                     *       "downloads": 42,
+                     *       "featured": false,
+                     *       "author": {
+                     *         "slug": "acme-robotics",
+                     *         "name": "Acme Robotics"
+                     *       },
+                     *       "created_at": "2026-11-02T14:30:00.000Z",
+                     *       "updated_at": "2026-11-05T09:12:44.000Z",
+                     *       "object": "listing",
+                     *       "kind": "model",
+                     *       "status": "published",
+                     *       "validation_status": "passed",
+                     *       "validation_errors": [],
+                     *       "storage_path": "user/acct_4Hq8ZkT2mW9xRb3LpN6vYc1D/1793629800-grasp-policy.onnx",
+                     *       "published_at": "2026-11-05T09:12:44.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Listing"];
                 };
             };
@@ -2821,7 +4000,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    DatasetsController_publish: {
+    publishDataset: {
         parameters: {
             query?: never;
             header?: {
@@ -2843,6 +4022,69 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "lst_7Ks2NfQ9wE4rTy6UiO1pA3sD",
+                     *       "slug": "grasp-policy",
+                     *       "title": "Grasp Policy",
+                     *       "description": "A PPO policy for parallel-gripper grasping, trained in Isaac Sim and tested on a UR5e.",
+                     *       "type": "rl-policy",
+                     *       "category": "manipulation",
+                     *       "license": "MIT",
+                     *       "version": "1.2.0",
+                     *       "price": {
+                     *         "amount": 2500,
+                     *         "currency": "usd"
+                     *       },
+                     *       "tags": [
+                     *         "grasping",
+                     *         "ppo"
+                     *       ],
+                     *       "frameworks": [
+                     *         "pytorch",
+                     *         "onnx"
+                     *       ],
+                     *       "hardware": [
+                     *         "ur5e",
+                     *         "jetson-orin"
+                     *       ],
+                     *       "sensors": [
+                     *         "rgbd-camera"
+                     *       ],
+                     *       "ros_compatible": true,
+                     *       "jetson_compatible": true,
+                     *       "isaac_sim_compatible": true,
+                     *       "file": {
+                     *         "name": "grasp-policy.onnx",
+                     *         "size": 1048576,
+                     *         "extension": ".onnx",
+                     *         "sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+                     *       },
+                     *       "inspection": {
+                     *         "format": "onnx",
+                     *         "ir_version": 8,
+                     *         "opset": 13,
+                     *         "producer": "pytorch 2.4",
+                     *         "parameters": 74,
+                     *         "onnxruntime": "loads"
+                     *       },
+                     *       "downloads": 42,
+                     *       "featured": false,
+                     *       "author": {
+                     *         "slug": "acme-robotics",
+                     *         "name": "Acme Robotics"
+                     *       },
+                     *       "created_at": "2026-11-02T14:30:00.000Z",
+                     *       "updated_at": "2026-11-05T09:12:44.000Z",
+                     *       "object": "listing",
+                     *       "kind": "model",
+                     *       "status": "published",
+                     *       "validation_status": "passed",
+                     *       "validation_errors": [],
+                     *       "storage_path": "user/acct_4Hq8ZkT2mW9xRb3LpN6vYc1D/1793629800-grasp-policy.onnx",
+                     *       "published_at": "2026-11-05T09:12:44.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Listing"];
                 };
             };
@@ -2870,7 +4112,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    ShardsController_list: {
+    listShards: {
         parameters: {
             query?: {
                 /** @description Only shards whose name starts with this (e.g. data/). */
@@ -2890,6 +4132,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "items": [
+                     *         {
+                     *           "name": "data/chunk-000/episode_000000.parquet",
+                     *           "size": 2097152,
+                     *           "sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+                     *         },
+                     *         {
+                     *           "name": "meta/info.json",
+                     *           "size": 1840,
+                     *           "sha256": "e3b98a4da31a127d4bde6e43033f66ba274cab0eb7eb1c70ec41402bf6273dd8"
+                     *         }
+                     *       ],
+                     *       "count": 2,
+                     *       "total_bytes": 2098992
+                     *     }
+                     */
                     "application/json": components["schemas"]["ShardList"];
                 };
             };
@@ -2900,7 +4160,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    ShardsController_mint: {
+    createShard: {
         parameters: {
             query?: never;
             header?: {
@@ -2914,6 +4174,13 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "data/chunk-000/episode_000000.parquet",
+                 *       "size": 2097152,
+                 *       "sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+                 *     }
+                 */
                 "application/json": components["schemas"]["CreateShardDto"];
             };
         };
@@ -2926,6 +4193,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "name": "data/chunk-000/episode_000000.parquet",
+                     *       "size": 2097152,
+                     *       "storage_path": "user/acct_4Hq8ZkT2mW9xRb3LpN6vYc1D/datasets/lst_2Gh5JkL8zX1cV4bN7mQ0wE3R/data/chunk-000/episode_000000.parquet",
+                     *       "upload_url": "https://storage.example.com/shards?X-Amz-Signature=1a2b",
+                     *       "token": null,
+                     *       "expires_in": 3600
+                     *     }
+                     */
                     "application/json": components["schemas"]["ShardGrant"];
                 };
             };
@@ -2945,7 +4222,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    ShardsController_fetch: {
+    getShard: {
         parameters: {
             query?: never;
             header?: never;
@@ -2964,6 +4241,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "name": "meta/info.json",
+                     *       "size": 1840,
+                     *       "sha256": "e3b98a4da31a127d4bde6e43033f66ba274cab0eb7eb1c70ec41402bf6273dd8",
+                     *       "url": "https://storage.example.com/shards/meta/info.json?X-Amz-Signature=5e6f",
+                     *       "expires_in": 300
+                     *     }
+                     */
                     "application/json": components["schemas"]["ShardDownload"];
                 };
             };
@@ -2983,7 +4269,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    WebhookEndpointsController_list: {
+    listWebhookEndpoints: {
         parameters: {
             query?: {
                 /** @description Items per page, 1-100 (default 20). */
@@ -3003,6 +4289,28 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "items": [
+                     *         {
+                     *           "id": "we_3Df6Gh9Jk2Lz5Xc8Vb1Nm4Qw",
+                     *           "object": "webhook_endpoint",
+                     *           "url": "https://example.com/webhooks/marketplace",
+                     *           "events": [
+                     *             "listing.purchased",
+                     *             "payout.paid"
+                     *           ],
+                     *           "description": "Sales notifications",
+                     *           "enabled": true,
+                     *           "created_at": "2026-11-02T14:30:00.000Z",
+                     *           "updated_at": "2026-11-05T09:12:44.000Z",
+                     *           "secret": "whsec_Zq4Wx8Ec2Rv6Tb0Yn3Um7Ik1Ol5Pa9Sd"
+                     *         }
+                     *       ],
+                     *       "next_cursor": null,
+                     *       "has_more": false
+                     *     }
+                     */
                     "application/json": {
                         items: components["schemas"]["WebhookEndpoint"][];
                         next_cursor: string | null;
@@ -3016,7 +4324,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    WebhookEndpointsController_create: {
+    createWebhookEndpoint: {
         parameters: {
             query?: never;
             header?: {
@@ -3028,6 +4336,16 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "url": "https://example.com/webhooks/marketplace",
+                 *       "events": [
+                 *         "listing.purchased",
+                 *         "payout.paid"
+                 *       ],
+                 *       "description": "Sales notifications"
+                 *     }
+                 */
                 "application/json": components["schemas"]["CreateWebhookEndpointDto"];
             };
         };
@@ -3040,6 +4358,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "we_3Df6Gh9Jk2Lz5Xc8Vb1Nm4Qw",
+                     *       "object": "webhook_endpoint",
+                     *       "url": "https://example.com/webhooks/marketplace",
+                     *       "events": [
+                     *         "listing.purchased",
+                     *         "payout.paid"
+                     *       ],
+                     *       "description": "Sales notifications",
+                     *       "enabled": true,
+                     *       "created_at": "2026-11-02T14:30:00.000Z",
+                     *       "updated_at": "2026-11-05T09:12:44.000Z",
+                     *       "secret": "whsec_Zq4Wx8Ec2Rv6Tb0Yn3Um7Ik1Ol5Pa9Sd"
+                     *     }
+                     */
                     "application/json": components["schemas"]["WebhookEndpoint"];
                 };
             };
@@ -3058,7 +4392,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    WebhookEndpointsController_get: {
+    getWebhookEndpoint: {
         parameters: {
             query?: never;
             header?: never;
@@ -3075,6 +4409,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "we_3Df6Gh9Jk2Lz5Xc8Vb1Nm4Qw",
+                     *       "object": "webhook_endpoint",
+                     *       "url": "https://example.com/webhooks/marketplace",
+                     *       "events": [
+                     *         "listing.purchased",
+                     *         "payout.paid"
+                     *       ],
+                     *       "description": "Sales notifications",
+                     *       "enabled": true,
+                     *       "created_at": "2026-11-02T14:30:00.000Z",
+                     *       "updated_at": "2026-11-05T09:12:44.000Z",
+                     *       "secret": "whsec_Zq4Wx8Ec2Rv6Tb0Yn3Um7Ik1Ol5Pa9Sd"
+                     *     }
+                     */
                     "application/json": components["schemas"]["WebhookEndpoint"];
                 };
             };
@@ -3085,7 +4435,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    WebhookEndpointsController_delete: {
+    deleteWebhookEndpoint: {
         parameters: {
             query?: never;
             header?: never;
@@ -3102,6 +4452,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "we_3Df6Gh9Jk2Lz5Xc8Vb1Nm4Qw",
+                     *       "deleted": true
+                     *     }
+                     */
                     "application/json": {
                         id: string;
                         /** @constant */
@@ -3116,7 +4472,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    WebhookEndpointsController_update: {
+    updateWebhookEndpoint: {
         parameters: {
             query?: never;
             header?: never;
@@ -3127,6 +4483,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "enabled": false
+                 *     }
+                 */
                 "application/json": components["schemas"]["UpdateWebhookEndpointDto"];
             };
         };
@@ -3137,6 +4498,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "we_3Df6Gh9Jk2Lz5Xc8Vb1Nm4Qw",
+                     *       "object": "webhook_endpoint",
+                     *       "url": "https://example.com/webhooks/marketplace",
+                     *       "events": [
+                     *         "listing.purchased",
+                     *         "payout.paid"
+                     *       ],
+                     *       "description": "Sales notifications",
+                     *       "enabled": true,
+                     *       "created_at": "2026-11-02T14:30:00.000Z",
+                     *       "updated_at": "2026-11-05T09:12:44.000Z",
+                     *       "secret": "whsec_Zq4Wx8Ec2Rv6Tb0Yn3Um7Ik1Ol5Pa9Sd"
+                     *     }
+                     */
                     "application/json": components["schemas"]["WebhookEndpoint"];
                 };
             };
@@ -3147,7 +4524,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    WebhookEndpointsController_rotateSecret: {
+    rotateWebhookSecret: {
         parameters: {
             query?: never;
             header?: {
@@ -3178,6 +4555,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "we_3Df6Gh9Jk2Lz5Xc8Vb1Nm4Qw",
+                     *       "object": "webhook_endpoint",
+                     *       "url": "https://example.com/webhooks/marketplace",
+                     *       "events": [
+                     *         "listing.purchased",
+                     *         "payout.paid"
+                     *       ],
+                     *       "description": "Sales notifications",
+                     *       "enabled": true,
+                     *       "created_at": "2026-11-02T14:30:00.000Z",
+                     *       "updated_at": "2026-11-05T09:12:44.000Z",
+                     *       "secret": "whsec_Zq4Wx8Ec2Rv6Tb0Yn3Um7Ik1Ol5Pa9Sd"
+                     *     }
+                     */
                     "application/json": components["schemas"]["WebhookEndpoint"];
                 };
             };
@@ -3197,7 +4590,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    WebhookEndpointsController_sendTest: {
+    testWebhookEndpoint: {
         parameters: {
             query?: never;
             header?: {
@@ -3219,6 +4612,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "webhook_test",
+                     *       "endpoint_id": "we_3Df6Gh9Jk2Lz5Xc8Vb1Nm4Qw",
+                     *       "event_id": "evt_6Yt9Re2Wq5Az8Sx1Dc4Fv7Gb",
+                     *       "event_type": "webhook.test",
+                     *       "delivery_id": "whd_0Pl3Ok6Ij9Uh2Yg5Tf8Rd1Es"
+                     *     }
+                     */
                     "application/json": components["schemas"]["WebhookTest"];
                 };
             };
@@ -3246,7 +4648,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    WebhookEndpointsController_retryDelivery: {
+    retryWebhookDelivery: {
         parameters: {
             query?: never;
             header?: {
@@ -3269,6 +4671,21 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "whd_8Ik1Ol4Pz7Xa0Sd3Fg6Hj9Kl",
+                     *       "object": "webhook_delivery",
+                     *       "event_id": "evt_2Wq5Er8Ty1Ui4Op7As0Df3Gh",
+                     *       "event_type": "listing.purchased",
+                     *       "status": "succeeded",
+                     *       "attempts": 1,
+                     *       "response_status": 200,
+                     *       "error": null,
+                     *       "next_attempt_at": null,
+                     *       "created_at": "2026-11-02T14:30:00.000Z",
+                     *       "updated_at": "2026-11-02T14:30:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["WebhookDelivery"];
                 };
             };
@@ -3296,7 +4713,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    WebhookEndpointsController_deliveries: {
+    listWebhookDeliveries: {
         parameters: {
             query?: {
                 /** @description Only items created after this instant: unix seconds (a whole second), or ISO 8601 with an offset (Z or +02:00; without one: 400). */
@@ -3326,6 +4743,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "items": [
+                     *         {
+                     *           "id": "whd_8Ik1Ol4Pz7Xa0Sd3Fg6Hj9Kl",
+                     *           "object": "webhook_delivery",
+                     *           "event_id": "evt_2Wq5Er8Ty1Ui4Op7As0Df3Gh",
+                     *           "event_type": "listing.purchased",
+                     *           "status": "succeeded",
+                     *           "attempts": 1,
+                     *           "response_status": 200,
+                     *           "error": null,
+                     *           "next_attempt_at": null,
+                     *           "created_at": "2026-11-02T14:30:00.000Z",
+                     *           "updated_at": "2026-11-02T14:30:00.000Z"
+                     *         }
+                     *       ],
+                     *       "next_cursor": null,
+                     *       "has_more": false
+                     *     }
+                     */
                     "application/json": {
                         items: components["schemas"]["WebhookDelivery"][];
                         next_cursor: string | null;
@@ -3340,7 +4778,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    EventsController_list: {
+    listEvents: {
         parameters: {
             query?: {
                 /** @description Only events of this type; several comma-separated. */
@@ -3370,6 +4808,26 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "items": [
+                     *         {
+                     *           "id": "evt_2Wq5Er8Ty1Ui4Op7As0Df3Gh",
+                     *           "object": "event",
+                     *           "type": "listing.purchased",
+                     *           "created": 1793629800,
+                     *           "data": {
+                     *             "purchase_id": "pur_9Qa2Ws5Ed8Rf1Tg4Yh7Uj0Ik",
+                     *             "listing_id": "lst_7Ks2NfQ9wE4rTy6UiO1pA3sD",
+                     *             "amount_cents": 2500,
+                     *             "currency": "usd"
+                     *           }
+                     *         }
+                     *       ],
+                     *       "next_cursor": null,
+                     *       "has_more": false
+                     *     }
+                     */
                     "application/json": {
                         items: components["schemas"]["Event"][];
                         next_cursor: string | null;
@@ -3383,7 +4841,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    EventsController_get: {
+    getEvent: {
         parameters: {
             query?: never;
             header?: never;
@@ -3400,6 +4858,20 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "evt_2Wq5Er8Ty1Ui4Op7As0Df3Gh",
+                     *       "object": "event",
+                     *       "type": "listing.purchased",
+                     *       "created": 1793629800,
+                     *       "data": {
+                     *         "purchase_id": "pur_9Qa2Ws5Ed8Rf1Tg4Yh7Uj0Ik",
+                     *         "listing_id": "lst_7Ks2NfQ9wE4rTy6UiO1pA3sD",
+                     *         "amount_cents": 2500,
+                     *         "currency": "usd"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Event"];
                 };
             };
@@ -3410,7 +4882,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    BalanceController_balance: {
+    getBalance: {
         parameters: {
             query?: {
                 /** @description ISO 8601 instant with its offset: the books as they stood then (events recorded strictly before it). A date alone is midnight UTC; a date-time without an offset is 400. */
@@ -3428,6 +4900,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "balance",
+                     *       "currency": "usd",
+                     *       "available_cents": 12125,
+                     *       "in_transit_cents": 0,
+                     *       "withheld_cents": 0,
+                     *       "as_of": "2026-11-05T09:12:44.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Balance"];
                 };
             };
@@ -3437,7 +4919,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    BalanceController_history: {
+    getBalanceHistory: {
         parameters: {
             query?: {
                 /** @description ISO 8601; rounded down to the start of its interval (UTC; weeks start on Monday). Default: 30 days before `to`. */
@@ -3459,6 +4941,28 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "balance_history",
+                     *       "interval": "day",
+                     *       "currency": "usd",
+                     *       "items": [
+                     *         {
+                     *           "start": "2026-11-02T00:00:00.000Z",
+                     *           "end": "2026-11-03T00:00:00.000Z",
+                     *           "opening_balance_cents": 10000,
+                     *           "activity": {
+                     *             "sales_cents": 2500,
+                     *             "fees_cents": -375,
+                     *             "refunds_cents": 0,
+                     *             "payouts_cents": 0,
+                     *             "disputes_cents": 0
+                     *           },
+                     *           "closing_balance_cents": 12125
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["BalanceHistory"];
                 };
             };
@@ -3468,7 +4972,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    BalanceController_balanceTransactions: {
+    listBalanceTransactions: {
         parameters: {
             query?: {
                 /** @description Only entries of this type. */
@@ -3500,6 +5004,46 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "items": [
+                     *         {
+                     *           "id": "txn_1Zx4Cv7Bn0Mq3We6Rt9Yu2Io",
+                     *           "type": "sale",
+                     *           "amount_cents": 2500,
+                     *           "fee_cents": 375,
+                     *           "net_cents": 2125,
+                     *           "currency": "usd",
+                     *           "status": "available",
+                     *           "created_at": "2026-11-02T14:30:00.000Z",
+                     *           "source": {
+                     *             "purchase_id": "pur_9Qa2Ws5Ed8Rf1Tg4Yh7Uj0Ik",
+                     *             "asset": {
+                     *               "slug": "grasp-policy",
+                     *               "title": "Grasp Policy"
+                     *             }
+                     *           },
+                     *           "description": "Sale of Grasp Policy",
+                     *           "reporting_category": "charge",
+                     *           "balance_after_cents": 12125
+                     *         }
+                     *       ],
+                     *       "next_cursor": null,
+                     *       "has_more": false,
+                     *       "summary": {
+                     *         "currency": "usd",
+                     *         "gross_cents": 15000,
+                     *         "platform_fee_cents": 2250,
+                     *         "earned_cents": 12750,
+                     *         "refunded_cents": 625,
+                     *         "paid_out_cents": 0,
+                     *         "balance_cents": 12125,
+                     *         "sale_count": 6,
+                     *         "refund_count": 1
+                     *       },
+                     *       "payouts_paused": false
+                     *     }
+                     */
                     "application/json": {
                         items: components["schemas"]["BalanceTransaction"][];
                         next_cursor: string | null;
@@ -3524,7 +5068,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    BalanceController_payouts: {
+    listPayouts: {
         parameters: {
             query?: {
                 /** @description Only items created after this instant: unix seconds (a whole second), or ISO 8601 with an offset (Z or +02:00; without one: 400). */
@@ -3552,6 +5096,28 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "items": [
+                     *         {
+                     *           "id": "po_4Rt7Yu0Io3Pa6Sd9Fg2Hj5Kl",
+                     *           "object": "payout",
+                     *           "amount_cents": 12125,
+                     *           "currency": "usd",
+                     *           "status": "paid",
+                     *           "created_at": "2026-11-02T14:30:00.000Z",
+                     *           "arrival_date": "2026-11-05T09:12:44.000Z",
+                     *           "failure_code": null,
+                     *           "failure_message": null
+                     *         }
+                     *       ],
+                     *       "next_cursor": null,
+                     *       "has_more": false,
+                     *       "amount_owed_cents": 12125,
+                     *       "currency": "usd",
+                     *       "payouts_paused": false
+                     *     }
+                     */
                     "application/json": {
                         items: components["schemas"]["Payout"][];
                         next_cursor: string | null;
@@ -3568,7 +5134,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    PurchasesController_list: {
+    listPurchases: {
         parameters: {
             query?: {
                 /** @description Only items created after this instant: unix seconds (a whole second), or ISO 8601 with an offset (Z or +02:00; without one: 400). */
@@ -3596,6 +5162,29 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "items": [
+                     *         {
+                     *           "id": "pur_9Qa2Ws5Ed8Rf1Tg4Yh7Uj0Ik",
+                     *           "object": "purchase",
+                     *           "asset": {
+                     *             "id": "lst_7Ks2NfQ9wE4rTy6UiO1pA3sD",
+                     *             "slug": "grasp-policy",
+                     *             "title": "Grasp Policy"
+                     *           },
+                     *           "amount_cents": 2500,
+                     *           "currency": "usd",
+                     *           "status": "paid",
+                     *           "checkout_session_id": "cs_test_6Yh9Uj2Ik5Ol8Pz1Xa4Sd7Fg",
+                     *           "created_at": "2026-11-02T14:30:00.000Z",
+                     *           "amount_refunded_cents": 0
+                     *         }
+                     *       ],
+                     *       "next_cursor": null,
+                     *       "has_more": false
+                     *     }
+                     */
                     "application/json": {
                         items: components["schemas"]["Purchase"][];
                         next_cursor: string | null;
@@ -3609,7 +5198,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    PurchasesController_open: {
+    createPurchase: {
         parameters: {
             query?: never;
             header?: {
@@ -3638,6 +5227,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "checkout_session",
+                     *       "id": "cs_test_6Yh9Uj2Ik5Ol8Pz1Xa4Sd7Fg",
+                     *       "status": "requires_payment",
+                     *       "checkout_url": "https://checkout.example.com/pay/cs_test_6Yh9Uj2Ik5Ol8Pz1Xa4Sd7Fg",
+                     *       "expires_at": 1793631600,
+                     *       "amount_cents": 2500,
+                     *       "currency": "usd",
+                     *       "asset": {
+                     *         "id": "lst_7Ks2NfQ9wE4rTy6UiO1pA3sD",
+                     *         "slug": "grasp-policy",
+                     *         "title": "Grasp Policy"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["CheckoutSession"];
                 };
             };
@@ -3656,7 +5261,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    ChatController_models: {
+    listInferenceModels: {
         parameters: {
             query?: never;
             header?: never;
@@ -3671,6 +5276,37 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "items": [
+                     *         {
+                     *           "id": "robot-planner-8b",
+                     *           "object": "model",
+                     *           "created": 1793629800,
+                     *           "owned_by": "robotics-marketplace",
+                     *           "context_window": 32768,
+                     *           "pricing": {
+                     *             "input_usd_per_million": 0.2,
+                     *             "output_usd_per_million": 0.6
+                     *           }
+                     *         }
+                     *       ],
+                     *       "data": [
+                     *         {
+                     *           "id": "robot-planner-8b",
+                     *           "object": "model",
+                     *           "created": 1793629800,
+                     *           "owned_by": "robotics-marketplace",
+                     *           "context_window": 32768,
+                     *           "pricing": {
+                     *             "input_usd_per_million": 0.2,
+                     *             "output_usd_per_million": 0.6
+                     *           }
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["InferenceModels"];
                 };
             };
@@ -3679,7 +5315,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    ChatController_openaiModels: {
+    listOpenAIModels: {
         parameters: {
             query?: never;
             header?: never;
@@ -3694,6 +5330,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "id": "robot-planner-8b",
+                     *           "object": "model",
+                     *           "created": 1793629800,
+                     *           "owned_by": "robotics-marketplace",
+                     *           "context_window": 32768,
+                     *           "pricing": {
+                     *             "input_usd_per_million": 0.2,
+                     *             "output_usd_per_million": 0.6
+                     *           }
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["OpenAIModelList"];
                 };
             };
@@ -3702,7 +5356,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    ChatController_openaiModel: {
+    getOpenAIModel: {
         parameters: {
             query?: never;
             header?: never;
@@ -3719,6 +5373,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "robot-planner-8b",
+                     *       "object": "model",
+                     *       "created": 1793629800,
+                     *       "owned_by": "robotics-marketplace",
+                     *       "context_window": 32768,
+                     *       "pricing": {
+                     *         "input_usd_per_million": 0.2,
+                     *         "output_usd_per_million": 0.6
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["InferenceModel"];
                 };
             };
@@ -3736,7 +5403,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    ChatController_openaiCreate: {
+    createOpenAIChatCompletion: {
         parameters: {
             query?: never;
             header?: {
@@ -3748,6 +5415,19 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "model": "robot-planner-8b",
+                 *       "messages": [
+                 *         {
+                 *           "role": "user",
+                 *           "content": "Plan a pick-and-place of a cup onto a shelf."
+                 *         }
+                 *       ],
+                 *       "max_tokens": 256,
+                 *       "stream": false
+                 *     }
+                 */
                 "application/json": components["schemas"]["ChatCompletionRequest"];
             };
         };
@@ -3760,6 +5440,29 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "chatcmpl-7Hj2Kl5Zx8Cv",
+                     *       "object": "chat.completion",
+                     *       "created": 1793629800,
+                     *       "model": "robot-planner-8b",
+                     *       "choices": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": {
+                     *             "role": "assistant",
+                     *             "content": "1. Move above the cup. 2. Grasp. 3. Lift 10 cm. 4. Move to the shelf. 5. Release."
+                     *           },
+                     *           "finish_reason": "stop"
+                     *         }
+                     *       ],
+                     *       "usage": {
+                     *         "prompt_tokens": 18,
+                     *         "completion_tokens": 32,
+                     *         "total_tokens": 50
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ChatCompletion"];
                     "text/event-stream": string;
                 };
@@ -3814,7 +5517,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    ChatController_create: {
+    createChatCompletion: {
         parameters: {
             query?: never;
             header?: {
@@ -3826,6 +5529,19 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "model": "robot-planner-8b",
+                 *       "messages": [
+                 *         {
+                 *           "role": "user",
+                 *           "content": "Plan a pick-and-place of a cup onto a shelf."
+                 *         }
+                 *       ],
+                 *       "max_tokens": 256,
+                 *       "stream": false
+                 *     }
+                 */
                 "application/json": components["schemas"]["ChatCompletionRequest"];
             };
         };
@@ -3838,6 +5554,29 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "chatcmpl-7Hj2Kl5Zx8Cv",
+                     *       "object": "chat.completion",
+                     *       "created": 1793629800,
+                     *       "model": "robot-planner-8b",
+                     *       "choices": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": {
+                     *             "role": "assistant",
+                     *             "content": "1. Move above the cup. 2. Grasp. 3. Lift 10 cm. 4. Move to the shelf. 5. Release."
+                     *           },
+                     *           "finish_reason": "stop"
+                     *         }
+                     *       ],
+                     *       "usage": {
+                     *         "prompt_tokens": 18,
+                     *         "completion_tokens": 32,
+                     *         "total_tokens": 50
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ChatCompletion"];
                     "text/event-stream": string;
                 };
@@ -3892,7 +5631,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    UsageController_get: {
+    getUsage: {
         parameters: {
             query?: {
                 /** @description Window in days, 1-365 (default 30). */
@@ -3910,6 +5649,25 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "window_days": 30,
+                     *       "summary": {
+                     *         "calls": 128,
+                     *         "total_tokens": 96000,
+                     *         "cost_micros": 38400,
+                     *         "cost_usd": 0.0384
+                     *       },
+                     *       "by_model": [
+                     *         {
+                     *           "model": "robot-planner-8b",
+                     *           "calls": 128,
+                     *           "total_tokens": 96000,
+                     *           "cost_usd": 0.0384
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["Usage"];
                 };
             };
@@ -3918,7 +5676,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    JobsController_list: {
+    listJobs: {
         parameters: {
             query?: {
                 /** @description Items per page, 1-100 (default 20). */
@@ -3938,6 +5696,61 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "items": [
+                     *         {
+                     *           "id": "job_5Tg8Hj2Kl4Zx7Cv1Bn3Mq9Wr",
+                     *           "object": "factory_job",
+                     *           "stage": "review",
+                     *           "prompt": "a 6-DoF arm with a parallel gripper, 0.9 m reach, 5 kg payload",
+                     *           "questions": [
+                     *             {
+                     *               "id": "q_dof",
+                     *               "question": "How many degrees of freedom?"
+                     *             }
+                     *           ],
+                     *           "answers": [
+                     *             {
+                     *               "id": "q_dof",
+                     *               "answer": "6"
+                     *             }
+                     *           ],
+                     *           "plan": {
+                     *             "links": 7,
+                     *             "joints": 6,
+                     *             "reach_m": 0.9,
+                     *             "payload_kg": 5
+                     *           },
+                     *           "draft": {
+                     *             "title": "6-DoF Arm",
+                     *             "type": "urdf",
+                     *             "license": "MIT",
+                     *             "description": "A 6-DoF arm with a parallel gripper.",
+                     *             "category": "manipulation",
+                     *             "tags": [
+                     *               "arm",
+                     *               "urdf"
+                     *             ]
+                     *           },
+                     *           "artifact": {
+                     *             "storage_path": "user/acct_4Hq8ZkT2mW9xRb3LpN6vYc1D/factory/job_5Tg8Hj2Kl4Zx7Cv1Bn3Mq9Wr/arm.urdf",
+                     *             "file_name": "arm.urdf",
+                     *             "size": 18432,
+                     *             "sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+                     *             "companions": []
+                     *           },
+                     *           "listing": null,
+                     *           "credits_spent": 1,
+                     *           "error": null,
+                     *           "created_at": "2026-11-02T14:30:00.000Z",
+                     *           "updated_at": "2026-11-05T09:12:44.000Z"
+                     *         }
+                     *       ],
+                     *       "next_cursor": null,
+                     *       "has_more": false
+                     *     }
+                     */
                     "application/json": {
                         items: components["schemas"]["FactoryJob"][];
                         next_cursor: string | null;
@@ -3951,7 +5764,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    JobsController_create: {
+    createJob: {
         parameters: {
             query?: never;
             header?: {
@@ -3980,6 +5793,55 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "job_5Tg8Hj2Kl4Zx7Cv1Bn3Mq9Wr",
+                     *       "object": "factory_job",
+                     *       "stage": "review",
+                     *       "prompt": "a 6-DoF arm with a parallel gripper, 0.9 m reach, 5 kg payload",
+                     *       "questions": [
+                     *         {
+                     *           "id": "q_dof",
+                     *           "question": "How many degrees of freedom?"
+                     *         }
+                     *       ],
+                     *       "answers": [
+                     *         {
+                     *           "id": "q_dof",
+                     *           "answer": "6"
+                     *         }
+                     *       ],
+                     *       "plan": {
+                     *         "links": 7,
+                     *         "joints": 6,
+                     *         "reach_m": 0.9,
+                     *         "payload_kg": 5
+                     *       },
+                     *       "draft": {
+                     *         "title": "6-DoF Arm",
+                     *         "type": "urdf",
+                     *         "license": "MIT",
+                     *         "description": "A 6-DoF arm with a parallel gripper.",
+                     *         "category": "manipulation",
+                     *         "tags": [
+                     *           "arm",
+                     *           "urdf"
+                     *         ]
+                     *       },
+                     *       "artifact": {
+                     *         "storage_path": "user/acct_4Hq8ZkT2mW9xRb3LpN6vYc1D/factory/job_5Tg8Hj2Kl4Zx7Cv1Bn3Mq9Wr/arm.urdf",
+                     *         "file_name": "arm.urdf",
+                     *         "size": 18432,
+                     *         "sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+                     *         "companions": []
+                     *       },
+                     *       "listing": null,
+                     *       "credits_spent": 1,
+                     *       "error": null,
+                     *       "created_at": "2026-11-02T14:30:00.000Z",
+                     *       "updated_at": "2026-11-05T09:12:44.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["FactoryJob"];
                 };
             };
@@ -4007,7 +5869,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    JobsController_get: {
+    getJob: {
         parameters: {
             query?: never;
             header?: never;
@@ -4024,6 +5886,55 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "job_5Tg8Hj2Kl4Zx7Cv1Bn3Mq9Wr",
+                     *       "object": "factory_job",
+                     *       "stage": "review",
+                     *       "prompt": "a 6-DoF arm with a parallel gripper, 0.9 m reach, 5 kg payload",
+                     *       "questions": [
+                     *         {
+                     *           "id": "q_dof",
+                     *           "question": "How many degrees of freedom?"
+                     *         }
+                     *       ],
+                     *       "answers": [
+                     *         {
+                     *           "id": "q_dof",
+                     *           "answer": "6"
+                     *         }
+                     *       ],
+                     *       "plan": {
+                     *         "links": 7,
+                     *         "joints": 6,
+                     *         "reach_m": 0.9,
+                     *         "payload_kg": 5
+                     *       },
+                     *       "draft": {
+                     *         "title": "6-DoF Arm",
+                     *         "type": "urdf",
+                     *         "license": "MIT",
+                     *         "description": "A 6-DoF arm with a parallel gripper.",
+                     *         "category": "manipulation",
+                     *         "tags": [
+                     *           "arm",
+                     *           "urdf"
+                     *         ]
+                     *       },
+                     *       "artifact": {
+                     *         "storage_path": "user/acct_4Hq8ZkT2mW9xRb3LpN6vYc1D/factory/job_5Tg8Hj2Kl4Zx7Cv1Bn3Mq9Wr/arm.urdf",
+                     *         "file_name": "arm.urdf",
+                     *         "size": 18432,
+                     *         "sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+                     *         "companions": []
+                     *       },
+                     *       "listing": null,
+                     *       "credits_spent": 1,
+                     *       "error": null,
+                     *       "created_at": "2026-11-02T14:30:00.000Z",
+                     *       "updated_at": "2026-11-05T09:12:44.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["FactoryJob"];
                 };
             };
@@ -4034,7 +5945,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    JobsController_clarify: {
+    clarifyJob: {
         parameters: {
             query?: never;
             header?: {
@@ -4070,6 +5981,55 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "job_5Tg8Hj2Kl4Zx7Cv1Bn3Mq9Wr",
+                     *       "object": "factory_job",
+                     *       "stage": "review",
+                     *       "prompt": "a 6-DoF arm with a parallel gripper, 0.9 m reach, 5 kg payload",
+                     *       "questions": [
+                     *         {
+                     *           "id": "q_dof",
+                     *           "question": "How many degrees of freedom?"
+                     *         }
+                     *       ],
+                     *       "answers": [
+                     *         {
+                     *           "id": "q_dof",
+                     *           "answer": "6"
+                     *         }
+                     *       ],
+                     *       "plan": {
+                     *         "links": 7,
+                     *         "joints": 6,
+                     *         "reach_m": 0.9,
+                     *         "payload_kg": 5
+                     *       },
+                     *       "draft": {
+                     *         "title": "6-DoF Arm",
+                     *         "type": "urdf",
+                     *         "license": "MIT",
+                     *         "description": "A 6-DoF arm with a parallel gripper.",
+                     *         "category": "manipulation",
+                     *         "tags": [
+                     *           "arm",
+                     *           "urdf"
+                     *         ]
+                     *       },
+                     *       "artifact": {
+                     *         "storage_path": "user/acct_4Hq8ZkT2mW9xRb3LpN6vYc1D/factory/job_5Tg8Hj2Kl4Zx7Cv1Bn3Mq9Wr/arm.urdf",
+                     *         "file_name": "arm.urdf",
+                     *         "size": 18432,
+                     *         "sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+                     *         "companions": []
+                     *       },
+                     *       "listing": null,
+                     *       "credits_spent": 1,
+                     *       "error": null,
+                     *       "created_at": "2026-11-02T14:30:00.000Z",
+                     *       "updated_at": "2026-11-05T09:12:44.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["FactoryJob"];
                 };
             };
@@ -4097,7 +6057,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    JobsController_approve: {
+    approveJob: {
         parameters: {
             query?: never;
             header?: {
@@ -4119,6 +6079,55 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "job_5Tg8Hj2Kl4Zx7Cv1Bn3Mq9Wr",
+                     *       "object": "factory_job",
+                     *       "stage": "review",
+                     *       "prompt": "a 6-DoF arm with a parallel gripper, 0.9 m reach, 5 kg payload",
+                     *       "questions": [
+                     *         {
+                     *           "id": "q_dof",
+                     *           "question": "How many degrees of freedom?"
+                     *         }
+                     *       ],
+                     *       "answers": [
+                     *         {
+                     *           "id": "q_dof",
+                     *           "answer": "6"
+                     *         }
+                     *       ],
+                     *       "plan": {
+                     *         "links": 7,
+                     *         "joints": 6,
+                     *         "reach_m": 0.9,
+                     *         "payload_kg": 5
+                     *       },
+                     *       "draft": {
+                     *         "title": "6-DoF Arm",
+                     *         "type": "urdf",
+                     *         "license": "MIT",
+                     *         "description": "A 6-DoF arm with a parallel gripper.",
+                     *         "category": "manipulation",
+                     *         "tags": [
+                     *           "arm",
+                     *           "urdf"
+                     *         ]
+                     *       },
+                     *       "artifact": {
+                     *         "storage_path": "user/acct_4Hq8ZkT2mW9xRb3LpN6vYc1D/factory/job_5Tg8Hj2Kl4Zx7Cv1Bn3Mq9Wr/arm.urdf",
+                     *         "file_name": "arm.urdf",
+                     *         "size": 18432,
+                     *         "sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+                     *         "companions": []
+                     *       },
+                     *       "listing": null,
+                     *       "credits_spent": 1,
+                     *       "error": null,
+                     *       "created_at": "2026-11-02T14:30:00.000Z",
+                     *       "updated_at": "2026-11-05T09:12:44.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["FactoryJob"];
                 };
             };
@@ -4146,7 +6155,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    JobsController_regenerate: {
+    regenerateJob: {
         parameters: {
             query?: {
                 /** @description plan or build. */
@@ -4171,6 +6180,55 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "job_5Tg8Hj2Kl4Zx7Cv1Bn3Mq9Wr",
+                     *       "object": "factory_job",
+                     *       "stage": "review",
+                     *       "prompt": "a 6-DoF arm with a parallel gripper, 0.9 m reach, 5 kg payload",
+                     *       "questions": [
+                     *         {
+                     *           "id": "q_dof",
+                     *           "question": "How many degrees of freedom?"
+                     *         }
+                     *       ],
+                     *       "answers": [
+                     *         {
+                     *           "id": "q_dof",
+                     *           "answer": "6"
+                     *         }
+                     *       ],
+                     *       "plan": {
+                     *         "links": 7,
+                     *         "joints": 6,
+                     *         "reach_m": 0.9,
+                     *         "payload_kg": 5
+                     *       },
+                     *       "draft": {
+                     *         "title": "6-DoF Arm",
+                     *         "type": "urdf",
+                     *         "license": "MIT",
+                     *         "description": "A 6-DoF arm with a parallel gripper.",
+                     *         "category": "manipulation",
+                     *         "tags": [
+                     *           "arm",
+                     *           "urdf"
+                     *         ]
+                     *       },
+                     *       "artifact": {
+                     *         "storage_path": "user/acct_4Hq8ZkT2mW9xRb3LpN6vYc1D/factory/job_5Tg8Hj2Kl4Zx7Cv1Bn3Mq9Wr/arm.urdf",
+                     *         "file_name": "arm.urdf",
+                     *         "size": 18432,
+                     *         "sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+                     *         "companions": []
+                     *       },
+                     *       "listing": null,
+                     *       "credits_spent": 1,
+                     *       "error": null,
+                     *       "created_at": "2026-11-02T14:30:00.000Z",
+                     *       "updated_at": "2026-11-05T09:12:44.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["FactoryJob"];
                 };
             };
@@ -4207,7 +6265,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    JobsController_publish: {
+    publishJob: {
         parameters: {
             query?: never;
             header?: {
@@ -4238,6 +6296,55 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "job_5Tg8Hj2Kl4Zx7Cv1Bn3Mq9Wr",
+                     *       "object": "factory_job",
+                     *       "stage": "review",
+                     *       "prompt": "a 6-DoF arm with a parallel gripper, 0.9 m reach, 5 kg payload",
+                     *       "questions": [
+                     *         {
+                     *           "id": "q_dof",
+                     *           "question": "How many degrees of freedom?"
+                     *         }
+                     *       ],
+                     *       "answers": [
+                     *         {
+                     *           "id": "q_dof",
+                     *           "answer": "6"
+                     *         }
+                     *       ],
+                     *       "plan": {
+                     *         "links": 7,
+                     *         "joints": 6,
+                     *         "reach_m": 0.9,
+                     *         "payload_kg": 5
+                     *       },
+                     *       "draft": {
+                     *         "title": "6-DoF Arm",
+                     *         "type": "urdf",
+                     *         "license": "MIT",
+                     *         "description": "A 6-DoF arm with a parallel gripper.",
+                     *         "category": "manipulation",
+                     *         "tags": [
+                     *           "arm",
+                     *           "urdf"
+                     *         ]
+                     *       },
+                     *       "artifact": {
+                     *         "storage_path": "user/acct_4Hq8ZkT2mW9xRb3LpN6vYc1D/factory/job_5Tg8Hj2Kl4Zx7Cv1Bn3Mq9Wr/arm.urdf",
+                     *         "file_name": "arm.urdf",
+                     *         "size": 18432,
+                     *         "sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+                     *         "companions": []
+                     *       },
+                     *       "listing": null,
+                     *       "credits_spent": 1,
+                     *       "error": null,
+                     *       "created_at": "2026-11-02T14:30:00.000Z",
+                     *       "updated_at": "2026-11-05T09:12:44.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["FactoryJob"];
                 };
             };
@@ -4265,7 +6372,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    openapi: {
+    getOpenApiDocument: {
         parameters: {
             query?: never;
             header?: never;
@@ -4280,7 +6387,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, never>;
+                    /**
+                     * @example {
+                     *       "openapi": "3.1.0",
+                     *       "info": {
+                     *         "title": "Robotics marketplace and inference API",
+                     *         "version": "v1"
+                     *       },
+                     *       "servers": [
+                     *         {
+                     *           "url": "https://api.robots.example"
+                     *         }
+                     *       ],
+                     *       "paths": {}
+                     *     }
+                     */
+                    "application/json": {
+                        openapi: string;
+                        info: Record<string, never>;
+                        servers?: unknown[];
+                        paths: Record<string, never>;
+                    };
                 };
             };
             400: components["responses"]["BadRequest"];
