@@ -16,7 +16,7 @@ import { openEventStore } from './event-store/open-event-store';
 import { IdempotentRequests } from './idempotency/idempotent-requests';
 import { Metrics } from './metrics/metrics';
 import { serveOpenApi } from './openapi/serve';
-import { configureHttp, createHttpAdapter } from './platform/http';
+import { configureHttp, createHttpAdapter, registerCompression } from './platform/http';
 import { bindRequestContext, createPino, logRequests, ServiceLogger } from './platform/logger';
 import { ProjectionRunner } from './projection-runner/projection-runner';
 
@@ -55,6 +55,8 @@ export async function createApp(base: Settings, options: AppOptions = {}): Promi
   const accounts = app.get(KeptAccounts);
   const operators = app.get(OperatorAuth);
   bindRequestContext(app.getHttpAdapter().getInstance());
+  // Before any route is added: the plugin wraps routes as they are registered.
+  await registerCompression(app.getHttpAdapter().getInstance());
   configureHttp(app.getHttpAdapter().getInstance(), settings, {
     authenticateApiKey: (header) => authenticateApiKey(header, accounts),
     authenticateOperator: (header) => operators.authenticate(header),

@@ -3,9 +3,11 @@ import { ModulesContainer } from '@nestjs/core';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { defaultMetadataStorage } from 'class-transformer/cjs/storage';
 import { validationMetadatasToSchemas } from 'class-validator-jsonschema';
+import { Settings, SETTINGS } from '../config/settings';
 import { REQUIRED_SCOPES } from '../platform/auth/auth-context';
 import { handlerParameters } from '../platform/known-parameters';
-import { OPERATIONS, OperationNotes } from './operations';
+import { REQUEST_EXAMPLES, RESPONSE_EXAMPLES } from './examples';
+import { OPERATION_IDS, OPERATIONS, OperationNotes } from './operations';
 import { OPENAPI_PATH } from './paths';
 import { ref, SCHEMAS } from './schemas';
 
@@ -108,6 +110,33 @@ const IDEMPOTENCY_KEY = {
 };
 const IDEMPOTENT_REPLAYED = { description: 'Sent on an answer replayed for an Idempotency-Key.', schema: { type: 'string', enum: ['true'] } };
 
+const schemaName = (schema: Operation | undefined): string | undefined => /^#\/components\/schemas\/(\w+)$/.exec(schema?.$ref ?? '')?.[1];
+
+/** A success body's example: the named schema's, or a page of one item (examples.ts). */
+function composedExample(schema: Operation): unknown {
+  const named = schemaName(schema);
+  if (named) return RESPONSE_EXAMPLES[named];
+  const item = schemaName(schema.properties?.items?.items);
+  const pageFields = ['items', 'next_cursor', 'has_more'];
+  if (item && RESPONSE_EXAMPLES[item] && Object.keys(schema.properties).every((field) => pageFields.includes(field))) {
+    return { items: [RESPONSE_EXAMPLES[item]], next_cursor: null, has_more: false };
+  }
+  return undefined;
+}
+
+/** Every JSON request body and 2xx JSON answer carries an example (issue 42); the build fails on one without. */
+function assertExamples(key: string, operation: Operation): void {
+  const bodies = [
+    ['request body', operation.requestBody?.content?.['application/json']],
+    ...Object.entries(operation.responses ?? {})
+      .filter(([status]) => status.startsWith('2'))
+      .map(([status, response]) => [`${status} answer`, (response as Operation).content?.['application/json']]),
+  ] as const;
+  for (const [what, media] of bodies) {
+    if (media && media.example === undefined) throw new Error(`OpenAPI: ${key} has no example for its ${what}: add one to src/openapi/examples.ts (or the operation's notes)`);
+  }
+}
+
 function describeOperation(method: string, operation: Operation, scopes: string[], notes: OperationNotes): void {
   operation.summary = notes.summary;
   if (notes.description) operation.description = notes.description;
@@ -119,7 +148,8 @@ function describeOperation(method: string, operation: Operation, scopes: string[
 
   // Handlers that parse their body themselves (`@Body() body: unknown`) name its schema in the notes.
   if (notes.body) operation.requestBody = { required: true, content: { 'application/json': { schema: notes.body } } };
-  if (notes.example) operation.requestBody.content['application/json'].example = notes.example;
+  const jsonBody = operation.requestBody?.content?.['application/json'];
+  if (jsonBody) jsonBody.example = notes.example ?? REQUEST_EXAMPLES[schemaName(jsonBody.schema) ?? ''];
   if (notes.bodyOptional) operation.requestBody.required = false;
 
   // Query parameters the handlers parse by hand replace what SwaggerModule guessed from their types.
@@ -131,7 +161,7 @@ function describeOperation(method: string, operation: Operation, scopes: string[
   // The success status SwaggerModule derived from the handler (@HttpCode, 201 for POST).
   const success = notes.status ?? Object.keys(operation.responses ?? {}).find((s) => s.startsWith('2')) ?? '200';
   const content: Record<string, unknown> = {};
-  if (notes.response) content['application/json'] = { schema: notes.response };
+  if (notes.response) content['application/json'] = { schema: notes.response, example: notes.responseExample ?? composedExample(notes.response) };
   if (notes.events) content['text/event-stream'] = { schema: { type: 'string', description: notes.events } };
   const responses: Record<string, any> = {
     [success]: { description: notes.summary, ...(method === 'post' ? { headers: { 'Idempotent-Replayed': IDEMPOTENT_REPLAYED } } : {}), ...(notes.response || notes.events ? { content } : {}) },
@@ -167,7 +197,8 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
       'Publish, sell and download robotics models and datasets; OpenAI-compatible inference. ' +
         'Authenticate with `Authorization: Bearer <API_KEY>`; every error is `{ error: { code, message, request_id } }`.',
     )
-    .addServer('/', 'This service')
+    // The configured public address (PUBLIC_BASE_URL), which generated clients take as their base URL.
+    .addServer(app.get<symbol, Settings>(SETTINGS, { strict: false }).publicBaseUrl, 'This service')
     .build();
   const document = SwaggerModule.createDocument(app, config);
   // package.json says UNLICENSED; SPDX spells a license it does not list LicenseRef-<name>.
@@ -190,18 +221,31 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
       unused.delete(key);
       assertQueryDocumented(controllers, operation.operationId, key, notes);
       describeOperation(method, operation, notes.scopes ?? requiredScopes(controllers, operation.operationId), notes);
+      assertExamples(key, operation);
+      // Renamed last: the checks above find the controller by SwaggerModule's `<Controller>_<method>`.
+      if (!OPERATION_IDS[key]) throw new Error(`OpenAPI: ${key} has no operationId in src/openapi/operations.ts (OPERATION_IDS)`);
+      operation.operationId = OPERATION_IDS[key];
     }
   }
+  for (const key of Object.keys(OPERATION_IDS)) if (!OPERATIONS[key]) unused.add(key);
   if (unused.size) throw new Error(`OpenAPI: src/openapi/operations.ts names routes that do not exist: ${[...unused].join(', ')}`);
 
   document.paths[OPENAPI_PATH] = {
     get: {
-      operationId: 'openapi',
+      operationId: 'getOpenApiDocument',
       summary: 'This document',
       tags: ['OpenAPI'],
       security: [],
       responses: {
-        '200': { description: 'The OpenAPI 3.1 document of the /v1 API.', content: { 'application/json': { schema: { type: 'object' } } } },
+        '200': {
+          description: 'The OpenAPI 3.1 document of the /v1 API.',
+          content: {
+            'application/json': {
+              schema: { type: 'object', required: ['openapi', 'info', 'paths'], properties: { openapi: { type: 'string' }, info: { type: 'object' }, servers: { type: 'array' }, paths: { type: 'object' } } },
+              example: { openapi: '3.1.0', info: { title: 'Robotics marketplace and inference API', version: 'v1' }, servers: [{ url: 'https://api.robots.example' }], paths: {} },
+            },
+          },
+        },
         // Query values Postgres cannot store (NUL, lone surrogates) are refused on every route.
         '400': { $ref: '#/components/responses/BadRequest' },
         default: { $ref: '#/components/responses/Error' },

@@ -1,3 +1,4 @@
+import { RESPONSE_EXAMPLES } from './examples';
 import { object, page, ref } from './schemas';
 
 /**
@@ -21,8 +22,10 @@ export interface OperationNotes {
   status?: string;
   /** The body schema, for handlers that parse their body themselves. */
   body?: Record<string, unknown>;
-  /** An example request body. */
+  /** An example request body; without one, the body DTO's in examples.ts. */
   example?: Record<string, unknown>;
+  /** An example success body, for answers examples.ts cannot compose (a page with extra fields). */
+  responseExample?: Record<string, unknown>;
   /** The body may be left out: every field of its DTO is optional. */
   bodyOptional?: boolean;
   /** Extra error statuses this operation answers, with why. */
@@ -217,12 +220,14 @@ export const OPERATIONS: Record<string, OperationNotes> = {
       ...PAGE,
     ],
     response: page(ref('BalanceTransaction'), { summary: ref('BalanceSummary'), payouts_paused: { type: 'boolean' }, payouts_pause: ref('PayoutsPause') }),
+    responseExample: { items: [RESPONSE_EXAMPLES.BalanceTransaction], next_cursor: null, has_more: false, summary: RESPONSE_EXAMPLES.BalanceSummary, payouts_paused: false, payouts_pause: null },
     errors: { 404: 'not_found: no such payout on this ledger.' },
   },
   'GET /v1/payouts': {
     summary: 'Transfers to the creator, and what is owed now',
     query: [...CREATED, ...PAGE],
     response: page(ref('Payout'), { amount_owed_cents: { type: 'integer' }, currency: { type: 'string' }, payouts_paused: { type: 'boolean' }, payouts_pause: ref('PayoutsPause') }),
+    responseExample: { items: [RESPONSE_EXAMPLES.Payout], next_cursor: null, has_more: false, amount_owed_cents: 12125, currency: 'usd', payouts_paused: false, payouts_pause: null },
   },
 
   'GET /v1/inference/models': { summary: 'Inference models and their prices', response: ref('InferenceModels') },
@@ -276,7 +281,11 @@ export const OPERATIONS: Record<string, OperationNotes> = {
   'GET /v1/webhook_endpoints': { summary: 'The caller’s webhook endpoints', query: PAGE, response: page(ref('WebhookEndpoint')) },
   'GET /v1/webhook_endpoints/{id}': { summary: 'One webhook endpoint', response: ref('WebhookEndpoint') },
   'PATCH /v1/webhook_endpoints/{id}': { summary: 'Change or pause a webhook endpoint', response: ref('WebhookEndpoint') },
-  'DELETE /v1/webhook_endpoints/{id}': { summary: 'Delete a webhook endpoint', response: object({ id: { type: 'string' }, deleted: { const: true } }) },
+  'DELETE /v1/webhook_endpoints/{id}': {
+    summary: 'Delete a webhook endpoint',
+    response: object({ id: { type: 'string' }, deleted: { const: true } }),
+    responseExample: { id: 'we_3Df6Gh9Jk2Lz5Xc8Vb1Nm4Qw', deleted: true },
+  },
   'GET /v1/webhook_endpoints/{id}/events': { summary: 'The delivery log of an endpoint, newest first', query: [...CREATED, ...PAGE], response: page(ref('WebhookDelivery')) },
   'POST /v1/webhook_endpoints/{id}/rotate_secret': {
     summary: 'Roll the signing secret (the new one is shown once)',
@@ -307,4 +316,70 @@ export const OPERATIONS: Record<string, OperationNotes> = {
     response: page(ref('Event')),
   },
   'GET /v1/events/{id}': { summary: 'One event of the caller’s, as webhooks send it', response: ref('Event') },
+};
+
+/**
+ * operationIds in verbNoun form (issue 42), what SDK generators name their methods after,
+ * instead of SwaggerModule's `<Controller>_<method>`. One line per operation of OPERATIONS:
+ * document.ts fails the build on an operation without one, and a test checks they are unique.
+ */
+export const OPERATION_IDS: Record<string, string> = {
+  'GET /v1/me': 'getMe',
+  'GET /v1/models': 'listModels',
+  'POST /v1/models': 'createModel',
+  'GET /v1/models/{idOrSlug}': 'getModel',
+  'PATCH /v1/models/{idOrSlug}': 'updateModel',
+  'DELETE /v1/models/{idOrSlug}': 'deleteModel',
+  'POST /v1/models/{idOrSlug}/download': 'createDownload',
+  'GET /v1/uploads': 'getUploadLimits',
+  'POST /v1/uploads': 'createUpload',
+  'POST /v1/uploads/parts': 'createUploadParts',
+  'POST /v1/uploads/complete': 'completeUpload',
+  'POST /v1/uploads/abort': 'abortUpload',
+  'PUT /v1/uploads': 'checkUpload',
+  'GET /v1/datasets': 'listDatasets',
+  'POST /v1/datasets': 'createDataset',
+  'GET /v1/datasets/{idOrSlug}': 'getDataset',
+  'PATCH /v1/datasets/{idOrSlug}': 'updateDataset',
+  'DELETE /v1/datasets/{idOrSlug}': 'deleteDataset',
+  'POST /v1/datasets/{idOrSlug}/publish': 'publishDataset',
+  'POST /v1/datasets/{idOrSlug}/shards': 'createShard',
+  'GET /v1/datasets/{idOrSlug}/shards': 'listShards',
+  'GET /v1/datasets/{idOrSlug}/shards/{path}': 'getShard',
+  'GET /v1/listings': 'listListings',
+  'POST /v1/listings': 'createListing',
+  'GET /v1/listings/{idOrSlug}': 'getListing',
+  'PATCH /v1/listings/{idOrSlug}': 'updateListing',
+  'POST /v1/listings/{idOrSlug}/publish': 'publishListing',
+  'POST /v1/listings/{idOrSlug}/unpublish': 'unpublishListing',
+  'POST /v1/purchases': 'createPurchase',
+  'GET /v1/purchases': 'listPurchases',
+  'GET /v1/balance': 'getBalance',
+  'GET /v1/balance/history': 'getBalanceHistory',
+  'GET /v1/balance_transactions': 'listBalanceTransactions',
+  'GET /v1/payouts': 'listPayouts',
+  'GET /v1/inference/models': 'listInferenceModels',
+  'GET /v1/openai/models': 'listOpenAIModels',
+  'GET /v1/openai/models/{id}': 'getOpenAIModel',
+  'POST /v1/chat/completions': 'createChatCompletion',
+  'POST /v1/openai/chat/completions': 'createOpenAIChatCompletion',
+  'GET /v1/usage': 'getUsage',
+  'POST /v1/factory/jobs': 'createJob',
+  'GET /v1/factory/jobs': 'listJobs',
+  'GET /v1/factory/jobs/{id}': 'getJob',
+  'POST /v1/factory/jobs/{id}/clarify': 'clarifyJob',
+  'POST /v1/factory/jobs/{id}/approve': 'approveJob',
+  'POST /v1/factory/jobs/{id}/regenerate': 'regenerateJob',
+  'POST /v1/factory/jobs/{id}/publish': 'publishJob',
+  'POST /v1/webhook_endpoints': 'createWebhookEndpoint',
+  'GET /v1/webhook_endpoints': 'listWebhookEndpoints',
+  'GET /v1/webhook_endpoints/{id}': 'getWebhookEndpoint',
+  'PATCH /v1/webhook_endpoints/{id}': 'updateWebhookEndpoint',
+  'DELETE /v1/webhook_endpoints/{id}': 'deleteWebhookEndpoint',
+  'GET /v1/webhook_endpoints/{id}/events': 'listWebhookDeliveries',
+  'POST /v1/webhook_endpoints/{id}/rotate_secret': 'rotateWebhookSecret',
+  'POST /v1/webhook_endpoints/{id}/test': 'testWebhookEndpoint',
+  'POST /v1/webhook_endpoints/{id}/deliveries/{delivery_id}/retry': 'retryWebhookDelivery',
+  'GET /v1/events': 'listEvents',
+  'GET /v1/events/{id}': 'getEvent',
 };

@@ -1,6 +1,7 @@
 import { Logger, ValidationPipe } from '@nestjs/common';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import fastifyCompress from '@fastify/compress';
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
@@ -70,6 +71,30 @@ export function createHttpAdapter(settings: Settings): FastifyAdapter {
     clientErrorHandler: clientError,
     // A URL Fastify cannot route (bad percent-encoding, a path segment over 100 characters).
     frameworkErrors: (error: Error, request: FastifyRequest, reply: FastifyReply) => sendError(request, reply, error, logger),
+  });
+}
+
+/** Answers under this many bytes are sent as they are: compressing them costs more than it saves. */
+export const COMPRESSION_THRESHOLD_BYTES = 1024;
+/**
+ * Text answers only: JSON, HTML, JavaScript, CSS. Never server-sent events (a compressor
+ * buffers, so the deltas would stop streaming; chat completions also write them to the raw
+ * socket), nor files (octet-stream, images: already compressed, and ranges must stay byte ranges).
+ */
+const COMPRESSIBLE = /^(?:application\/(?:json|javascript|[\w.-]+\+json)|text\/(?:html|css|plain|javascript|csv))(?:;|$)/u;
+
+/**
+ * gzip or br (whichever the client's Accept-Encoding prefers) for answers of at least
+ * COMPRESSION_THRESHOLD_BYTES, e.g. the 90 KB OpenAPI document (issue 42). Request bodies are
+ * not decompressed: a body with a Content-Encoding is parsed as sent, as before. Registered
+ * before any route exists: the plugin wraps each route as it is added.
+ */
+export async function registerCompression(fastify: FastifyInstance): Promise<void> {
+  await fastify.register(fastifyCompress, {
+    encodings: ['br', 'gzip'],
+    threshold: COMPRESSION_THRESHOLD_BYTES,
+    customTypes: COMPRESSIBLE,
+    globalDecompression: false,
   });
 }
 

@@ -12,7 +12,7 @@ export interface paths {
             cookie?: never;
         };
         /** The account behind the key, and the key’s mode and scopes */
-        get: operations["MeController_me"];
+        get: operations["getMe"];
         put?: never;
         post?: never;
         delete?: never;
@@ -32,19 +32,19 @@ export interface paths {
          * Upload limits: the largest file and the allowed extensions
          * @description Needs one of the scopes: models:upload, datasets:upload (an unrestricted key has all).
          */
-        get: operations["UploadsController_limits"];
+        get: operations["getUploadLimits"];
         /**
          * Whether an upload landed, and its size
          * @description Needs one of the scopes: models:upload, datasets:upload (an unrestricted key has all).
          */
-        put: operations["UploadsController_check"];
+        put: operations["checkUpload"];
         /**
          * A signed URL to upload one file to, and part URLs for a large one
          * @description Above the multipart threshold (100 MiB by default) the grant also carries `multipart`: PUT each part to its URL, then POST /v1/uploads/complete.
          *
          *     Needs one of the scopes: models:upload, datasets:upload (an unrestricted key has all).
          */
-        post: operations["UploadsController_grant"];
+        post: operations["createUpload"];
         delete?: never;
         options?: never;
         head?: never;
@@ -66,7 +66,7 @@ export interface paths {
          *
          *     Needs one of the scopes: models:upload, datasets:upload (an unrestricted key has all).
          */
-        post: operations["UploadsController_parts"];
+        post: operations["createUploadParts"];
         delete?: never;
         options?: never;
         head?: never;
@@ -88,7 +88,7 @@ export interface paths {
          *
          *     Needs one of the scopes: models:upload, datasets:upload (an unrestricted key has all).
          */
-        post: operations["UploadsController_complete"];
+        post: operations["completeUpload"];
         delete?: never;
         options?: never;
         head?: never;
@@ -108,7 +108,7 @@ export interface paths {
          * Abort a multipart upload and drop its parts
          * @description Needs one of the scopes: models:upload, datasets:upload (an unrestricted key has all).
          */
-        post: operations["UploadsController_abort"];
+        post: operations["abortUpload"];
         delete?: never;
         options?: never;
         head?: never;
@@ -126,7 +126,7 @@ export interface paths {
          * Search published models
          * @description Needs one of the scopes: models:read (an unrestricted key has all).
          */
-        get: operations["ModelsController_list"];
+        get: operations["listModels"];
         put?: never;
         /**
          * Publish a model from an uploaded file
@@ -134,7 +134,7 @@ export interface paths {
          *
          *     Needs one of the scopes: models:upload (an unrestricted key has all).
          */
-        post: operations["ModelsController_publish"];
+        post: operations["createModel"];
         delete?: never;
         options?: never;
         head?: never;
@@ -152,21 +152,21 @@ export interface paths {
          * One published model
          * @description Needs one of the scopes: models:read (an unrestricted key has all).
          */
-        get: operations["ModelsController_get"];
+        get: operations["getModel"];
         put?: never;
         post?: never;
         /**
          * Unpublish an own model
          * @description Needs one of the scopes: listings:write (an unrestricted key has all).
          */
-        delete: operations["ModelsController_unpublish"];
+        delete: operations["deleteModel"];
         options?: never;
         head?: never;
         /**
          * Change an own model’s price, version or metadata
          * @description Needs one of the scopes: listings:write (an unrestricted key has all).
          */
-        patch: operations["ModelsController_update"];
+        patch: operations["updateModel"];
         trace?: never;
     };
     "/v1/models/{idOrSlug}/download": {
@@ -182,7 +182,7 @@ export interface paths {
          * A signed download URL for a model or dataset file
          * @description Needs one of the scopes: models:read, datasets:read (an unrestricted key has all).
          */
-        post: operations["ModelsController_download"];
+        post: operations["createDownload"];
         delete?: never;
         options?: never;
         head?: never;
@@ -200,13 +200,13 @@ export interface paths {
          * The caller’s own models and datasets, in every state
          * @description Needs one of the scopes: listings:read (an unrestricted key has all).
          */
-        get: operations["ListingsController_list"];
+        get: operations["listListings"];
         put?: never;
         /**
          * Create a listing draft
          * @description Needs one of the scopes: listings:write (an unrestricted key has all).
          */
-        post: operations["ListingsController_draft"];
+        post: operations["createListing"];
         delete?: never;
         options?: never;
         head?: never;
@@ -224,7 +224,7 @@ export interface paths {
          * One own listing
          * @description Needs one of the scopes: listings:read (an unrestricted key has all).
          */
-        get: operations["ListingsController_get"];
+        get: operations["getListing"];
         put?: never;
         post?: never;
         delete?: never;
@@ -234,7 +234,7 @@ export interface paths {
          * Change an own listing
          * @description Needs one of the scopes: listings:write (an unrestricted key has all).
          */
-        patch: operations["ListingsController_update"];
+        patch: operations["updateListing"];
         trace?: never;
     };
     "/v1/listings/{idOrSlug}/publish": {
@@ -250,7 +250,7 @@ export interface paths {
          * Validate and publish an own listing
          * @description Needs one of the scopes: listings:write (an unrestricted key has all).
          */
-        post: operations["ListingsController_publish"];
+        post: operations["publishListing"];
         delete?: never;
         options?: never;
         head?: never;
@@ -270,7 +270,7 @@ export interface paths {
          * Unpublish an own listing
          * @description Needs one of the scopes: listings:write (an unrestricted key has all).
          */
-        post: operations["ListingsController_unpublish"];
+        post: operations["unpublishListing"];
         delete?: never;
         options?: never;
         head?: never;
@@ -288,13 +288,13 @@ export interface paths {
          * Search published datasets
          * @description Needs one of the scopes: datasets:read (an unrestricted key has all).
          */
-        get: operations["DatasetsController_list"];
+        get: operations["listDatasets"];
         put?: never;
         /**
          * Create a dataset draft (its data arrives as shards)
          * @description Needs one of the scopes: datasets:upload (an unrestricted key has all).
          */
-        post: operations["DatasetsController_create"];
+        post: operations["createDataset"];
         delete?: never;
         options?: never;
         head?: never;
@@ -312,21 +312,21 @@ export interface paths {
          * One published dataset
          * @description Needs one of the scopes: datasets:read (an unrestricted key has all).
          */
-        get: operations["DatasetsController_get"];
+        get: operations["getDataset"];
         put?: never;
         post?: never;
         /**
          * Unpublish an own dataset
          * @description Needs one of the scopes: datasets:upload, listings:write (an unrestricted key has all).
          */
-        delete: operations["DatasetsController_unpublish"];
+        delete: operations["deleteDataset"];
         options?: never;
         head?: never;
         /**
          * Change an own dataset’s price, version or metadata
          * @description Needs one of the scopes: datasets:upload, listings:write (an unrestricted key has all).
          */
-        patch: operations["DatasetsController_update"];
+        patch: operations["updateDataset"];
         trace?: never;
     };
     "/v1/datasets/{idOrSlug}/publish": {
@@ -342,7 +342,7 @@ export interface paths {
          * Publish an own dataset, fixing its shards
          * @description Needs one of the scopes: datasets:upload, listings:write (an unrestricted key has all).
          */
-        post: operations["DatasetsController_publish"];
+        post: operations["publishDataset"];
         delete?: never;
         options?: never;
         head?: never;
@@ -362,13 +362,13 @@ export interface paths {
          *
          *     Needs one of the scopes: datasets:read, datasets:upload (an unrestricted key has all).
          */
-        get: operations["ShardsController_list"];
+        get: operations["listShards"];
         put?: never;
         /**
          * A signed URL to upload one shard to
          * @description Needs one of the scopes: datasets:upload (an unrestricted key has all).
          */
-        post: operations["ShardsController_mint"];
+        post: operations["createShard"];
         delete?: never;
         options?: never;
         head?: never;
@@ -388,7 +388,7 @@ export interface paths {
          *
          *     Needs one of the scopes: datasets:read, datasets:upload (an unrestricted key has all).
          */
-        get: operations["ShardsController_fetch"];
+        get: operations["getShard"];
         put?: never;
         post?: never;
         delete?: never;
@@ -408,13 +408,13 @@ export interface paths {
          * The caller’s webhook endpoints
          * @description Needs one of the scopes: webhooks:write (an unrestricted key has all).
          */
-        get: operations["WebhookEndpointsController_list"];
+        get: operations["listWebhookEndpoints"];
         put?: never;
         /**
          * Register a webhook endpoint (its secret is shown once)
          * @description Needs one of the scopes: webhooks:write (an unrestricted key has all).
          */
-        post: operations["WebhookEndpointsController_create"];
+        post: operations["createWebhookEndpoint"];
         delete?: never;
         options?: never;
         head?: never;
@@ -432,21 +432,21 @@ export interface paths {
          * One webhook endpoint
          * @description Needs one of the scopes: webhooks:write (an unrestricted key has all).
          */
-        get: operations["WebhookEndpointsController_get"];
+        get: operations["getWebhookEndpoint"];
         put?: never;
         post?: never;
         /**
          * Delete a webhook endpoint
          * @description Needs one of the scopes: webhooks:write (an unrestricted key has all).
          */
-        delete: operations["WebhookEndpointsController_delete"];
+        delete: operations["deleteWebhookEndpoint"];
         options?: never;
         head?: never;
         /**
          * Change or pause a webhook endpoint
          * @description Needs one of the scopes: webhooks:write (an unrestricted key has all).
          */
-        patch: operations["WebhookEndpointsController_update"];
+        patch: operations["updateWebhookEndpoint"];
         trace?: never;
     };
     "/v1/webhook_endpoints/{id}/rotate_secret": {
@@ -464,7 +464,7 @@ export interface paths {
          *
          *     Needs one of the scopes: webhooks:write (an unrestricted key has all).
          */
-        post: operations["WebhookEndpointsController_rotateSecret"];
+        post: operations["rotateWebhookSecret"];
         delete?: never;
         options?: never;
         head?: never;
@@ -484,7 +484,7 @@ export interface paths {
          * Send a signed webhook.test event to this endpoint
          * @description Needs one of the scopes: webhooks:write (an unrestricted key has all).
          */
-        post: operations["WebhookEndpointsController_sendTest"];
+        post: operations["testWebhookEndpoint"];
         delete?: never;
         options?: never;
         head?: never;
@@ -504,7 +504,7 @@ export interface paths {
          * Attempt a delivery again now (one that succeeded or failed)
          * @description Needs one of the scopes: webhooks:write (an unrestricted key has all).
          */
-        post: operations["WebhookEndpointsController_retryDelivery"];
+        post: operations["retryWebhookDelivery"];
         delete?: never;
         options?: never;
         head?: never;
@@ -522,7 +522,7 @@ export interface paths {
          * The delivery log of an endpoint, newest first
          * @description Needs one of the scopes: webhooks:write (an unrestricted key has all).
          */
-        get: operations["WebhookEndpointsController_deliveries"];
+        get: operations["listWebhookDeliveries"];
         put?: never;
         post?: never;
         delete?: never;
@@ -544,7 +544,7 @@ export interface paths {
          *
          *     Needs one of the scopes: webhooks:write (an unrestricted key has all).
          */
-        get: operations["EventsController_list"];
+        get: operations["listEvents"];
         put?: never;
         post?: never;
         delete?: never;
@@ -564,7 +564,7 @@ export interface paths {
          * One event of the caller’s, as webhooks send it
          * @description Needs one of the scopes: webhooks:write (an unrestricted key has all).
          */
-        get: operations["EventsController_get"];
+        get: operations["getEvent"];
         put?: never;
         post?: never;
         delete?: never;
@@ -584,7 +584,7 @@ export interface paths {
          * The creator’s balance from the journal, now or as of a past moment
          * @description Needs one of the scopes: payouts:read (an unrestricted key has all).
          */
-        get: operations["BalanceController_balance"];
+        get: operations["getBalance"];
         put?: never;
         post?: never;
         delete?: never;
@@ -604,7 +604,7 @@ export interface paths {
          * The creator’s balance interval by interval: opening, activity by reporting category, closing
          * @description Needs one of the scopes: payouts:read (an unrestricted key has all).
          */
-        get: operations["BalanceController_history"];
+        get: operations["getBalanceHistory"];
         put?: never;
         post?: never;
         delete?: never;
@@ -624,7 +624,7 @@ export interface paths {
          * The creator’s ledger: sales, refunds and payouts
          * @description Needs one of the scopes: payouts:read (an unrestricted key has all).
          */
-        get: operations["BalanceController_balanceTransactions"];
+        get: operations["listBalanceTransactions"];
         put?: never;
         post?: never;
         delete?: never;
@@ -644,7 +644,7 @@ export interface paths {
          * Transfers to the creator, and what is owed now
          * @description Needs one of the scopes: payouts:read (an unrestricted key has all).
          */
-        get: operations["BalanceController_payouts"];
+        get: operations["listPayouts"];
         put?: never;
         post?: never;
         delete?: never;
@@ -664,13 +664,13 @@ export interface paths {
          * The caller’s completed purchases
          * @description Needs one of the scopes: models:read, datasets:read (an unrestricted key has all).
          */
-        get: operations["PurchasesController_list"];
+        get: operations["listPurchases"];
         put?: never;
         /**
          * Open a checkout session for an asset
          * @description Needs one of the scopes: models:read, datasets:read (an unrestricted key has all).
          */
-        post: operations["PurchasesController_open"];
+        post: operations["createPurchase"];
         delete?: never;
         options?: never;
         head?: never;
@@ -685,7 +685,7 @@ export interface paths {
             cookie?: never;
         };
         /** Inference models and their prices */
-        get: operations["ChatController_models"];
+        get: operations["listInferenceModels"];
         put?: never;
         post?: never;
         delete?: never;
@@ -705,7 +705,7 @@ export interface paths {
          * Inference models, as OpenAI lists them
          * @description The OpenAI-compatible base URL is `/v1/openai`: point an `openai` client’s `baseURL` there.
          */
-        get: operations["ChatController_openaiModels"];
+        get: operations["listOpenAIModels"];
         put?: never;
         post?: never;
         delete?: never;
@@ -722,7 +722,7 @@ export interface paths {
             cookie?: never;
         };
         /** One inference model, as OpenAI retrieves it */
-        get: operations["ChatController_openaiModel"];
+        get: operations["getOpenAIModel"];
         put?: never;
         post?: never;
         delete?: never;
@@ -746,7 +746,7 @@ export interface paths {
          *
          *     Needs one of the scopes: inference:run (an unrestricted key has all).
          */
-        post: operations["ChatController_openaiCreate"];
+        post: operations["createOpenAIChatCompletion"];
         delete?: never;
         options?: never;
         head?: never;
@@ -768,7 +768,7 @@ export interface paths {
          *
          *     Needs one of the scopes: inference:run (an unrestricted key has all).
          */
-        post: operations["ChatController_create"];
+        post: operations["createChatCompletion"];
         delete?: never;
         options?: never;
         head?: never;
@@ -783,7 +783,7 @@ export interface paths {
             cookie?: never;
         };
         /** Inference usage of the caller’s account, in the key’s mode */
-        get: operations["UsageController_get"];
+        get: operations["getUsage"];
         put?: never;
         post?: never;
         delete?: never;
@@ -803,13 +803,13 @@ export interface paths {
          * The caller’s generation jobs, newest first
          * @description Needs one of the scopes: factory:run (an unrestricted key has all).
          */
-        get: operations["JobsController_list"];
+        get: operations["listJobs"];
         put?: never;
         /**
          * Start a generation job from a prompt (spends one credit)
          * @description Needs one of the scopes: factory:run (an unrestricted key has all).
          */
-        post: operations["JobsController_create"];
+        post: operations["createJob"];
         delete?: never;
         options?: never;
         head?: never;
@@ -827,7 +827,7 @@ export interface paths {
          * One generation job (poll it)
          * @description Needs one of the scopes: factory:run (an unrestricted key has all).
          */
-        get: operations["JobsController_get"];
+        get: operations["getJob"];
         put?: never;
         post?: never;
         delete?: never;
@@ -849,7 +849,7 @@ export interface paths {
          * Answer the job’s questions (in awaiting_clarification)
          * @description Needs one of the scopes: factory:run (an unrestricted key has all).
          */
-        post: operations["JobsController_clarify"];
+        post: operations["clarifyJob"];
         delete?: never;
         options?: never;
         head?: never;
@@ -869,7 +869,7 @@ export interface paths {
          * Approve the plan and build the artifact
          * @description Needs one of the scopes: factory:run (an unrestricted key has all).
          */
-        post: operations["JobsController_approve"];
+        post: operations["approveJob"];
         delete?: never;
         options?: never;
         head?: never;
@@ -889,7 +889,7 @@ export interface paths {
          * Plan again, or build again (spends one credit)
          * @description Needs one of the scopes: factory:run (an unrestricted key has all).
          */
-        post: operations["JobsController_regenerate"];
+        post: operations["regenerateJob"];
         delete?: never;
         options?: never;
         head?: never;
@@ -909,7 +909,7 @@ export interface paths {
          * Publish the reviewed artifact as a listing
          * @description Needs one of the scopes: factory:run (an unrestricted key has all).
          */
-        post: operations["JobsController_publish"];
+        post: operations["publishJob"];
         delete?: never;
         options?: never;
         head?: never;
@@ -924,7 +924,7 @@ export interface paths {
             cookie?: never;
         };
         /** This document */
-        get: operations["openapi"];
+        get: operations["getOpenApiDocument"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1317,7 +1317,7 @@ export interface components {
         BalanceTransaction: {
             id: string;
             /** @enum {string} */
-            type: "sale" | "refund" | "payout" | "dispute" | "dispute_reversal";
+            type: "sale" | "refund" | "payout" | "dispute" | "dispute_reversal" | "adjustment";
             amount_cents: number;
             fee_cents: number;
             net_cents: number;
@@ -1342,15 +1342,16 @@ export interface components {
             };
             description: string;
             /** @enum {string} */
-            reporting_category: "charge" | "refund" | "payout" | "dispute" | "dispute_reversal";
+            reporting_category: "charge" | "refund" | "payout" | "dispute" | "dispute_reversal" | "adjustment";
             balance_after_cents: number;
         };
-        /** @description What the platform owes the creator: available now, in payouts under way, and withheld for open disputes. Without `as_of`, also whether payouts are paused and why. */
+        /** @description What the platform owes the creator: available now (never below 0), in payouts under way, and withheld for open disputes; receivable_cents is what the creator owes the platform (a refund or lost dispute after a payout), recovered from later sales first. Without `as_of`, also whether payouts are paused and why. */
         Balance: {
             /** @constant */
             object: "balance";
             currency: string;
             available_cents: number;
+            receivable_cents: number;
             in_transit_cents: number;
             withheld_cents: number;
             /**
@@ -1398,6 +1399,7 @@ export interface components {
                     refunds_cents: number;
                     payouts_cents: number;
                     disputes_cents: number;
+                    adjustments_cents: number;
                 };
                 closing_balance_cents: number;
             }[];
@@ -1848,7 +1850,7 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
-    MeController_me: {
+    getMe: {
         parameters: {
             query?: never;
             header?: never;
@@ -1863,6 +1865,23 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "acct_4Hq8ZkT2mW9xRb3LpN6vYc1D",
+                     *       "slug": "acme-robotics",
+                     *       "name": "Acme Robotics",
+                     *       "email": "dev@acme-robotics.example",
+                     *       "created_at": "2026-11-02T14:30:00.000Z",
+                     *       "key": {
+                     *         "id": "key_8Jk1Lm4Nz7Xc0Vb3Qw6Er9Ty",
+                     *         "mode": "test",
+                     *         "tier": "premium",
+                     *         "scopes": [],
+                     *         "expires_at": null
+                     *       },
+                     *       "credits": 3
+                     *     }
+                     */
                     "application/json": components["schemas"]["Account"];
                 };
             };
@@ -1871,7 +1890,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    UploadsController_limits: {
+    getUploadLimits: {
         parameters: {
             query?: never;
             header?: never;
@@ -1886,6 +1905,20 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "max_bytes": 53687091200,
+                     *       "extensions": [
+                     *         ".onnx",
+                     *         ".pt",
+                     *         ".safetensors",
+                     *         ".urdf",
+                     *         ".zip",
+                     *         ".mcap",
+                     *         ".parquet"
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["UploadLimits"];
                 };
             };
@@ -1895,7 +1928,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    UploadsController_check: {
+    checkUpload: {
         parameters: {
             query?: never;
             header?: never;
@@ -1904,6 +1937,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "storage_path": "user/acct_4Hq8ZkT2mW9xRb3LpN6vYc1D/1793629800-grasp-policy.onnx"
+                 *     }
+                 */
                 "application/json": components["schemas"]["CheckUploadDto"];
             };
         };
@@ -1914,6 +1952,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "exists": true,
+                     *       "size": 1048576
+                     *     }
+                     */
                     "application/json": components["schemas"]["UploadCheck"];
                 };
             };
@@ -1931,7 +1975,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    UploadsController_grant: {
+    createUpload: {
         parameters: {
             query?: never;
             header?: {
@@ -1961,6 +2005,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "storage_path": "user/acct_4Hq8ZkT2mW9xRb3LpN6vYc1D/1793629800-grasp-policy.onnx",
+                     *       "upload_url": "https://storage.example.com/uploads?X-Amz-Signature=7b9e",
+                     *       "token": null,
+                     *       "expires_in": 3600,
+                     *       "file_name": "grasp-policy.onnx",
+                     *       "file_size": 1048576,
+                     *       "file_extension": ".onnx"
+                     *     }
+                     */
                     "application/json": components["schemas"]["UploadGrant"];
                 };
             };
@@ -1979,7 +2034,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    UploadsController_parts: {
+    createUploadParts: {
         parameters: {
             query?: never;
             header?: {
@@ -1991,6 +2046,15 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "storage_path": "user/acct_4Hq8ZkT2mW9xRb3LpN6vYc1D/1793629800-grasp-policy.onnx",
+                 *       "upload_id": "2~mX9pQ7rT4vB1nK8sL3dF6gH0jW5zC",
+                 *       "part_numbers": [
+                 *         2
+                 *       ]
+                 *     }
+                 */
                 "application/json": components["schemas"]["ResignPartsDto"];
             };
         };
@@ -2003,6 +2067,26 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "upload_id": "2~mX9pQ7rT4vB1nK8sL3dF6gH0jW5zC",
+                     *       "part_size": 67108864,
+                     *       "part_count": 2,
+                     *       "parts": [
+                     *         {
+                     *           "part_number": 1,
+                     *           "size": 67108864,
+                     *           "url": "https://storage.example.com/uploads/part-1?X-Amz-Signature=3f2a"
+                     *         },
+                     *         {
+                     *           "part_number": 2,
+                     *           "size": 40108864,
+                     *           "url": "https://storage.example.com/uploads/part-2?X-Amz-Signature=8c1d"
+                     *         }
+                     *       ],
+                     *       "expires_in": 3600
+                     *     }
+                     */
                     "application/json": components["schemas"]["MultipartUpload"];
                 };
             };
@@ -2029,7 +2113,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    UploadsController_complete: {
+    completeUpload: {
         parameters: {
             query?: never;
             header?: {
@@ -2041,6 +2125,22 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "storage_path": "user/acct_4Hq8ZkT2mW9xRb3LpN6vYc1D/1793629800-grasp-policy.onnx",
+                 *       "upload_id": "2~mX9pQ7rT4vB1nK8sL3dF6gH0jW5zC",
+                 *       "parts": [
+                 *         {
+                 *           "part_number": 1,
+                 *           "etag": "\"a54357aff0632cce46d942af68356b38\""
+                 *         },
+                 *         {
+                 *           "part_number": 2,
+                 *           "etag": "\"0c78aef83f66abc1fa1e8477f296d394\""
+                 *         }
+                 *       ]
+                 *     }
+                 */
                 "application/json": components["schemas"]["CompleteUploadDto"];
             };
         };
@@ -2053,6 +2153,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "storage_path": "user/acct_4Hq8ZkT2mW9xRb3LpN6vYc1D/1793629800-grasp-policy.onnx",
+                     *       "size": 107217728
+                     *     }
+                     */
                     "application/json": components["schemas"]["UploadCompleted"];
                 };
             };
@@ -2079,7 +2185,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    UploadsController_abort: {
+    abortUpload: {
         parameters: {
             query?: never;
             header?: {
@@ -2091,6 +2197,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "storage_path": "user/acct_4Hq8ZkT2mW9xRb3LpN6vYc1D/1793629800-grasp-policy.onnx",
+                 *       "upload_id": "2~mX9pQ7rT4vB1nK8sL3dF6gH0jW5zC"
+                 *     }
+                 */
                 "application/json": components["schemas"]["MultipartDto"];
             };
         };
@@ -2103,6 +2215,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "storage_path": "user/acct_4Hq8ZkT2mW9xRb3LpN6vYc1D/1793629800-grasp-policy.onnx",
+                     *       "upload_id": "2~mX9pQ7rT4vB1nK8sL3dF6gH0jW5zC",
+                     *       "aborted": true
+                     *     }
+                     */
                     "application/json": components["schemas"]["UploadAborted"];
                 };
             };
@@ -2129,7 +2248,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    ModelsController_list: {
+    listModels: {
         parameters: {
             query?: {
                 /** @description Full-text search over title, description and tags. */
@@ -2175,6 +2294,69 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "items": [
+                     *         {
+                     *           "id": "lst_7Ks2NfQ9wE4rTy6UiO1pA3sD",
+                     *           "slug": "grasp-policy",
+                     *           "title": "Grasp Policy",
+                     *           "description": "A PPO policy for parallel-gripper grasping, trained in Isaac Sim and tested on a UR5e.",
+                     *           "type": "rl-policy",
+                     *           "category": "manipulation",
+                     *           "license": "MIT",
+                     *           "version": "1.2.0",
+                     *           "price": {
+                     *             "amount": 2500,
+                     *             "currency": "usd"
+                     *           },
+                     *           "tags": [
+                     *             "grasping",
+                     *             "ppo"
+                     *           ],
+                     *           "frameworks": [
+                     *             "pytorch",
+                     *             "onnx"
+                     *           ],
+                     *           "hardware": [
+                     *             "ur5e",
+                     *             "jetson-orin"
+                     *           ],
+                     *           "sensors": [
+                     *             "rgbd-camera"
+                     *           ],
+                     *           "ros_compatible": true,
+                     *           "jetson_compatible": true,
+                     *           "isaac_sim_compatible": true,
+                     *           "file": {
+                     *             "name": "grasp-policy.onnx",
+                     *             "size": 1048576,
+                     *             "extension": ".onnx",
+                     *             "sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+                     *           },
+                     *           "inspection": {
+                     *             "format": "onnx",
+                     *             "ir_version": 8,
+                     *             "opset": 13,
+                     *             "producer": "pytorch 2.4",
+                     *             "parameters": 74,
+                     *             "onnxruntime": "loads"
+                     *           },
+                     *           "readme": "# Grasp Policy\n\nInputs: 22 joint and gripper states. Outputs: 7 joint velocity targets.\n",
+                     *           "downloads": 42,
+                     *           "featured": false,
+                     *           "author": {
+                     *             "slug": "acme-robotics",
+                     *             "name": "Acme Robotics"
+                     *           },
+                     *           "created_at": "2026-11-02T14:30:00.000Z",
+                     *           "updated_at": "2026-11-05T09:12:44.000Z"
+                     *         }
+                     *       ],
+                     *       "next_cursor": null,
+                     *       "has_more": false
+                     *     }
+                     */
                     "application/json": {
                         items: components["schemas"]["Asset"][];
                         next_cursor: string | null;
@@ -2188,7 +2370,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    ModelsController_publish: {
+    createModel: {
         parameters: {
             query?: never;
             header?: {
@@ -2224,6 +2406,70 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "lst_7Ks2NfQ9wE4rTy6UiO1pA3sD",
+                     *       "slug": "grasp-policy",
+                     *       "title": "Grasp Policy",
+                     *       "description": "A PPO policy for parallel-gripper grasping, trained in Isaac Sim and tested on a UR5e.",
+                     *       "type": "rl-policy",
+                     *       "category": "manipulation",
+                     *       "license": "MIT",
+                     *       "version": "1.2.0",
+                     *       "price": {
+                     *         "amount": 2500,
+                     *         "currency": "usd"
+                     *       },
+                     *       "tags": [
+                     *         "grasping",
+                     *         "ppo"
+                     *       ],
+                     *       "frameworks": [
+                     *         "pytorch",
+                     *         "onnx"
+                     *       ],
+                     *       "hardware": [
+                     *         "ur5e",
+                     *         "jetson-orin"
+                     *       ],
+                     *       "sensors": [
+                     *         "rgbd-camera"
+                     *       ],
+                     *       "ros_compatible": true,
+                     *       "jetson_compatible": true,
+                     *       "isaac_sim_compatible": true,
+                     *       "file": {
+                     *         "name": "grasp-policy.onnx",
+                     *         "size": 1048576,
+                     *         "extension": ".onnx",
+                     *         "sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+                     *       },
+                     *       "inspection": {
+                     *         "format": "onnx",
+                     *         "ir_version": 8,
+                     *         "opset": 13,
+                     *         "producer": "pytorch 2.4",
+                     *         "parameters": 74,
+                     *         "onnxruntime": "loads"
+                     *       },
+                     *       "readme": "# Grasp Policy\n\nInputs: 22 joint and gripper states. Outputs: 7 joint velocity targets.\n",
+                     *       "downloads": 42,
+                     *       "featured": false,
+                     *       "author": {
+                     *         "slug": "acme-robotics",
+                     *         "name": "Acme Robotics"
+                     *       },
+                     *       "created_at": "2026-11-02T14:30:00.000Z",
+                     *       "updated_at": "2026-11-05T09:12:44.000Z",
+                     *       "object": "listing",
+                     *       "kind": "model",
+                     *       "status": "published",
+                     *       "validation_status": "passed",
+                     *       "validation_errors": [],
+                     *       "storage_path": "user/acct_4Hq8ZkT2mW9xRb3LpN6vYc1D/1793629800-grasp-policy.onnx",
+                     *       "published_at": "2026-11-05T09:12:44.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Listing"];
                 };
             };
@@ -2250,7 +2496,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    ModelsController_get: {
+    getModel: {
         parameters: {
             query?: never;
             header?: never;
@@ -2267,6 +2513,63 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "lst_7Ks2NfQ9wE4rTy6UiO1pA3sD",
+                     *       "slug": "grasp-policy",
+                     *       "title": "Grasp Policy",
+                     *       "description": "A PPO policy for parallel-gripper grasping, trained in Isaac Sim and tested on a UR5e.",
+                     *       "type": "rl-policy",
+                     *       "category": "manipulation",
+                     *       "license": "MIT",
+                     *       "version": "1.2.0",
+                     *       "price": {
+                     *         "amount": 2500,
+                     *         "currency": "usd"
+                     *       },
+                     *       "tags": [
+                     *         "grasping",
+                     *         "ppo"
+                     *       ],
+                     *       "frameworks": [
+                     *         "pytorch",
+                     *         "onnx"
+                     *       ],
+                     *       "hardware": [
+                     *         "ur5e",
+                     *         "jetson-orin"
+                     *       ],
+                     *       "sensors": [
+                     *         "rgbd-camera"
+                     *       ],
+                     *       "ros_compatible": true,
+                     *       "jetson_compatible": true,
+                     *       "isaac_sim_compatible": true,
+                     *       "file": {
+                     *         "name": "grasp-policy.onnx",
+                     *         "size": 1048576,
+                     *         "extension": ".onnx",
+                     *         "sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+                     *       },
+                     *       "inspection": {
+                     *         "format": "onnx",
+                     *         "ir_version": 8,
+                     *         "opset": 13,
+                     *         "producer": "pytorch 2.4",
+                     *         "parameters": 74,
+                     *         "onnxruntime": "loads"
+                     *       },
+                     *       "readme": "# Grasp Policy\n\nInputs: 22 joint and gripper states. Outputs: 7 joint velocity targets.\n",
+                     *       "downloads": 42,
+                     *       "featured": false,
+                     *       "author": {
+                     *         "slug": "acme-robotics",
+                     *         "name": "Acme Robotics"
+                     *       },
+                     *       "created_at": "2026-11-02T14:30:00.000Z",
+                     *       "updated_at": "2026-11-05T09:12:44.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Asset"];
                 };
             };
@@ -2277,7 +2580,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    ModelsController_unpublish: {
+    deleteModel: {
         parameters: {
             query?: never;
             header?: never;
@@ -2294,6 +2597,70 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "lst_7Ks2NfQ9wE4rTy6UiO1pA3sD",
+                     *       "slug": "grasp-policy",
+                     *       "title": "Grasp Policy",
+                     *       "description": "A PPO policy for parallel-gripper grasping, trained in Isaac Sim and tested on a UR5e.",
+                     *       "type": "rl-policy",
+                     *       "category": "manipulation",
+                     *       "license": "MIT",
+                     *       "version": "1.2.0",
+                     *       "price": {
+                     *         "amount": 2500,
+                     *         "currency": "usd"
+                     *       },
+                     *       "tags": [
+                     *         "grasping",
+                     *         "ppo"
+                     *       ],
+                     *       "frameworks": [
+                     *         "pytorch",
+                     *         "onnx"
+                     *       ],
+                     *       "hardware": [
+                     *         "ur5e",
+                     *         "jetson-orin"
+                     *       ],
+                     *       "sensors": [
+                     *         "rgbd-camera"
+                     *       ],
+                     *       "ros_compatible": true,
+                     *       "jetson_compatible": true,
+                     *       "isaac_sim_compatible": true,
+                     *       "file": {
+                     *         "name": "grasp-policy.onnx",
+                     *         "size": 1048576,
+                     *         "extension": ".onnx",
+                     *         "sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+                     *       },
+                     *       "inspection": {
+                     *         "format": "onnx",
+                     *         "ir_version": 8,
+                     *         "opset": 13,
+                     *         "producer": "pytorch 2.4",
+                     *         "parameters": 74,
+                     *         "onnxruntime": "loads"
+                     *       },
+                     *       "readme": "# Grasp Policy\n\nInputs: 22 joint and gripper states. Outputs: 7 joint velocity targets.\n",
+                     *       "downloads": 42,
+                     *       "featured": false,
+                     *       "author": {
+                     *         "slug": "acme-robotics",
+                     *         "name": "Acme Robotics"
+                     *       },
+                     *       "created_at": "2026-11-02T14:30:00.000Z",
+                     *       "updated_at": "2026-11-05T09:12:44.000Z",
+                     *       "object": "listing",
+                     *       "kind": "model",
+                     *       "status": "published",
+                     *       "validation_status": "passed",
+                     *       "validation_errors": [],
+                     *       "storage_path": "user/acct_4Hq8ZkT2mW9xRb3LpN6vYc1D/1793629800-grasp-policy.onnx",
+                     *       "published_at": "2026-11-05T09:12:44.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Listing"];
                 };
             };
@@ -2304,7 +2671,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    ModelsController_update: {
+    updateModel: {
         parameters: {
             query?: never;
             header?: never;
@@ -2315,6 +2682,17 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "price_cents": 2900,
+                 *       "version": "1.3.0",
+                 *       "tags": [
+                 *         "grasping",
+                 *         "ppo",
+                 *         "ur5e"
+                 *       ]
+                 *     }
+                 */
                 "application/json": components["schemas"]["UpdateListingDto"];
             };
         };
@@ -2325,6 +2703,70 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "lst_7Ks2NfQ9wE4rTy6UiO1pA3sD",
+                     *       "slug": "grasp-policy",
+                     *       "title": "Grasp Policy",
+                     *       "description": "A PPO policy for parallel-gripper grasping, trained in Isaac Sim and tested on a UR5e.",
+                     *       "type": "rl-policy",
+                     *       "category": "manipulation",
+                     *       "license": "MIT",
+                     *       "version": "1.2.0",
+                     *       "price": {
+                     *         "amount": 2500,
+                     *         "currency": "usd"
+                     *       },
+                     *       "tags": [
+                     *         "grasping",
+                     *         "ppo"
+                     *       ],
+                     *       "frameworks": [
+                     *         "pytorch",
+                     *         "onnx"
+                     *       ],
+                     *       "hardware": [
+                     *         "ur5e",
+                     *         "jetson-orin"
+                     *       ],
+                     *       "sensors": [
+                     *         "rgbd-camera"
+                     *       ],
+                     *       "ros_compatible": true,
+                     *       "jetson_compatible": true,
+                     *       "isaac_sim_compatible": true,
+                     *       "file": {
+                     *         "name": "grasp-policy.onnx",
+                     *         "size": 1048576,
+                     *         "extension": ".onnx",
+                     *         "sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+                     *       },
+                     *       "inspection": {
+                     *         "format": "onnx",
+                     *         "ir_version": 8,
+                     *         "opset": 13,
+                     *         "producer": "pytorch 2.4",
+                     *         "parameters": 74,
+                     *         "onnxruntime": "loads"
+                     *       },
+                     *       "readme": "# Grasp Policy\n\nInputs: 22 joint and gripper states. Outputs: 7 joint velocity targets.\n",
+                     *       "downloads": 42,
+                     *       "featured": false,
+                     *       "author": {
+                     *         "slug": "acme-robotics",
+                     *         "name": "Acme Robotics"
+                     *       },
+                     *       "created_at": "2026-11-02T14:30:00.000Z",
+                     *       "updated_at": "2026-11-05T09:12:44.000Z",
+                     *       "object": "listing",
+                     *       "kind": "model",
+                     *       "status": "published",
+                     *       "validation_status": "passed",
+                     *       "validation_errors": [],
+                     *       "storage_path": "user/acct_4Hq8ZkT2mW9xRb3LpN6vYc1D/1793629800-grasp-policy.onnx",
+                     *       "published_at": "2026-11-05T09:12:44.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Listing"];
                 };
             };
@@ -2343,7 +2785,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    ModelsController_download: {
+    createDownload: {
         parameters: {
             query?: never;
             header?: {
@@ -2365,6 +2807,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "url": "https://storage.example.com/models/grasp-policy.onnx?X-Amz-Signature=9c8d",
+                     *       "expires_in": 300,
+                     *       "file_name": "grasp-policy.onnx",
+                     *       "file_size": 1048576,
+                     *       "file_sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Download"];
                 };
             };
@@ -2393,7 +2844,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    ListingsController_list: {
+    listListings: {
         parameters: {
             query?: {
                 /** @description Only listings in this state. */
@@ -2423,6 +2874,76 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "items": [
+                     *         {
+                     *           "id": "lst_7Ks2NfQ9wE4rTy6UiO1pA3sD",
+                     *           "slug": "grasp-policy",
+                     *           "title": "Grasp Policy",
+                     *           "description": "A PPO policy for parallel-gripper grasping, trained in Isaac Sim and tested on a UR5e.",
+                     *           "type": "rl-policy",
+                     *           "category": "manipulation",
+                     *           "license": "MIT",
+                     *           "version": "1.2.0",
+                     *           "price": {
+                     *             "amount": 2500,
+                     *             "currency": "usd"
+                     *           },
+                     *           "tags": [
+                     *             "grasping",
+                     *             "ppo"
+                     *           ],
+                     *           "frameworks": [
+                     *             "pytorch",
+                     *             "onnx"
+                     *           ],
+                     *           "hardware": [
+                     *             "ur5e",
+                     *             "jetson-orin"
+                     *           ],
+                     *           "sensors": [
+                     *             "rgbd-camera"
+                     *           ],
+                     *           "ros_compatible": true,
+                     *           "jetson_compatible": true,
+                     *           "isaac_sim_compatible": true,
+                     *           "file": {
+                     *             "name": "grasp-policy.onnx",
+                     *             "size": 1048576,
+                     *             "extension": ".onnx",
+                     *             "sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+                     *           },
+                     *           "inspection": {
+                     *             "format": "onnx",
+                     *             "ir_version": 8,
+                     *             "opset": 13,
+                     *             "producer": "pytorch 2.4",
+                     *             "parameters": 74,
+                     *             "onnxruntime": "loads"
+                     *           },
+                     *           "readme": "# Grasp Policy\n\nInputs: 22 joint and gripper states. Outputs: 7 joint velocity targets.\n",
+                     *           "downloads": 42,
+                     *           "featured": false,
+                     *           "author": {
+                     *             "slug": "acme-robotics",
+                     *             "name": "Acme Robotics"
+                     *           },
+                     *           "created_at": "2026-11-02T14:30:00.000Z",
+                     *           "updated_at": "2026-11-05T09:12:44.000Z",
+                     *           "object": "listing",
+                     *           "kind": "model",
+                     *           "status": "published",
+                     *           "validation_status": "passed",
+                     *           "validation_errors": [],
+                     *           "storage_path": "user/acct_4Hq8ZkT2mW9xRb3LpN6vYc1D/1793629800-grasp-policy.onnx",
+                     *           "published_at": "2026-11-05T09:12:44.000Z"
+                     *         }
+                     *       ],
+                     *       "next_cursor": null,
+                     *       "has_more": false
+                     *     }
+                     */
                     "application/json": {
                         items: components["schemas"]["Listing"][];
                         next_cursor: string | null;
@@ -2436,7 +2957,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    ListingsController_draft: {
+    createListing: {
         parameters: {
             query?: never;
             header?: {
@@ -2448,6 +2969,15 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "title": "Grasp Policy",
+                 *       "type": "rl-policy",
+                 *       "license": "MIT",
+                 *       "price_cents": 2500,
+                 *       "category": "manipulation"
+                 *     }
+                 */
                 "application/json": components["schemas"]["DraftListingDto"];
             };
         };
@@ -2460,6 +2990,70 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "lst_7Ks2NfQ9wE4rTy6UiO1pA3sD",
+                     *       "slug": "grasp-policy",
+                     *       "title": "Grasp Policy",
+                     *       "description": "A PPO policy for parallel-gripper grasping, trained in Isaac Sim and tested on a UR5e.",
+                     *       "type": "rl-policy",
+                     *       "category": "manipulation",
+                     *       "license": "MIT",
+                     *       "version": "1.2.0",
+                     *       "price": {
+                     *         "amount": 2500,
+                     *         "currency": "usd"
+                     *       },
+                     *       "tags": [
+                     *         "grasping",
+                     *         "ppo"
+                     *       ],
+                     *       "frameworks": [
+                     *         "pytorch",
+                     *         "onnx"
+                     *       ],
+                     *       "hardware": [
+                     *         "ur5e",
+                     *         "jetson-orin"
+                     *       ],
+                     *       "sensors": [
+                     *         "rgbd-camera"
+                     *       ],
+                     *       "ros_compatible": true,
+                     *       "jetson_compatible": true,
+                     *       "isaac_sim_compatible": true,
+                     *       "file": {
+                     *         "name": "grasp-policy.onnx",
+                     *         "size": 1048576,
+                     *         "extension": ".onnx",
+                     *         "sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+                     *       },
+                     *       "inspection": {
+                     *         "format": "onnx",
+                     *         "ir_version": 8,
+                     *         "opset": 13,
+                     *         "producer": "pytorch 2.4",
+                     *         "parameters": 74,
+                     *         "onnxruntime": "loads"
+                     *       },
+                     *       "readme": "# Grasp Policy\n\nInputs: 22 joint and gripper states. Outputs: 7 joint velocity targets.\n",
+                     *       "downloads": 42,
+                     *       "featured": false,
+                     *       "author": {
+                     *         "slug": "acme-robotics",
+                     *         "name": "Acme Robotics"
+                     *       },
+                     *       "created_at": "2026-11-02T14:30:00.000Z",
+                     *       "updated_at": "2026-11-05T09:12:44.000Z",
+                     *       "object": "listing",
+                     *       "kind": "model",
+                     *       "status": "published",
+                     *       "validation_status": "passed",
+                     *       "validation_errors": [],
+                     *       "storage_path": "user/acct_4Hq8ZkT2mW9xRb3LpN6vYc1D/1793629800-grasp-policy.onnx",
+                     *       "published_at": "2026-11-05T09:12:44.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Listing"];
                 };
             };
@@ -2486,7 +3080,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    ListingsController_get: {
+    getListing: {
         parameters: {
             query?: never;
             header?: never;
@@ -2503,6 +3097,70 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "lst_7Ks2NfQ9wE4rTy6UiO1pA3sD",
+                     *       "slug": "grasp-policy",
+                     *       "title": "Grasp Policy",
+                     *       "description": "A PPO policy for parallel-gripper grasping, trained in Isaac Sim and tested on a UR5e.",
+                     *       "type": "rl-policy",
+                     *       "category": "manipulation",
+                     *       "license": "MIT",
+                     *       "version": "1.2.0",
+                     *       "price": {
+                     *         "amount": 2500,
+                     *         "currency": "usd"
+                     *       },
+                     *       "tags": [
+                     *         "grasping",
+                     *         "ppo"
+                     *       ],
+                     *       "frameworks": [
+                     *         "pytorch",
+                     *         "onnx"
+                     *       ],
+                     *       "hardware": [
+                     *         "ur5e",
+                     *         "jetson-orin"
+                     *       ],
+                     *       "sensors": [
+                     *         "rgbd-camera"
+                     *       ],
+                     *       "ros_compatible": true,
+                     *       "jetson_compatible": true,
+                     *       "isaac_sim_compatible": true,
+                     *       "file": {
+                     *         "name": "grasp-policy.onnx",
+                     *         "size": 1048576,
+                     *         "extension": ".onnx",
+                     *         "sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+                     *       },
+                     *       "inspection": {
+                     *         "format": "onnx",
+                     *         "ir_version": 8,
+                     *         "opset": 13,
+                     *         "producer": "pytorch 2.4",
+                     *         "parameters": 74,
+                     *         "onnxruntime": "loads"
+                     *       },
+                     *       "readme": "# Grasp Policy\n\nInputs: 22 joint and gripper states. Outputs: 7 joint velocity targets.\n",
+                     *       "downloads": 42,
+                     *       "featured": false,
+                     *       "author": {
+                     *         "slug": "acme-robotics",
+                     *         "name": "Acme Robotics"
+                     *       },
+                     *       "created_at": "2026-11-02T14:30:00.000Z",
+                     *       "updated_at": "2026-11-05T09:12:44.000Z",
+                     *       "object": "listing",
+                     *       "kind": "model",
+                     *       "status": "published",
+                     *       "validation_status": "passed",
+                     *       "validation_errors": [],
+                     *       "storage_path": "user/acct_4Hq8ZkT2mW9xRb3LpN6vYc1D/1793629800-grasp-policy.onnx",
+                     *       "published_at": "2026-11-05T09:12:44.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Listing"];
                 };
             };
@@ -2513,7 +3171,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    ListingsController_update: {
+    updateListing: {
         parameters: {
             query?: never;
             header?: never;
@@ -2524,6 +3182,17 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "price_cents": 2900,
+                 *       "version": "1.3.0",
+                 *       "tags": [
+                 *         "grasping",
+                 *         "ppo",
+                 *         "ur5e"
+                 *       ]
+                 *     }
+                 */
                 "application/json": components["schemas"]["UpdateListingDto"];
             };
         };
@@ -2534,6 +3203,70 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "lst_7Ks2NfQ9wE4rTy6UiO1pA3sD",
+                     *       "slug": "grasp-policy",
+                     *       "title": "Grasp Policy",
+                     *       "description": "A PPO policy for parallel-gripper grasping, trained in Isaac Sim and tested on a UR5e.",
+                     *       "type": "rl-policy",
+                     *       "category": "manipulation",
+                     *       "license": "MIT",
+                     *       "version": "1.2.0",
+                     *       "price": {
+                     *         "amount": 2500,
+                     *         "currency": "usd"
+                     *       },
+                     *       "tags": [
+                     *         "grasping",
+                     *         "ppo"
+                     *       ],
+                     *       "frameworks": [
+                     *         "pytorch",
+                     *         "onnx"
+                     *       ],
+                     *       "hardware": [
+                     *         "ur5e",
+                     *         "jetson-orin"
+                     *       ],
+                     *       "sensors": [
+                     *         "rgbd-camera"
+                     *       ],
+                     *       "ros_compatible": true,
+                     *       "jetson_compatible": true,
+                     *       "isaac_sim_compatible": true,
+                     *       "file": {
+                     *         "name": "grasp-policy.onnx",
+                     *         "size": 1048576,
+                     *         "extension": ".onnx",
+                     *         "sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+                     *       },
+                     *       "inspection": {
+                     *         "format": "onnx",
+                     *         "ir_version": 8,
+                     *         "opset": 13,
+                     *         "producer": "pytorch 2.4",
+                     *         "parameters": 74,
+                     *         "onnxruntime": "loads"
+                     *       },
+                     *       "readme": "# Grasp Policy\n\nInputs: 22 joint and gripper states. Outputs: 7 joint velocity targets.\n",
+                     *       "downloads": 42,
+                     *       "featured": false,
+                     *       "author": {
+                     *         "slug": "acme-robotics",
+                     *         "name": "Acme Robotics"
+                     *       },
+                     *       "created_at": "2026-11-02T14:30:00.000Z",
+                     *       "updated_at": "2026-11-05T09:12:44.000Z",
+                     *       "object": "listing",
+                     *       "kind": "model",
+                     *       "status": "published",
+                     *       "validation_status": "passed",
+                     *       "validation_errors": [],
+                     *       "storage_path": "user/acct_4Hq8ZkT2mW9xRb3LpN6vYc1D/1793629800-grasp-policy.onnx",
+                     *       "published_at": "2026-11-05T09:12:44.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Listing"];
                 };
             };
@@ -2552,7 +3285,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    ListingsController_publish: {
+    publishListing: {
         parameters: {
             query?: never;
             header?: {
@@ -2574,6 +3307,70 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "lst_7Ks2NfQ9wE4rTy6UiO1pA3sD",
+                     *       "slug": "grasp-policy",
+                     *       "title": "Grasp Policy",
+                     *       "description": "A PPO policy for parallel-gripper grasping, trained in Isaac Sim and tested on a UR5e.",
+                     *       "type": "rl-policy",
+                     *       "category": "manipulation",
+                     *       "license": "MIT",
+                     *       "version": "1.2.0",
+                     *       "price": {
+                     *         "amount": 2500,
+                     *         "currency": "usd"
+                     *       },
+                     *       "tags": [
+                     *         "grasping",
+                     *         "ppo"
+                     *       ],
+                     *       "frameworks": [
+                     *         "pytorch",
+                     *         "onnx"
+                     *       ],
+                     *       "hardware": [
+                     *         "ur5e",
+                     *         "jetson-orin"
+                     *       ],
+                     *       "sensors": [
+                     *         "rgbd-camera"
+                     *       ],
+                     *       "ros_compatible": true,
+                     *       "jetson_compatible": true,
+                     *       "isaac_sim_compatible": true,
+                     *       "file": {
+                     *         "name": "grasp-policy.onnx",
+                     *         "size": 1048576,
+                     *         "extension": ".onnx",
+                     *         "sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+                     *       },
+                     *       "inspection": {
+                     *         "format": "onnx",
+                     *         "ir_version": 8,
+                     *         "opset": 13,
+                     *         "producer": "pytorch 2.4",
+                     *         "parameters": 74,
+                     *         "onnxruntime": "loads"
+                     *       },
+                     *       "readme": "# Grasp Policy\n\nInputs: 22 joint and gripper states. Outputs: 7 joint velocity targets.\n",
+                     *       "downloads": 42,
+                     *       "featured": false,
+                     *       "author": {
+                     *         "slug": "acme-robotics",
+                     *         "name": "Acme Robotics"
+                     *       },
+                     *       "created_at": "2026-11-02T14:30:00.000Z",
+                     *       "updated_at": "2026-11-05T09:12:44.000Z",
+                     *       "object": "listing",
+                     *       "kind": "model",
+                     *       "status": "published",
+                     *       "validation_status": "passed",
+                     *       "validation_errors": [],
+                     *       "storage_path": "user/acct_4Hq8ZkT2mW9xRb3LpN6vYc1D/1793629800-grasp-policy.onnx",
+                     *       "published_at": "2026-11-05T09:12:44.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Listing"];
                 };
             };
@@ -2601,7 +3398,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    ListingsController_unpublish: {
+    unpublishListing: {
         parameters: {
             query?: never;
             header?: {
@@ -2623,6 +3420,70 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "lst_7Ks2NfQ9wE4rTy6UiO1pA3sD",
+                     *       "slug": "grasp-policy",
+                     *       "title": "Grasp Policy",
+                     *       "description": "A PPO policy for parallel-gripper grasping, trained in Isaac Sim and tested on a UR5e.",
+                     *       "type": "rl-policy",
+                     *       "category": "manipulation",
+                     *       "license": "MIT",
+                     *       "version": "1.2.0",
+                     *       "price": {
+                     *         "amount": 2500,
+                     *         "currency": "usd"
+                     *       },
+                     *       "tags": [
+                     *         "grasping",
+                     *         "ppo"
+                     *       ],
+                     *       "frameworks": [
+                     *         "pytorch",
+                     *         "onnx"
+                     *       ],
+                     *       "hardware": [
+                     *         "ur5e",
+                     *         "jetson-orin"
+                     *       ],
+                     *       "sensors": [
+                     *         "rgbd-camera"
+                     *       ],
+                     *       "ros_compatible": true,
+                     *       "jetson_compatible": true,
+                     *       "isaac_sim_compatible": true,
+                     *       "file": {
+                     *         "name": "grasp-policy.onnx",
+                     *         "size": 1048576,
+                     *         "extension": ".onnx",
+                     *         "sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+                     *       },
+                     *       "inspection": {
+                     *         "format": "onnx",
+                     *         "ir_version": 8,
+                     *         "opset": 13,
+                     *         "producer": "pytorch 2.4",
+                     *         "parameters": 74,
+                     *         "onnxruntime": "loads"
+                     *       },
+                     *       "readme": "# Grasp Policy\n\nInputs: 22 joint and gripper states. Outputs: 7 joint velocity targets.\n",
+                     *       "downloads": 42,
+                     *       "featured": false,
+                     *       "author": {
+                     *         "slug": "acme-robotics",
+                     *         "name": "Acme Robotics"
+                     *       },
+                     *       "created_at": "2026-11-02T14:30:00.000Z",
+                     *       "updated_at": "2026-11-05T09:12:44.000Z",
+                     *       "object": "listing",
+                     *       "kind": "model",
+                     *       "status": "published",
+                     *       "validation_status": "passed",
+                     *       "validation_errors": [],
+                     *       "storage_path": "user/acct_4Hq8ZkT2mW9xRb3LpN6vYc1D/1793629800-grasp-policy.onnx",
+                     *       "published_at": "2026-11-05T09:12:44.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Listing"];
                 };
             };
@@ -2642,7 +3503,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    DatasetsController_list: {
+    listDatasets: {
         parameters: {
             query?: {
                 /** @description Full-text search over title, description and tags. */
@@ -2688,6 +3549,69 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "items": [
+                     *         {
+                     *           "id": "lst_7Ks2NfQ9wE4rTy6UiO1pA3sD",
+                     *           "slug": "grasp-policy",
+                     *           "title": "Grasp Policy",
+                     *           "description": "A PPO policy for parallel-gripper grasping, trained in Isaac Sim and tested on a UR5e.",
+                     *           "type": "rl-policy",
+                     *           "category": "manipulation",
+                     *           "license": "MIT",
+                     *           "version": "1.2.0",
+                     *           "price": {
+                     *             "amount": 2500,
+                     *             "currency": "usd"
+                     *           },
+                     *           "tags": [
+                     *             "grasping",
+                     *             "ppo"
+                     *           ],
+                     *           "frameworks": [
+                     *             "pytorch",
+                     *             "onnx"
+                     *           ],
+                     *           "hardware": [
+                     *             "ur5e",
+                     *             "jetson-orin"
+                     *           ],
+                     *           "sensors": [
+                     *             "rgbd-camera"
+                     *           ],
+                     *           "ros_compatible": true,
+                     *           "jetson_compatible": true,
+                     *           "isaac_sim_compatible": true,
+                     *           "file": {
+                     *             "name": "grasp-policy.onnx",
+                     *             "size": 1048576,
+                     *             "extension": ".onnx",
+                     *             "sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+                     *           },
+                     *           "inspection": {
+                     *             "format": "onnx",
+                     *             "ir_version": 8,
+                     *             "opset": 13,
+                     *             "producer": "pytorch 2.4",
+                     *             "parameters": 74,
+                     *             "onnxruntime": "loads"
+                     *           },
+                     *           "readme": "# Grasp Policy\n\nInputs: 22 joint and gripper states. Outputs: 7 joint velocity targets.\n",
+                     *           "downloads": 42,
+                     *           "featured": false,
+                     *           "author": {
+                     *             "slug": "acme-robotics",
+                     *             "name": "Acme Robotics"
+                     *           },
+                     *           "created_at": "2026-11-02T14:30:00.000Z",
+                     *           "updated_at": "2026-11-05T09:12:44.000Z"
+                     *         }
+                     *       ],
+                     *       "next_cursor": null,
+                     *       "has_more": false
+                     *     }
+                     */
                     "application/json": {
                         items: components["schemas"]["Asset"][];
                         next_cursor: string | null;
@@ -2701,7 +3625,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    DatasetsController_create: {
+    createDataset: {
         parameters: {
             query?: never;
             header?: {
@@ -2713,6 +3637,19 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "title": "Kitchen Pick-and-Place Episodes",
+                 *       "type": "dataset",
+                 *       "license": "CC-BY-4.0",
+                 *       "price_cents": 4900,
+                 *       "category": "manipulation",
+                 *       "tags": [
+                 *         "lerobot",
+                 *         "teleoperation"
+                 *       ]
+                 *     }
+                 */
                 "application/json": components["schemas"]["CreateDatasetDto"];
             };
         };
@@ -2725,6 +3662,70 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "lst_7Ks2NfQ9wE4rTy6UiO1pA3sD",
+                     *       "slug": "grasp-policy",
+                     *       "title": "Grasp Policy",
+                     *       "description": "A PPO policy for parallel-gripper grasping, trained in Isaac Sim and tested on a UR5e.",
+                     *       "type": "rl-policy",
+                     *       "category": "manipulation",
+                     *       "license": "MIT",
+                     *       "version": "1.2.0",
+                     *       "price": {
+                     *         "amount": 2500,
+                     *         "currency": "usd"
+                     *       },
+                     *       "tags": [
+                     *         "grasping",
+                     *         "ppo"
+                     *       ],
+                     *       "frameworks": [
+                     *         "pytorch",
+                     *         "onnx"
+                     *       ],
+                     *       "hardware": [
+                     *         "ur5e",
+                     *         "jetson-orin"
+                     *       ],
+                     *       "sensors": [
+                     *         "rgbd-camera"
+                     *       ],
+                     *       "ros_compatible": true,
+                     *       "jetson_compatible": true,
+                     *       "isaac_sim_compatible": true,
+                     *       "file": {
+                     *         "name": "grasp-policy.onnx",
+                     *         "size": 1048576,
+                     *         "extension": ".onnx",
+                     *         "sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+                     *       },
+                     *       "inspection": {
+                     *         "format": "onnx",
+                     *         "ir_version": 8,
+                     *         "opset": 13,
+                     *         "producer": "pytorch 2.4",
+                     *         "parameters": 74,
+                     *         "onnxruntime": "loads"
+                     *       },
+                     *       "readme": "# Grasp Policy\n\nInputs: 22 joint and gripper states. Outputs: 7 joint velocity targets.\n",
+                     *       "downloads": 42,
+                     *       "featured": false,
+                     *       "author": {
+                     *         "slug": "acme-robotics",
+                     *         "name": "Acme Robotics"
+                     *       },
+                     *       "created_at": "2026-11-02T14:30:00.000Z",
+                     *       "updated_at": "2026-11-05T09:12:44.000Z",
+                     *       "object": "listing",
+                     *       "kind": "model",
+                     *       "status": "published",
+                     *       "validation_status": "passed",
+                     *       "validation_errors": [],
+                     *       "storage_path": "user/acct_4Hq8ZkT2mW9xRb3LpN6vYc1D/1793629800-grasp-policy.onnx",
+                     *       "published_at": "2026-11-05T09:12:44.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Listing"];
                 };
             };
@@ -2751,7 +3752,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    DatasetsController_get: {
+    getDataset: {
         parameters: {
             query?: never;
             header?: never;
@@ -2768,6 +3769,63 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "lst_7Ks2NfQ9wE4rTy6UiO1pA3sD",
+                     *       "slug": "grasp-policy",
+                     *       "title": "Grasp Policy",
+                     *       "description": "A PPO policy for parallel-gripper grasping, trained in Isaac Sim and tested on a UR5e.",
+                     *       "type": "rl-policy",
+                     *       "category": "manipulation",
+                     *       "license": "MIT",
+                     *       "version": "1.2.0",
+                     *       "price": {
+                     *         "amount": 2500,
+                     *         "currency": "usd"
+                     *       },
+                     *       "tags": [
+                     *         "grasping",
+                     *         "ppo"
+                     *       ],
+                     *       "frameworks": [
+                     *         "pytorch",
+                     *         "onnx"
+                     *       ],
+                     *       "hardware": [
+                     *         "ur5e",
+                     *         "jetson-orin"
+                     *       ],
+                     *       "sensors": [
+                     *         "rgbd-camera"
+                     *       ],
+                     *       "ros_compatible": true,
+                     *       "jetson_compatible": true,
+                     *       "isaac_sim_compatible": true,
+                     *       "file": {
+                     *         "name": "grasp-policy.onnx",
+                     *         "size": 1048576,
+                     *         "extension": ".onnx",
+                     *         "sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+                     *       },
+                     *       "inspection": {
+                     *         "format": "onnx",
+                     *         "ir_version": 8,
+                     *         "opset": 13,
+                     *         "producer": "pytorch 2.4",
+                     *         "parameters": 74,
+                     *         "onnxruntime": "loads"
+                     *       },
+                     *       "readme": "# Grasp Policy\n\nInputs: 22 joint and gripper states. Outputs: 7 joint velocity targets.\n",
+                     *       "downloads": 42,
+                     *       "featured": false,
+                     *       "author": {
+                     *         "slug": "acme-robotics",
+                     *         "name": "Acme Robotics"
+                     *       },
+                     *       "created_at": "2026-11-02T14:30:00.000Z",
+                     *       "updated_at": "2026-11-05T09:12:44.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Asset"];
                 };
             };
@@ -2778,7 +3836,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    DatasetsController_unpublish: {
+    deleteDataset: {
         parameters: {
             query?: never;
             header?: never;
@@ -2795,6 +3853,70 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "lst_7Ks2NfQ9wE4rTy6UiO1pA3sD",
+                     *       "slug": "grasp-policy",
+                     *       "title": "Grasp Policy",
+                     *       "description": "A PPO policy for parallel-gripper grasping, trained in Isaac Sim and tested on a UR5e.",
+                     *       "type": "rl-policy",
+                     *       "category": "manipulation",
+                     *       "license": "MIT",
+                     *       "version": "1.2.0",
+                     *       "price": {
+                     *         "amount": 2500,
+                     *         "currency": "usd"
+                     *       },
+                     *       "tags": [
+                     *         "grasping",
+                     *         "ppo"
+                     *       ],
+                     *       "frameworks": [
+                     *         "pytorch",
+                     *         "onnx"
+                     *       ],
+                     *       "hardware": [
+                     *         "ur5e",
+                     *         "jetson-orin"
+                     *       ],
+                     *       "sensors": [
+                     *         "rgbd-camera"
+                     *       ],
+                     *       "ros_compatible": true,
+                     *       "jetson_compatible": true,
+                     *       "isaac_sim_compatible": true,
+                     *       "file": {
+                     *         "name": "grasp-policy.onnx",
+                     *         "size": 1048576,
+                     *         "extension": ".onnx",
+                     *         "sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+                     *       },
+                     *       "inspection": {
+                     *         "format": "onnx",
+                     *         "ir_version": 8,
+                     *         "opset": 13,
+                     *         "producer": "pytorch 2.4",
+                     *         "parameters": 74,
+                     *         "onnxruntime": "loads"
+                     *       },
+                     *       "readme": "# Grasp Policy\n\nInputs: 22 joint and gripper states. Outputs: 7 joint velocity targets.\n",
+                     *       "downloads": 42,
+                     *       "featured": false,
+                     *       "author": {
+                     *         "slug": "acme-robotics",
+                     *         "name": "Acme Robotics"
+                     *       },
+                     *       "created_at": "2026-11-02T14:30:00.000Z",
+                     *       "updated_at": "2026-11-05T09:12:44.000Z",
+                     *       "object": "listing",
+                     *       "kind": "model",
+                     *       "status": "published",
+                     *       "validation_status": "passed",
+                     *       "validation_errors": [],
+                     *       "storage_path": "user/acct_4Hq8ZkT2mW9xRb3LpN6vYc1D/1793629800-grasp-policy.onnx",
+                     *       "published_at": "2026-11-05T09:12:44.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Listing"];
                 };
             };
@@ -2805,7 +3927,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    DatasetsController_update: {
+    updateDataset: {
         parameters: {
             query?: never;
             header?: never;
@@ -2816,6 +3938,17 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "price_cents": 2900,
+                 *       "version": "1.3.0",
+                 *       "tags": [
+                 *         "grasping",
+                 *         "ppo",
+                 *         "ur5e"
+                 *       ]
+                 *     }
+                 */
                 "application/json": components["schemas"]["UpdateListingDto"];
             };
         };
@@ -2826,6 +3959,70 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "lst_7Ks2NfQ9wE4rTy6UiO1pA3sD",
+                     *       "slug": "grasp-policy",
+                     *       "title": "Grasp Policy",
+                     *       "description": "A PPO policy for parallel-gripper grasping, trained in Isaac Sim and tested on a UR5e.",
+                     *       "type": "rl-policy",
+                     *       "category": "manipulation",
+                     *       "license": "MIT",
+                     *       "version": "1.2.0",
+                     *       "price": {
+                     *         "amount": 2500,
+                     *         "currency": "usd"
+                     *       },
+                     *       "tags": [
+                     *         "grasping",
+                     *         "ppo"
+                     *       ],
+                     *       "frameworks": [
+                     *         "pytorch",
+                     *         "onnx"
+                     *       ],
+                     *       "hardware": [
+                     *         "ur5e",
+                     *         "jetson-orin"
+                     *       ],
+                     *       "sensors": [
+                     *         "rgbd-camera"
+                     *       ],
+                     *       "ros_compatible": true,
+                     *       "jetson_compatible": true,
+                     *       "isaac_sim_compatible": true,
+                     *       "file": {
+                     *         "name": "grasp-policy.onnx",
+                     *         "size": 1048576,
+                     *         "extension": ".onnx",
+                     *         "sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+                     *       },
+                     *       "inspection": {
+                     *         "format": "onnx",
+                     *         "ir_version": 8,
+                     *         "opset": 13,
+                     *         "producer": "pytorch 2.4",
+                     *         "parameters": 74,
+                     *         "onnxruntime": "loads"
+                     *       },
+                     *       "readme": "# Grasp Policy\n\nInputs: 22 joint and gripper states. Outputs: 7 joint velocity targets.\n",
+                     *       "downloads": 42,
+                     *       "featured": false,
+                     *       "author": {
+                     *         "slug": "acme-robotics",
+                     *         "name": "Acme Robotics"
+                     *       },
+                     *       "created_at": "2026-11-02T14:30:00.000Z",
+                     *       "updated_at": "2026-11-05T09:12:44.000Z",
+                     *       "object": "listing",
+                     *       "kind": "model",
+                     *       "status": "published",
+                     *       "validation_status": "passed",
+                     *       "validation_errors": [],
+                     *       "storage_path": "user/acct_4Hq8ZkT2mW9xRb3LpN6vYc1D/1793629800-grasp-policy.onnx",
+                     *       "published_at": "2026-11-05T09:12:44.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Listing"];
                 };
             };
@@ -2844,7 +4041,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    DatasetsController_publish: {
+    publishDataset: {
         parameters: {
             query?: never;
             header?: {
@@ -2866,6 +4063,70 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "lst_7Ks2NfQ9wE4rTy6UiO1pA3sD",
+                     *       "slug": "grasp-policy",
+                     *       "title": "Grasp Policy",
+                     *       "description": "A PPO policy for parallel-gripper grasping, trained in Isaac Sim and tested on a UR5e.",
+                     *       "type": "rl-policy",
+                     *       "category": "manipulation",
+                     *       "license": "MIT",
+                     *       "version": "1.2.0",
+                     *       "price": {
+                     *         "amount": 2500,
+                     *         "currency": "usd"
+                     *       },
+                     *       "tags": [
+                     *         "grasping",
+                     *         "ppo"
+                     *       ],
+                     *       "frameworks": [
+                     *         "pytorch",
+                     *         "onnx"
+                     *       ],
+                     *       "hardware": [
+                     *         "ur5e",
+                     *         "jetson-orin"
+                     *       ],
+                     *       "sensors": [
+                     *         "rgbd-camera"
+                     *       ],
+                     *       "ros_compatible": true,
+                     *       "jetson_compatible": true,
+                     *       "isaac_sim_compatible": true,
+                     *       "file": {
+                     *         "name": "grasp-policy.onnx",
+                     *         "size": 1048576,
+                     *         "extension": ".onnx",
+                     *         "sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+                     *       },
+                     *       "inspection": {
+                     *         "format": "onnx",
+                     *         "ir_version": 8,
+                     *         "opset": 13,
+                     *         "producer": "pytorch 2.4",
+                     *         "parameters": 74,
+                     *         "onnxruntime": "loads"
+                     *       },
+                     *       "readme": "# Grasp Policy\n\nInputs: 22 joint and gripper states. Outputs: 7 joint velocity targets.\n",
+                     *       "downloads": 42,
+                     *       "featured": false,
+                     *       "author": {
+                     *         "slug": "acme-robotics",
+                     *         "name": "Acme Robotics"
+                     *       },
+                     *       "created_at": "2026-11-02T14:30:00.000Z",
+                     *       "updated_at": "2026-11-05T09:12:44.000Z",
+                     *       "object": "listing",
+                     *       "kind": "model",
+                     *       "status": "published",
+                     *       "validation_status": "passed",
+                     *       "validation_errors": [],
+                     *       "storage_path": "user/acct_4Hq8ZkT2mW9xRb3LpN6vYc1D/1793629800-grasp-policy.onnx",
+                     *       "published_at": "2026-11-05T09:12:44.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Listing"];
                 };
             };
@@ -2893,7 +4154,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    ShardsController_list: {
+    listShards: {
         parameters: {
             query?: {
                 /** @description Only shards whose name starts with this (e.g. data/). */
@@ -2913,6 +4174,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "items": [
+                     *         {
+                     *           "name": "data/chunk-000/episode_000000.parquet",
+                     *           "size": 2097152,
+                     *           "sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+                     *         },
+                     *         {
+                     *           "name": "meta/info.json",
+                     *           "size": 1840,
+                     *           "sha256": "e3b98a4da31a127d4bde6e43033f66ba274cab0eb7eb1c70ec41402bf6273dd8"
+                     *         }
+                     *       ],
+                     *       "count": 2,
+                     *       "total_bytes": 2098992
+                     *     }
+                     */
                     "application/json": components["schemas"]["ShardList"];
                 };
             };
@@ -2923,7 +4202,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    ShardsController_mint: {
+    createShard: {
         parameters: {
             query?: never;
             header?: {
@@ -2937,6 +4216,13 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "data/chunk-000/episode_000000.parquet",
+                 *       "size": 2097152,
+                 *       "sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+                 *     }
+                 */
                 "application/json": components["schemas"]["CreateShardDto"];
             };
         };
@@ -2949,6 +4235,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "name": "data/chunk-000/episode_000000.parquet",
+                     *       "size": 2097152,
+                     *       "storage_path": "user/acct_4Hq8ZkT2mW9xRb3LpN6vYc1D/datasets/lst_2Gh5JkL8zX1cV4bN7mQ0wE3R/data/chunk-000/episode_000000.parquet",
+                     *       "upload_url": "https://storage.example.com/shards?X-Amz-Signature=1a2b",
+                     *       "token": null,
+                     *       "expires_in": 3600
+                     *     }
+                     */
                     "application/json": components["schemas"]["ShardGrant"];
                 };
             };
@@ -2968,7 +4264,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    ShardsController_fetch: {
+    getShard: {
         parameters: {
             query?: never;
             header?: never;
@@ -2987,6 +4283,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "name": "meta/info.json",
+                     *       "size": 1840,
+                     *       "sha256": "e3b98a4da31a127d4bde6e43033f66ba274cab0eb7eb1c70ec41402bf6273dd8",
+                     *       "url": "https://storage.example.com/shards/meta/info.json?X-Amz-Signature=5e6f",
+                     *       "expires_in": 300
+                     *     }
+                     */
                     "application/json": components["schemas"]["ShardDownload"];
                 };
             };
@@ -3006,7 +4311,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    WebhookEndpointsController_list: {
+    listWebhookEndpoints: {
         parameters: {
             query?: {
                 /** @description Items per page, 1-100 (default 20). */
@@ -3026,6 +4331,28 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "items": [
+                     *         {
+                     *           "id": "we_3Df6Gh9Jk2Lz5Xc8Vb1Nm4Qw",
+                     *           "object": "webhook_endpoint",
+                     *           "url": "https://example.com/webhooks/marketplace",
+                     *           "events": [
+                     *             "listing.purchased",
+                     *             "payout.paid"
+                     *           ],
+                     *           "description": "Sales notifications",
+                     *           "enabled": true,
+                     *           "created_at": "2026-11-02T14:30:00.000Z",
+                     *           "updated_at": "2026-11-05T09:12:44.000Z",
+                     *           "secret": "whsec_Zq4Wx8Ec2Rv6Tb0Yn3Um7Ik1Ol5Pa9Sd"
+                     *         }
+                     *       ],
+                     *       "next_cursor": null,
+                     *       "has_more": false
+                     *     }
+                     */
                     "application/json": {
                         items: components["schemas"]["WebhookEndpoint"][];
                         next_cursor: string | null;
@@ -3039,7 +4366,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    WebhookEndpointsController_create: {
+    createWebhookEndpoint: {
         parameters: {
             query?: never;
             header?: {
@@ -3051,6 +4378,16 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "url": "https://example.com/webhooks/marketplace",
+                 *       "events": [
+                 *         "listing.purchased",
+                 *         "payout.paid"
+                 *       ],
+                 *       "description": "Sales notifications"
+                 *     }
+                 */
                 "application/json": components["schemas"]["CreateWebhookEndpointDto"];
             };
         };
@@ -3063,6 +4400,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "we_3Df6Gh9Jk2Lz5Xc8Vb1Nm4Qw",
+                     *       "object": "webhook_endpoint",
+                     *       "url": "https://example.com/webhooks/marketplace",
+                     *       "events": [
+                     *         "listing.purchased",
+                     *         "payout.paid"
+                     *       ],
+                     *       "description": "Sales notifications",
+                     *       "enabled": true,
+                     *       "created_at": "2026-11-02T14:30:00.000Z",
+                     *       "updated_at": "2026-11-05T09:12:44.000Z",
+                     *       "secret": "whsec_Zq4Wx8Ec2Rv6Tb0Yn3Um7Ik1Ol5Pa9Sd"
+                     *     }
+                     */
                     "application/json": components["schemas"]["WebhookEndpoint"];
                 };
             };
@@ -3081,7 +4434,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    WebhookEndpointsController_get: {
+    getWebhookEndpoint: {
         parameters: {
             query?: never;
             header?: never;
@@ -3098,6 +4451,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "we_3Df6Gh9Jk2Lz5Xc8Vb1Nm4Qw",
+                     *       "object": "webhook_endpoint",
+                     *       "url": "https://example.com/webhooks/marketplace",
+                     *       "events": [
+                     *         "listing.purchased",
+                     *         "payout.paid"
+                     *       ],
+                     *       "description": "Sales notifications",
+                     *       "enabled": true,
+                     *       "created_at": "2026-11-02T14:30:00.000Z",
+                     *       "updated_at": "2026-11-05T09:12:44.000Z",
+                     *       "secret": "whsec_Zq4Wx8Ec2Rv6Tb0Yn3Um7Ik1Ol5Pa9Sd"
+                     *     }
+                     */
                     "application/json": components["schemas"]["WebhookEndpoint"];
                 };
             };
@@ -3108,7 +4477,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    WebhookEndpointsController_delete: {
+    deleteWebhookEndpoint: {
         parameters: {
             query?: never;
             header?: never;
@@ -3125,6 +4494,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "we_3Df6Gh9Jk2Lz5Xc8Vb1Nm4Qw",
+                     *       "deleted": true
+                     *     }
+                     */
                     "application/json": {
                         id: string;
                         /** @constant */
@@ -3139,7 +4514,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    WebhookEndpointsController_update: {
+    updateWebhookEndpoint: {
         parameters: {
             query?: never;
             header?: never;
@@ -3150,6 +4525,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "enabled": false
+                 *     }
+                 */
                 "application/json": components["schemas"]["UpdateWebhookEndpointDto"];
             };
         };
@@ -3160,6 +4540,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "we_3Df6Gh9Jk2Lz5Xc8Vb1Nm4Qw",
+                     *       "object": "webhook_endpoint",
+                     *       "url": "https://example.com/webhooks/marketplace",
+                     *       "events": [
+                     *         "listing.purchased",
+                     *         "payout.paid"
+                     *       ],
+                     *       "description": "Sales notifications",
+                     *       "enabled": true,
+                     *       "created_at": "2026-11-02T14:30:00.000Z",
+                     *       "updated_at": "2026-11-05T09:12:44.000Z",
+                     *       "secret": "whsec_Zq4Wx8Ec2Rv6Tb0Yn3Um7Ik1Ol5Pa9Sd"
+                     *     }
+                     */
                     "application/json": components["schemas"]["WebhookEndpoint"];
                 };
             };
@@ -3170,7 +4566,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    WebhookEndpointsController_rotateSecret: {
+    rotateWebhookSecret: {
         parameters: {
             query?: never;
             header?: {
@@ -3201,6 +4597,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "we_3Df6Gh9Jk2Lz5Xc8Vb1Nm4Qw",
+                     *       "object": "webhook_endpoint",
+                     *       "url": "https://example.com/webhooks/marketplace",
+                     *       "events": [
+                     *         "listing.purchased",
+                     *         "payout.paid"
+                     *       ],
+                     *       "description": "Sales notifications",
+                     *       "enabled": true,
+                     *       "created_at": "2026-11-02T14:30:00.000Z",
+                     *       "updated_at": "2026-11-05T09:12:44.000Z",
+                     *       "secret": "whsec_Zq4Wx8Ec2Rv6Tb0Yn3Um7Ik1Ol5Pa9Sd"
+                     *     }
+                     */
                     "application/json": components["schemas"]["WebhookEndpoint"];
                 };
             };
@@ -3220,7 +4632,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    WebhookEndpointsController_sendTest: {
+    testWebhookEndpoint: {
         parameters: {
             query?: never;
             header?: {
@@ -3242,6 +4654,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "webhook_test",
+                     *       "endpoint_id": "we_3Df6Gh9Jk2Lz5Xc8Vb1Nm4Qw",
+                     *       "event_id": "evt_6Yt9Re2Wq5Az8Sx1Dc4Fv7Gb",
+                     *       "event_type": "webhook.test",
+                     *       "delivery_id": "whd_0Pl3Ok6Ij9Uh2Yg5Tf8Rd1Es"
+                     *     }
+                     */
                     "application/json": components["schemas"]["WebhookTest"];
                 };
             };
@@ -3269,7 +4690,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    WebhookEndpointsController_retryDelivery: {
+    retryWebhookDelivery: {
         parameters: {
             query?: never;
             header?: {
@@ -3292,6 +4713,21 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "whd_8Ik1Ol4Pz7Xa0Sd3Fg6Hj9Kl",
+                     *       "object": "webhook_delivery",
+                     *       "event_id": "evt_2Wq5Er8Ty1Ui4Op7As0Df3Gh",
+                     *       "event_type": "listing.purchased",
+                     *       "status": "succeeded",
+                     *       "attempts": 1,
+                     *       "response_status": 200,
+                     *       "error": null,
+                     *       "next_attempt_at": null,
+                     *       "created_at": "2026-11-02T14:30:00.000Z",
+                     *       "updated_at": "2026-11-02T14:30:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["WebhookDelivery"];
                 };
             };
@@ -3319,7 +4755,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    WebhookEndpointsController_deliveries: {
+    listWebhookDeliveries: {
         parameters: {
             query?: {
                 /** @description Only items created after this instant: unix seconds (a whole second), or ISO 8601 with an offset (Z or +02:00; without one: 400). */
@@ -3349,6 +4785,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "items": [
+                     *         {
+                     *           "id": "whd_8Ik1Ol4Pz7Xa0Sd3Fg6Hj9Kl",
+                     *           "object": "webhook_delivery",
+                     *           "event_id": "evt_2Wq5Er8Ty1Ui4Op7As0Df3Gh",
+                     *           "event_type": "listing.purchased",
+                     *           "status": "succeeded",
+                     *           "attempts": 1,
+                     *           "response_status": 200,
+                     *           "error": null,
+                     *           "next_attempt_at": null,
+                     *           "created_at": "2026-11-02T14:30:00.000Z",
+                     *           "updated_at": "2026-11-02T14:30:00.000Z"
+                     *         }
+                     *       ],
+                     *       "next_cursor": null,
+                     *       "has_more": false
+                     *     }
+                     */
                     "application/json": {
                         items: components["schemas"]["WebhookDelivery"][];
                         next_cursor: string | null;
@@ -3363,7 +4820,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    EventsController_list: {
+    listEvents: {
         parameters: {
             query?: {
                 /** @description Only events of this type; several comma-separated. */
@@ -3393,6 +4850,26 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "items": [
+                     *         {
+                     *           "id": "evt_2Wq5Er8Ty1Ui4Op7As0Df3Gh",
+                     *           "object": "event",
+                     *           "type": "listing.purchased",
+                     *           "created": 1793629800,
+                     *           "data": {
+                     *             "purchase_id": "pur_9Qa2Ws5Ed8Rf1Tg4Yh7Uj0Ik",
+                     *             "listing_id": "lst_7Ks2NfQ9wE4rTy6UiO1pA3sD",
+                     *             "amount_cents": 2500,
+                     *             "currency": "usd"
+                     *           }
+                     *         }
+                     *       ],
+                     *       "next_cursor": null,
+                     *       "has_more": false
+                     *     }
+                     */
                     "application/json": {
                         items: components["schemas"]["Event"][];
                         next_cursor: string | null;
@@ -3406,7 +4883,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    EventsController_get: {
+    getEvent: {
         parameters: {
             query?: never;
             header?: never;
@@ -3423,6 +4900,20 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "evt_2Wq5Er8Ty1Ui4Op7As0Df3Gh",
+                     *       "object": "event",
+                     *       "type": "listing.purchased",
+                     *       "created": 1793629800,
+                     *       "data": {
+                     *         "purchase_id": "pur_9Qa2Ws5Ed8Rf1Tg4Yh7Uj0Ik",
+                     *         "listing_id": "lst_7Ks2NfQ9wE4rTy6UiO1pA3sD",
+                     *         "amount_cents": 2500,
+                     *         "currency": "usd"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Event"];
                 };
             };
@@ -3433,7 +4924,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    BalanceController_balance: {
+    getBalance: {
         parameters: {
             query?: {
                 /** @description ISO 8601 instant with its offset: the books as they stood then (events recorded strictly before it). A date alone is midnight UTC; a date-time without an offset is 400. */
@@ -3451,6 +4942,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "balance",
+                     *       "currency": "usd",
+                     *       "available_cents": 12125,
+                     *       "receivable_cents": 0,
+                     *       "in_transit_cents": 0,
+                     *       "withheld_cents": 0,
+                     *       "as_of": "2026-11-05T09:12:44.000Z",
+                     *       "payouts_paused": false,
+                     *       "payouts_pause": null
+                     *     }
+                     */
                     "application/json": components["schemas"]["Balance"];
                 };
             };
@@ -3460,7 +4964,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    BalanceController_history: {
+    getBalanceHistory: {
         parameters: {
             query?: {
                 /** @description ISO 8601; rounded down to the start of its interval (UTC; weeks start on Monday). Default: 30 days before `to`. */
@@ -3482,6 +4986,29 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "balance_history",
+                     *       "interval": "day",
+                     *       "currency": "usd",
+                     *       "items": [
+                     *         {
+                     *           "start": "2026-11-02T00:00:00.000Z",
+                     *           "end": "2026-11-03T00:00:00.000Z",
+                     *           "opening_balance_cents": 10000,
+                     *           "activity": {
+                     *             "sales_cents": 2500,
+                     *             "fees_cents": -375,
+                     *             "refunds_cents": 0,
+                     *             "payouts_cents": 0,
+                     *             "disputes_cents": 0,
+                     *             "adjustments_cents": 0
+                     *           },
+                     *           "closing_balance_cents": 12125
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["BalanceHistory"];
                 };
             };
@@ -3491,11 +5018,11 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    BalanceController_balanceTransactions: {
+    listBalanceTransactions: {
         parameters: {
             query?: {
                 /** @description Only entries of this type. */
-                type?: "sale" | "refund" | "payout" | "dispute" | "dispute_reversal";
+                type?: "sale" | "refund" | "payout" | "dispute" | "dispute_reversal" | "adjustment";
                 /** @description Only items created after this instant: unix seconds (a whole second), or ISO 8601 with an offset (Z or +02:00; without one: 400). */
                 "created[gt]"?: string;
                 /** @description Only items created at or after this instant: unix seconds (a whole second), or ISO 8601 with an offset (Z or +02:00; without one: 400). */
@@ -3523,6 +5050,47 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "items": [
+                     *         {
+                     *           "id": "txn_1Zx4Cv7Bn0Mq3We6Rt9Yu2Io",
+                     *           "type": "sale",
+                     *           "amount_cents": 2500,
+                     *           "fee_cents": 375,
+                     *           "net_cents": 2125,
+                     *           "currency": "usd",
+                     *           "status": "available",
+                     *           "created_at": "2026-11-02T14:30:00.000Z",
+                     *           "source": {
+                     *             "purchase_id": "pur_9Qa2Ws5Ed8Rf1Tg4Yh7Uj0Ik",
+                     *             "asset": {
+                     *               "slug": "grasp-policy",
+                     *               "title": "Grasp Policy"
+                     *             }
+                     *           },
+                     *           "description": "Sale of Grasp Policy",
+                     *           "reporting_category": "charge",
+                     *           "balance_after_cents": 12125
+                     *         }
+                     *       ],
+                     *       "next_cursor": null,
+                     *       "has_more": false,
+                     *       "summary": {
+                     *         "currency": "usd",
+                     *         "gross_cents": 15000,
+                     *         "platform_fee_cents": 2250,
+                     *         "earned_cents": 12750,
+                     *         "refunded_cents": 625,
+                     *         "paid_out_cents": 0,
+                     *         "balance_cents": 12125,
+                     *         "sale_count": 6,
+                     *         "refund_count": 1
+                     *       },
+                     *       "payouts_paused": false,
+                     *       "payouts_pause": null
+                     *     }
+                     */
                     "application/json": {
                         items: components["schemas"]["BalanceTransaction"][];
                         next_cursor: string | null;
@@ -3548,7 +5116,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    BalanceController_payouts: {
+    listPayouts: {
         parameters: {
             query?: {
                 /** @description Only items created after this instant: unix seconds (a whole second), or ISO 8601 with an offset (Z or +02:00; without one: 400). */
@@ -3576,6 +5144,29 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "items": [
+                     *         {
+                     *           "id": "po_4Rt7Yu0Io3Pa6Sd9Fg2Hj5Kl",
+                     *           "object": "payout",
+                     *           "amount_cents": 12125,
+                     *           "currency": "usd",
+                     *           "status": "paid",
+                     *           "created_at": "2026-11-02T14:30:00.000Z",
+                     *           "arrival_date": "2026-11-05T09:12:44.000Z",
+                     *           "failure_code": null,
+                     *           "failure_message": null
+                     *         }
+                     *       ],
+                     *       "next_cursor": null,
+                     *       "has_more": false,
+                     *       "amount_owed_cents": 12125,
+                     *       "currency": "usd",
+                     *       "payouts_paused": false,
+                     *       "payouts_pause": null
+                     *     }
+                     */
                     "application/json": {
                         items: components["schemas"]["Payout"][];
                         next_cursor: string | null;
@@ -3593,7 +5184,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    PurchasesController_list: {
+    listPurchases: {
         parameters: {
             query?: {
                 /** @description Only items created after this instant: unix seconds (a whole second), or ISO 8601 with an offset (Z or +02:00; without one: 400). */
@@ -3621,6 +5212,29 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "items": [
+                     *         {
+                     *           "id": "pur_9Qa2Ws5Ed8Rf1Tg4Yh7Uj0Ik",
+                     *           "object": "purchase",
+                     *           "asset": {
+                     *             "id": "lst_7Ks2NfQ9wE4rTy6UiO1pA3sD",
+                     *             "slug": "grasp-policy",
+                     *             "title": "Grasp Policy"
+                     *           },
+                     *           "amount_cents": 2500,
+                     *           "currency": "usd",
+                     *           "status": "paid",
+                     *           "checkout_session_id": "cs_test_6Yh9Uj2Ik5Ol8Pz1Xa4Sd7Fg",
+                     *           "created_at": "2026-11-02T14:30:00.000Z",
+                     *           "amount_refunded_cents": 0
+                     *         }
+                     *       ],
+                     *       "next_cursor": null,
+                     *       "has_more": false
+                     *     }
+                     */
                     "application/json": {
                         items: components["schemas"]["Purchase"][];
                         next_cursor: string | null;
@@ -3634,7 +5248,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    PurchasesController_open: {
+    createPurchase: {
         parameters: {
             query?: never;
             header?: {
@@ -3663,6 +5277,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "checkout_session",
+                     *       "id": "cs_test_6Yh9Uj2Ik5Ol8Pz1Xa4Sd7Fg",
+                     *       "status": "requires_payment",
+                     *       "checkout_url": "https://checkout.example.com/pay/cs_test_6Yh9Uj2Ik5Ol8Pz1Xa4Sd7Fg",
+                     *       "expires_at": 1793631600,
+                     *       "amount_cents": 2500,
+                     *       "currency": "usd",
+                     *       "asset": {
+                     *         "id": "lst_7Ks2NfQ9wE4rTy6UiO1pA3sD",
+                     *         "slug": "grasp-policy",
+                     *         "title": "Grasp Policy"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["CheckoutSession"];
                 };
             };
@@ -3681,7 +5311,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    ChatController_models: {
+    listInferenceModels: {
         parameters: {
             query?: never;
             header?: never;
@@ -3696,6 +5326,37 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "items": [
+                     *         {
+                     *           "id": "robot-planner-8b",
+                     *           "object": "model",
+                     *           "created": 1793629800,
+                     *           "owned_by": "robotics-marketplace",
+                     *           "context_window": 32768,
+                     *           "pricing": {
+                     *             "input_usd_per_million": 0.2,
+                     *             "output_usd_per_million": 0.6
+                     *           }
+                     *         }
+                     *       ],
+                     *       "data": [
+                     *         {
+                     *           "id": "robot-planner-8b",
+                     *           "object": "model",
+                     *           "created": 1793629800,
+                     *           "owned_by": "robotics-marketplace",
+                     *           "context_window": 32768,
+                     *           "pricing": {
+                     *             "input_usd_per_million": 0.2,
+                     *             "output_usd_per_million": 0.6
+                     *           }
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["InferenceModels"];
                 };
             };
@@ -3704,7 +5365,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    ChatController_openaiModels: {
+    listOpenAIModels: {
         parameters: {
             query?: never;
             header?: never;
@@ -3719,6 +5380,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "id": "robot-planner-8b",
+                     *           "object": "model",
+                     *           "created": 1793629800,
+                     *           "owned_by": "robotics-marketplace",
+                     *           "context_window": 32768,
+                     *           "pricing": {
+                     *             "input_usd_per_million": 0.2,
+                     *             "output_usd_per_million": 0.6
+                     *           }
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["OpenAIModelList"];
                 };
             };
@@ -3727,7 +5406,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    ChatController_openaiModel: {
+    getOpenAIModel: {
         parameters: {
             query?: never;
             header?: never;
@@ -3744,6 +5423,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "robot-planner-8b",
+                     *       "object": "model",
+                     *       "created": 1793629800,
+                     *       "owned_by": "robotics-marketplace",
+                     *       "context_window": 32768,
+                     *       "pricing": {
+                     *         "input_usd_per_million": 0.2,
+                     *         "output_usd_per_million": 0.6
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["InferenceModel"];
                 };
             };
@@ -3761,7 +5453,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    ChatController_openaiCreate: {
+    createOpenAIChatCompletion: {
         parameters: {
             query?: never;
             header?: {
@@ -3773,6 +5465,19 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "model": "robot-planner-8b",
+                 *       "messages": [
+                 *         {
+                 *           "role": "user",
+                 *           "content": "Plan a pick-and-place of a cup onto a shelf."
+                 *         }
+                 *       ],
+                 *       "max_tokens": 256,
+                 *       "stream": false
+                 *     }
+                 */
                 "application/json": components["schemas"]["ChatCompletionRequest"];
             };
         };
@@ -3785,6 +5490,29 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "chatcmpl-7Hj2Kl5Zx8Cv",
+                     *       "object": "chat.completion",
+                     *       "created": 1793629800,
+                     *       "model": "robot-planner-8b",
+                     *       "choices": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": {
+                     *             "role": "assistant",
+                     *             "content": "1. Move above the cup. 2. Grasp. 3. Lift 10 cm. 4. Move to the shelf. 5. Release."
+                     *           },
+                     *           "finish_reason": "stop"
+                     *         }
+                     *       ],
+                     *       "usage": {
+                     *         "prompt_tokens": 18,
+                     *         "completion_tokens": 32,
+                     *         "total_tokens": 50
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ChatCompletion"];
                     "text/event-stream": string;
                 };
@@ -3839,7 +5567,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    ChatController_create: {
+    createChatCompletion: {
         parameters: {
             query?: never;
             header?: {
@@ -3851,6 +5579,19 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "model": "robot-planner-8b",
+                 *       "messages": [
+                 *         {
+                 *           "role": "user",
+                 *           "content": "Plan a pick-and-place of a cup onto a shelf."
+                 *         }
+                 *       ],
+                 *       "max_tokens": 256,
+                 *       "stream": false
+                 *     }
+                 */
                 "application/json": components["schemas"]["ChatCompletionRequest"];
             };
         };
@@ -3863,6 +5604,29 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "chatcmpl-7Hj2Kl5Zx8Cv",
+                     *       "object": "chat.completion",
+                     *       "created": 1793629800,
+                     *       "model": "robot-planner-8b",
+                     *       "choices": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": {
+                     *             "role": "assistant",
+                     *             "content": "1. Move above the cup. 2. Grasp. 3. Lift 10 cm. 4. Move to the shelf. 5. Release."
+                     *           },
+                     *           "finish_reason": "stop"
+                     *         }
+                     *       ],
+                     *       "usage": {
+                     *         "prompt_tokens": 18,
+                     *         "completion_tokens": 32,
+                     *         "total_tokens": 50
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ChatCompletion"];
                     "text/event-stream": string;
                 };
@@ -3917,7 +5681,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    UsageController_get: {
+    getUsage: {
         parameters: {
             query?: {
                 /** @description Window in days, 1-365 (default 30). */
@@ -3935,6 +5699,25 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "window_days": 30,
+                     *       "summary": {
+                     *         "calls": 128,
+                     *         "total_tokens": 96000,
+                     *         "cost_micros": 38400,
+                     *         "cost_usd": 0.0384
+                     *       },
+                     *       "by_model": [
+                     *         {
+                     *           "model": "robot-planner-8b",
+                     *           "calls": 128,
+                     *           "total_tokens": 96000,
+                     *           "cost_usd": 0.0384
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["Usage"];
                 };
             };
@@ -3943,7 +5726,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    JobsController_list: {
+    listJobs: {
         parameters: {
             query?: {
                 /** @description Items per page, 1-100 (default 20). */
@@ -3963,6 +5746,61 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "items": [
+                     *         {
+                     *           "id": "job_5Tg8Hj2Kl4Zx7Cv1Bn3Mq9Wr",
+                     *           "object": "factory_job",
+                     *           "stage": "review",
+                     *           "prompt": "a 6-DoF arm with a parallel gripper, 0.9 m reach, 5 kg payload",
+                     *           "questions": [
+                     *             {
+                     *               "id": "q_dof",
+                     *               "question": "How many degrees of freedom?"
+                     *             }
+                     *           ],
+                     *           "answers": [
+                     *             {
+                     *               "id": "q_dof",
+                     *               "answer": "6"
+                     *             }
+                     *           ],
+                     *           "plan": {
+                     *             "links": 7,
+                     *             "joints": 6,
+                     *             "reach_m": 0.9,
+                     *             "payload_kg": 5
+                     *           },
+                     *           "draft": {
+                     *             "title": "6-DoF Arm",
+                     *             "type": "urdf",
+                     *             "license": "MIT",
+                     *             "description": "A 6-DoF arm with a parallel gripper.",
+                     *             "category": "manipulation",
+                     *             "tags": [
+                     *               "arm",
+                     *               "urdf"
+                     *             ]
+                     *           },
+                     *           "artifact": {
+                     *             "storage_path": "user/acct_4Hq8ZkT2mW9xRb3LpN6vYc1D/factory/job_5Tg8Hj2Kl4Zx7Cv1Bn3Mq9Wr/arm.urdf",
+                     *             "file_name": "arm.urdf",
+                     *             "size": 18432,
+                     *             "sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+                     *             "companions": []
+                     *           },
+                     *           "listing": null,
+                     *           "credits_spent": 1,
+                     *           "error": null,
+                     *           "created_at": "2026-11-02T14:30:00.000Z",
+                     *           "updated_at": "2026-11-05T09:12:44.000Z"
+                     *         }
+                     *       ],
+                     *       "next_cursor": null,
+                     *       "has_more": false
+                     *     }
+                     */
                     "application/json": {
                         items: components["schemas"]["FactoryJob"][];
                         next_cursor: string | null;
@@ -3976,7 +5814,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    JobsController_create: {
+    createJob: {
         parameters: {
             query?: never;
             header?: {
@@ -4005,6 +5843,55 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "job_5Tg8Hj2Kl4Zx7Cv1Bn3Mq9Wr",
+                     *       "object": "factory_job",
+                     *       "stage": "review",
+                     *       "prompt": "a 6-DoF arm with a parallel gripper, 0.9 m reach, 5 kg payload",
+                     *       "questions": [
+                     *         {
+                     *           "id": "q_dof",
+                     *           "question": "How many degrees of freedom?"
+                     *         }
+                     *       ],
+                     *       "answers": [
+                     *         {
+                     *           "id": "q_dof",
+                     *           "answer": "6"
+                     *         }
+                     *       ],
+                     *       "plan": {
+                     *         "links": 7,
+                     *         "joints": 6,
+                     *         "reach_m": 0.9,
+                     *         "payload_kg": 5
+                     *       },
+                     *       "draft": {
+                     *         "title": "6-DoF Arm",
+                     *         "type": "urdf",
+                     *         "license": "MIT",
+                     *         "description": "A 6-DoF arm with a parallel gripper.",
+                     *         "category": "manipulation",
+                     *         "tags": [
+                     *           "arm",
+                     *           "urdf"
+                     *         ]
+                     *       },
+                     *       "artifact": {
+                     *         "storage_path": "user/acct_4Hq8ZkT2mW9xRb3LpN6vYc1D/factory/job_5Tg8Hj2Kl4Zx7Cv1Bn3Mq9Wr/arm.urdf",
+                     *         "file_name": "arm.urdf",
+                     *         "size": 18432,
+                     *         "sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+                     *         "companions": []
+                     *       },
+                     *       "listing": null,
+                     *       "credits_spent": 1,
+                     *       "error": null,
+                     *       "created_at": "2026-11-02T14:30:00.000Z",
+                     *       "updated_at": "2026-11-05T09:12:44.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["FactoryJob"];
                 };
             };
@@ -4032,7 +5919,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    JobsController_get: {
+    getJob: {
         parameters: {
             query?: never;
             header?: never;
@@ -4049,6 +5936,55 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "job_5Tg8Hj2Kl4Zx7Cv1Bn3Mq9Wr",
+                     *       "object": "factory_job",
+                     *       "stage": "review",
+                     *       "prompt": "a 6-DoF arm with a parallel gripper, 0.9 m reach, 5 kg payload",
+                     *       "questions": [
+                     *         {
+                     *           "id": "q_dof",
+                     *           "question": "How many degrees of freedom?"
+                     *         }
+                     *       ],
+                     *       "answers": [
+                     *         {
+                     *           "id": "q_dof",
+                     *           "answer": "6"
+                     *         }
+                     *       ],
+                     *       "plan": {
+                     *         "links": 7,
+                     *         "joints": 6,
+                     *         "reach_m": 0.9,
+                     *         "payload_kg": 5
+                     *       },
+                     *       "draft": {
+                     *         "title": "6-DoF Arm",
+                     *         "type": "urdf",
+                     *         "license": "MIT",
+                     *         "description": "A 6-DoF arm with a parallel gripper.",
+                     *         "category": "manipulation",
+                     *         "tags": [
+                     *           "arm",
+                     *           "urdf"
+                     *         ]
+                     *       },
+                     *       "artifact": {
+                     *         "storage_path": "user/acct_4Hq8ZkT2mW9xRb3LpN6vYc1D/factory/job_5Tg8Hj2Kl4Zx7Cv1Bn3Mq9Wr/arm.urdf",
+                     *         "file_name": "arm.urdf",
+                     *         "size": 18432,
+                     *         "sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+                     *         "companions": []
+                     *       },
+                     *       "listing": null,
+                     *       "credits_spent": 1,
+                     *       "error": null,
+                     *       "created_at": "2026-11-02T14:30:00.000Z",
+                     *       "updated_at": "2026-11-05T09:12:44.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["FactoryJob"];
                 };
             };
@@ -4059,7 +5995,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    JobsController_clarify: {
+    clarifyJob: {
         parameters: {
             query?: never;
             header?: {
@@ -4095,6 +6031,55 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "job_5Tg8Hj2Kl4Zx7Cv1Bn3Mq9Wr",
+                     *       "object": "factory_job",
+                     *       "stage": "review",
+                     *       "prompt": "a 6-DoF arm with a parallel gripper, 0.9 m reach, 5 kg payload",
+                     *       "questions": [
+                     *         {
+                     *           "id": "q_dof",
+                     *           "question": "How many degrees of freedom?"
+                     *         }
+                     *       ],
+                     *       "answers": [
+                     *         {
+                     *           "id": "q_dof",
+                     *           "answer": "6"
+                     *         }
+                     *       ],
+                     *       "plan": {
+                     *         "links": 7,
+                     *         "joints": 6,
+                     *         "reach_m": 0.9,
+                     *         "payload_kg": 5
+                     *       },
+                     *       "draft": {
+                     *         "title": "6-DoF Arm",
+                     *         "type": "urdf",
+                     *         "license": "MIT",
+                     *         "description": "A 6-DoF arm with a parallel gripper.",
+                     *         "category": "manipulation",
+                     *         "tags": [
+                     *           "arm",
+                     *           "urdf"
+                     *         ]
+                     *       },
+                     *       "artifact": {
+                     *         "storage_path": "user/acct_4Hq8ZkT2mW9xRb3LpN6vYc1D/factory/job_5Tg8Hj2Kl4Zx7Cv1Bn3Mq9Wr/arm.urdf",
+                     *         "file_name": "arm.urdf",
+                     *         "size": 18432,
+                     *         "sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+                     *         "companions": []
+                     *       },
+                     *       "listing": null,
+                     *       "credits_spent": 1,
+                     *       "error": null,
+                     *       "created_at": "2026-11-02T14:30:00.000Z",
+                     *       "updated_at": "2026-11-05T09:12:44.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["FactoryJob"];
                 };
             };
@@ -4122,7 +6107,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    JobsController_approve: {
+    approveJob: {
         parameters: {
             query?: never;
             header?: {
@@ -4144,6 +6129,55 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "job_5Tg8Hj2Kl4Zx7Cv1Bn3Mq9Wr",
+                     *       "object": "factory_job",
+                     *       "stage": "review",
+                     *       "prompt": "a 6-DoF arm with a parallel gripper, 0.9 m reach, 5 kg payload",
+                     *       "questions": [
+                     *         {
+                     *           "id": "q_dof",
+                     *           "question": "How many degrees of freedom?"
+                     *         }
+                     *       ],
+                     *       "answers": [
+                     *         {
+                     *           "id": "q_dof",
+                     *           "answer": "6"
+                     *         }
+                     *       ],
+                     *       "plan": {
+                     *         "links": 7,
+                     *         "joints": 6,
+                     *         "reach_m": 0.9,
+                     *         "payload_kg": 5
+                     *       },
+                     *       "draft": {
+                     *         "title": "6-DoF Arm",
+                     *         "type": "urdf",
+                     *         "license": "MIT",
+                     *         "description": "A 6-DoF arm with a parallel gripper.",
+                     *         "category": "manipulation",
+                     *         "tags": [
+                     *           "arm",
+                     *           "urdf"
+                     *         ]
+                     *       },
+                     *       "artifact": {
+                     *         "storage_path": "user/acct_4Hq8ZkT2mW9xRb3LpN6vYc1D/factory/job_5Tg8Hj2Kl4Zx7Cv1Bn3Mq9Wr/arm.urdf",
+                     *         "file_name": "arm.urdf",
+                     *         "size": 18432,
+                     *         "sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+                     *         "companions": []
+                     *       },
+                     *       "listing": null,
+                     *       "credits_spent": 1,
+                     *       "error": null,
+                     *       "created_at": "2026-11-02T14:30:00.000Z",
+                     *       "updated_at": "2026-11-05T09:12:44.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["FactoryJob"];
                 };
             };
@@ -4171,7 +6205,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    JobsController_regenerate: {
+    regenerateJob: {
         parameters: {
             query?: {
                 /** @description plan or build. */
@@ -4196,6 +6230,55 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "job_5Tg8Hj2Kl4Zx7Cv1Bn3Mq9Wr",
+                     *       "object": "factory_job",
+                     *       "stage": "review",
+                     *       "prompt": "a 6-DoF arm with a parallel gripper, 0.9 m reach, 5 kg payload",
+                     *       "questions": [
+                     *         {
+                     *           "id": "q_dof",
+                     *           "question": "How many degrees of freedom?"
+                     *         }
+                     *       ],
+                     *       "answers": [
+                     *         {
+                     *           "id": "q_dof",
+                     *           "answer": "6"
+                     *         }
+                     *       ],
+                     *       "plan": {
+                     *         "links": 7,
+                     *         "joints": 6,
+                     *         "reach_m": 0.9,
+                     *         "payload_kg": 5
+                     *       },
+                     *       "draft": {
+                     *         "title": "6-DoF Arm",
+                     *         "type": "urdf",
+                     *         "license": "MIT",
+                     *         "description": "A 6-DoF arm with a parallel gripper.",
+                     *         "category": "manipulation",
+                     *         "tags": [
+                     *           "arm",
+                     *           "urdf"
+                     *         ]
+                     *       },
+                     *       "artifact": {
+                     *         "storage_path": "user/acct_4Hq8ZkT2mW9xRb3LpN6vYc1D/factory/job_5Tg8Hj2Kl4Zx7Cv1Bn3Mq9Wr/arm.urdf",
+                     *         "file_name": "arm.urdf",
+                     *         "size": 18432,
+                     *         "sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+                     *         "companions": []
+                     *       },
+                     *       "listing": null,
+                     *       "credits_spent": 1,
+                     *       "error": null,
+                     *       "created_at": "2026-11-02T14:30:00.000Z",
+                     *       "updated_at": "2026-11-05T09:12:44.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["FactoryJob"];
                 };
             };
@@ -4232,7 +6315,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    JobsController_publish: {
+    publishJob: {
         parameters: {
             query?: never;
             header?: {
@@ -4263,6 +6346,55 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "job_5Tg8Hj2Kl4Zx7Cv1Bn3Mq9Wr",
+                     *       "object": "factory_job",
+                     *       "stage": "review",
+                     *       "prompt": "a 6-DoF arm with a parallel gripper, 0.9 m reach, 5 kg payload",
+                     *       "questions": [
+                     *         {
+                     *           "id": "q_dof",
+                     *           "question": "How many degrees of freedom?"
+                     *         }
+                     *       ],
+                     *       "answers": [
+                     *         {
+                     *           "id": "q_dof",
+                     *           "answer": "6"
+                     *         }
+                     *       ],
+                     *       "plan": {
+                     *         "links": 7,
+                     *         "joints": 6,
+                     *         "reach_m": 0.9,
+                     *         "payload_kg": 5
+                     *       },
+                     *       "draft": {
+                     *         "title": "6-DoF Arm",
+                     *         "type": "urdf",
+                     *         "license": "MIT",
+                     *         "description": "A 6-DoF arm with a parallel gripper.",
+                     *         "category": "manipulation",
+                     *         "tags": [
+                     *           "arm",
+                     *           "urdf"
+                     *         ]
+                     *       },
+                     *       "artifact": {
+                     *         "storage_path": "user/acct_4Hq8ZkT2mW9xRb3LpN6vYc1D/factory/job_5Tg8Hj2Kl4Zx7Cv1Bn3Mq9Wr/arm.urdf",
+                     *         "file_name": "arm.urdf",
+                     *         "size": 18432,
+                     *         "sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+                     *         "companions": []
+                     *       },
+                     *       "listing": null,
+                     *       "credits_spent": 1,
+                     *       "error": null,
+                     *       "created_at": "2026-11-02T14:30:00.000Z",
+                     *       "updated_at": "2026-11-05T09:12:44.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["FactoryJob"];
                 };
             };
@@ -4290,7 +6422,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    openapi: {
+    getOpenApiDocument: {
         parameters: {
             query?: never;
             header?: never;
@@ -4305,7 +6437,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, never>;
+                    /**
+                     * @example {
+                     *       "openapi": "3.1.0",
+                     *       "info": {
+                     *         "title": "Robotics marketplace and inference API",
+                     *         "version": "v1"
+                     *       },
+                     *       "servers": [
+                     *         {
+                     *           "url": "https://api.robots.example"
+                     *         }
+                     *       ],
+                     *       "paths": {}
+                     *     }
+                     */
+                    "application/json": {
+                        openapi: string;
+                        info: Record<string, never>;
+                        servers?: unknown[];
+                        paths: Record<string, never>;
+                    };
                 };
             };
             400: components["responses"]["BadRequest"];
