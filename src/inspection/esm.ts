@@ -5,8 +5,14 @@
  * (node dist/...) and under jest (which runs with --experimental-vm-modules, `npm test`).
  * Each module is imported once.
  */
+import { randomUUID } from 'node:crypto';
+
+// The source differs per evaluation of this module: V8 caches a `new Function` by its source and
+// would hand a later jest test file the function compiled in an earlier file's (torn-down)
+// context, whose import() jest then refuses ("import a file after the Jest environment has
+// been torn down"). The service evaluates this module once, so for it this changes nothing.
 // eslint-disable-next-line @typescript-eslint/no-implied-eval
-const dynamicImport = new Function('specifier', 'return import(specifier)') as (specifier: string) => Promise<unknown>;
+const dynamicImport = new Function('specifier', `return import(specifier); // ${randomUUID()}`) as (specifier: string) => Promise<unknown>;
 const loaded = new Map<string, Promise<unknown>>();
 
 export function importEsm<T>(specifier: string): Promise<T> {
