@@ -157,7 +157,7 @@ describe('the svc operator CLI against a running service (decisions section 2)',
 
     const status = await svcJson('projections', 'status');
     expect(Object.keys(status)).toEqual(['items', 'subscribers']);
-    expect(status.subscribers.map((s: any) => s.name)).toEqual(['subscriber:factory_jobs', 'subscriber:fulfilment']);
+    expect(status.subscribers.map((s: any) => s.name)).toEqual(['subscriber:factory_jobs', 'subscriber:fulfilment', 'subscriber:listing_inspections']);
     expect(status.items.map((i: any) => i.name).sort()).toEqual(names);
     for (const item of status.items) expect(item).toEqual(statusItem);
 

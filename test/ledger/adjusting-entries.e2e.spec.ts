@@ -41,7 +41,7 @@ describe('adjusting entries: svc ledger adjust', () => {
       amount_cents: 150,
       currency: 'usd',
       reason: 'goodwill: late delivery',
-      actor: null,
+      actor: 'admin',
       balance_transaction: { type: 'adjustment', amount_cents: 150, fee_cents: 0, net_cents: 150, status: 'pending', description: 'Adjustment: goodwill: late delivery', source: { purchase_id: null, asset: null } },
     });
     const { items, summary } = await ledger.balance(seller.key);
@@ -52,8 +52,8 @@ describe('adjusting entries: svc ledger adjust', () => {
 
     const postings = (await storedJournal(t)).filter((p) => p.reference === entry.id);
     expect(postings.map((p) => [p.event_type, p.account, p.debit_cents, p.credit_cents, p.kind, p.reason, p.actor])).toEqual([
-      ['AdjustmentRecorded', 'platform:adjustments', 150, 0, 'manual', 'goodwill: late delivery', null],
-      ['AdjustmentRecorded', payable(seller.accountId), 0, 150, 'manual', 'goodwill: late delivery', null],
+      ['AdjustmentRecorded', 'platform:adjustments', 150, 0, 'manual', 'goodwill: late delivery', 'admin'],
+      ['AdjustmentRecorded', payable(seller.accountId), 0, 150, 'manual', 'goodwill: late delivery', 'admin'],
     ]);
     const journal = await svc('ledger', 'journal', '--mode', 'test', '--format', 'jsonl');
     expect(journal.stdout.trim().split('\n').map((l) => JSON.parse(l)).filter((p) => p.reference === entry.id)).toEqual(postings.map((p) => expect.objectContaining({ kind: 'manual', reason: 'goodwill: late delivery' })));

@@ -127,7 +127,7 @@ describe('closing the books: svc ledger verify --digests, close and periods', ()
     const closed = await withClockAhead(2 * DAY_MS, () => svc('ledger', 'close', '--mode', 'test', '--through', today, '--json'));
     expect([closed.code, closed.stderr]).toEqual([0, '']);
     const period = JSON.parse(closed.stdout);
-    expect(period).toMatchObject({ object: 'period', mode: 'test', through: today, starts_at: null, closes_at: closesAt, digest: { seq: head.seq, event_id: head.event_id, digest: head.digest }, actor: null });
+    expect(period).toMatchObject({ object: 'period', mode: 'test', through: today, starts_at: null, closes_at: closesAt, digest: { seq: head.seq, event_id: head.event_id, digest: head.digest }, actor: 'admin' });
     const asOfClose = (await t.admin('GET', `/admin/ledger/trial-balance?mode=test&as_of=${encodeURIComponent(closesAt)}`)).body;
     expect(sorted(period.trial_balance)).toEqual(sorted(asOfClose));
     expect(period.trial_balance.accounts.length).toBeGreaterThan(3);

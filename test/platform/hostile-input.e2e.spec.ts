@@ -75,7 +75,7 @@ describe('hostile input on every route (issue 10)', () => {
   const eventCount = async () => (await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM events')).rows[0].n;
 
   const credentials = (path: string): Record<string, string> => {
-    if (path.startsWith('/admin/')) return { authorization: `Bearer ${ADMIN_TOKEN}` };
+    if (path.startsWith('/admin/') || path === '/metrics') return { authorization: `Bearer ${ADMIN_TOKEN}` };
     if (path.startsWith('/v1/')) return { authorization: `Bearer ${key}` };
     return {};
   };
