@@ -67,6 +67,7 @@ const runs = onPostgresServer && process.env.TEST_EVENTSTORE !== 'standin';
     const base = await startWorker();
     const locker = new Client({ connectionString: t.database.url });
     await locker.connect();
+    let waiting: number[] = [];
     try {
       await locker.query('BEGIN');
       await locker.query(`LOCK TABLE ${table} IN EXCLUSIVE MODE`);
@@ -75,12 +76,7 @@ const runs = onPostgresServer && process.env.TEST_EVENTSTORE !== 'standin';
         headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
         body: JSON.stringify({ mode: 'test', processor_id: refundId, reason: 'killed mid-adoption' }),
       }).catch((error) => error);
-      await eventually(async () => {
-        const { rows } = await t.db.query<{ waiting: string }>(
-          "SELECT count(*) AS waiting FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
-        );
-        return Number(rows[0].waiting) > 0;
-      }, 30000, 'the adoption to wait inside an append');
+      await eventually(async () => (waiting = await backendsWaitingOnLocks()).length > 0, 30000, 'the adoption to wait inside an append');
       worker!.kill('SIGKILL');
       await new Promise((resolve) => worker!.once('exit', resolve));
       expect(String(await interrupted)).toMatch(/fetch failed/);
@@ -88,6 +84,20 @@ const runs = onPostgresServer && process.env.TEST_EVENTSTORE !== 'standin';
       await locker.query('ROLLBACK');
       await locker.end();
     }
+    // Postgres does not see a client die while its statement waits: a killed process's
+    // one-statement append still runs (and commits) once the lock is released. Only when its
+    // backends have ended is the outcome of the kill settled.
+    await eventually(async () => {
+      const { rows } = await t.db.query('SELECT pid FROM pg_stat_activity WHERE pid = ANY($1::int[])', [waiting]);
+      return rows.length === 0;
+    }, 30000, "the killed process's backends to end");
+  }
+
+  async function backendsWaitingOnLocks(): Promise<number[]> {
+    const { rows } = await t.db.query<{ pid: number }>(
+      "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
+    );
+    return rows.map((r) => r.pid);
   }
 
   const adopt = (refundId: string, reason: string) => t.admin('POST', '/admin/ledger/adopt', { mode: 'test', processor_id: refundId, reason });
