@@ -45,6 +45,20 @@ module.exports = {
       to: { path: '^src/commerce/' },
     },
     {
+      name: 'admin-is-on-top',
+      comment: 'The operator context composes the others; no other context imports it. Parameters every operator endpoint shares live where they belong (platform/mode.ts, accounts/account-param.ts) (issue 43).',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/(admin/|app\\.module\\.ts$|app\\.ts$)' },
+      to: { path: '^src/admin/' },
+    },
+    {
+      name: 'idempotency-below-webhooks',
+      comment: 'Kept answers are sealed with platform/secret-box.ts, which the webhooks context also uses; the request bookkeeping imports no webhook code (issue 43).',
+      severity: 'error',
+      from: { path: '^src/idempotency/' },
+      to: { path: '^src/webhooks/' },
+    },
+    {
       name: 'no-circular',
       severity: 'error',
       from: {},

@@ -1,6 +1,6 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query, UseGuards } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
-import { modeParam } from '../admin/admin-params';
+import { modeParam } from '../platform/mode';
 import { IdempotencyKey } from '../idempotency/idempotent-requests';
 import { AdminGuard } from '../platform/auth/admin.guard';
 import { WithoutApiKey } from '../platform/auth/auth-context';

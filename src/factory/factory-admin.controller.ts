@@ -1,6 +1,7 @@
 import { Controller, Get, Query, UseGuards } from '@nestjs/common';
 import { AccountQueries } from '../accounts/account-queries';
-import { accountIdParam, modeParam } from '../admin/admin-params';
+import { accountIdParam } from '../accounts/account-param';
+import { modeParam } from '../platform/mode';
 import { AdminGuard } from '../platform/auth/admin.guard';
 import { WithoutApiKey } from '../platform/auth/auth-context';
 import { parseCursor, parseLimit } from '../platform/pagination';

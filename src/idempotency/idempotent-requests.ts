@@ -5,7 +5,7 @@ import { SETTINGS, Settings } from '../config/settings';
 import { DATABASE, Database } from '../database/database';
 import { Metrics } from '../metrics/metrics';
 import { ApiError, Errors } from '../platform/errors';
-import { resolveWebhookKey, SecretBox } from '../webhooks/secret-box';
+import { resolveWebhookKey, SecretBox } from '../platform/secret-box';
 import { IdempotencyKeys, KeyedRequest } from './idempotency-keys';
 
 /** Stripe's limit on a key's length. */

@@ -1,10 +1,9 @@
 import { Body, Controller, Get, HttpCode, Post, Query, UseGuards } from '@nestjs/common';
 import { Allow, IsIn, IsString } from 'class-validator';
-import { modeParam } from '../admin/admin-params';
 import { AdminGuard } from '../platform/auth/admin.guard';
 import { WithoutApiKey } from '../platform/auth/auth-context';
 import { currentActor, recordReason } from '../platform/request-context';
-import { MODES } from '../platform/mode';
+import { MODES, modeParam } from '../platform/mode';
 import { AdjustingEntries } from './adjusting-entries';
 import { Books } from './books';
 

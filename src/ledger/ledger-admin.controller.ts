@@ -1,7 +1,8 @@
 import { Body, Controller, Get, HttpCode, Post, Query, UseGuards } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { AccountQueries } from '../accounts/account-queries';
-import { accountIdParam, modeParam } from '../admin/admin-params';
+import { accountIdParam } from '../accounts/account-param';
+import { modeParam } from '../platform/mode';
 import { AdminGuard } from '../platform/auth/admin.guard';
 import { WithoutApiKey } from '../platform/auth/auth-context';
 import { Errors } from '../platform/errors';

@@ -7,7 +7,7 @@ import { Metrics } from '../metrics/metrics';
 import { SECRET_BOX } from './commands/create-endpoint';
 import { WebhookFanOut } from './fan-out';
 import { HttpSender, SendOutcome } from './http-sender';
-import { SecretBox } from './secret-box';
+import { SecretBox } from '../platform/secret-box';
 import { signatureHeader } from './signature';
 import { Batcher } from '../platform/batcher';
 

@@ -14,7 +14,7 @@ import { EndpointStreams } from './endpoint-streams';
 import { EventQueries } from './event-queries';
 import { EventsController } from './events.controller';
 import { WebhookFanOut } from './fan-out';
-import { resolveWebhookKey, SecretBox } from './secret-box';
+import { resolveWebhookKey, SecretBox } from '../platform/secret-box';
 import { WebhookEndpointsController } from './webhook-endpoints.controller';
 import { WebhooksAdminController } from './webhooks-admin.controller';
 

@@ -5,7 +5,7 @@ import { newId, randomBase62 } from '../../platform/ids';
 import type { Mode } from '../../platform/mode';
 import type { WebhookEndpointView } from '../endpoint-queries';
 import { EndpointStreams, toEndpointView } from '../endpoint-streams';
-import { SecretBox } from '../secret-box';
+import { SecretBox } from '../../platform/secret-box';
 import { checkEndpointUrl } from '../url-policy';
 
 export const SECRET_BOX = Symbol('SecretBox');

@@ -3,7 +3,7 @@ import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import type { WebhookEndpointView } from '../endpoint-queries';
 import { EndpointStreams, toEndpointView } from '../endpoint-streams';
 import type { EndpointOwner } from '../endpoint.decider';
-import { SecretBox } from '../secret-box';
+import { SecretBox } from '../../platform/secret-box';
 import { newSigningSecret, SECRET_BOX } from './create-endpoint';
 
 /** Stripe's default for rolling an endpoint secret: the old one keeps signing for a day. */

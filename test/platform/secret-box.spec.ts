@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { loadSettings } from '../../src/config/settings';
-import { resolveWebhookKey, SecretBox } from '../../src/webhooks/secret-box';
+import { resolveWebhookKey, SecretBox } from '../../src/platform/secret-box';
 
 describe('SecretBox', () => {
   const box = new SecretBox(randomBytes(32));

@@ -1,13 +1,5 @@
-import type { AccountQueries } from '../accounts/account-queries';
 import { Errors } from '../platform/errors';
-import { isMode, Mode } from '../platform/mode';
-
-/** The `mode` query parameter of an operator endpoint. */
-export function modeParam(raw: unknown, required: boolean): Mode | undefined {
-  if (raw === undefined && !required) return undefined;
-  if (!isMode(raw)) throw Errors.validationFailed('Invalid field "mode": must be one of test, live.');
-  return raw;
-}
+import type { AccountQueries } from './account-queries';
 
 /** The `account` parameter (an id or a slug) of an operator endpoint, as an account id; 404 when there is none. */
 export async function accountIdParam(accounts: AccountQueries, ref: unknown): Promise<string> {
