@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { assetUrl } from './assets/served-assets';
+import { count, instant, money } from './format';
 import { Html, html } from './html';
 import { consoleRoleFor } from './operator-roles';
 import type { Viewer } from './viewer';
@@ -117,17 +118,23 @@ ${body}
 }
 
 /**
- * A chart the page script draws (uPlot), with its numbers in a table for screen readers and
- * no-script readers. A null value is a gap; `points` marks every value (else only on charts
- * of fewer than 40), so a value between two gaps shows.
+ * A chart the page script draws (uPlot), with its numbers in a table behind a toggle for
+ * screen readers, no-script readers and anyone who wants the figures. A null value is a gap;
+ * `points` marks every value (else only on charts of fewer than 40), so a value between two
+ * gaps shows. `x` is unix seconds.
  */
 export function chart(
   spec: { title: string; x: number[]; series: { label: string; values: (number | null)[] }[]; money?: boolean; bars?: boolean; fill?: boolean; points?: boolean },
   caption: string,
 ): Html {
   const { title, ...drawn } = spec;
+  const figure = (v: number | null) => (v === null ? '—' : spec.money ? money(v) : count(v));
   return html`<figure class="panel">
 <figcaption><strong>${title}</strong> <span class="muted">${caption}</span></figcaption>
-<div class="chart" role="img" aria-label="${title}" data-chart="${JSON.stringify(drawn)}"></div>
+<div class="chart" role="img" aria-label="${title}: the numbers are in the table below" data-chart="${JSON.stringify(drawn)}"></div>
+<details class="chart-numbers"><summary>${title} as a table</summary>
+<table data-chart-table><thead><tr><th scope="col">Time (UTC)</th>${spec.series.map((s) => html`<th scope="col" class="num">${s.label}</th>`)}</tr></thead>
+<tbody>${spec.x.map((x, i) => html`<tr><td>${instant(x)}</td>${spec.series.map((s) => html`<td class="num">${figure(s.values[i] ?? null)}</td>`)}</tr>`)}</tbody></table>
+</details>
 </figure>`;
 }

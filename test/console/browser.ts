@@ -99,6 +99,41 @@ export async function charts(page: Page): Promise<{ points: number; painted: boo
   );
 }
 
+/**
+ * What a bar chart shows at one x: whether the whole column of that x lies inside the plot
+ * (not clipped at an edge), and the series whose colour is painted in it, read from the
+ * canvas's pixels along a row a little above the zero line.
+ */
+export async function barsAt(page: Page, chart: number, xIndex: number): Promise<{ inside: boolean; painted: string[] }> {
+  return page.$$eval(
+    '[data-chart]',
+    (els, [i, at]) => {
+      const u = (els[i] as any).chart;
+      const ctx = u.ctx;
+      const x = u.data[0];
+      const step = x.length > 1 ? u.valToPos(x[1], 'x', true) - u.valToPos(x[0], 'x', true) : 20;
+      const center = u.valToPos(x[at], 'x', true);
+      const left = Math.round(center - step / 2);
+      const right = Math.round(center + step / 2);
+      const y = Math.round(u.valToPos(0, 'y', true)) - 3;
+      const row = ctx.getImageData(Math.max(0, left), y, Math.max(1, Math.min(u.ctx.canvas.width, right) - Math.max(0, left)), 1).data;
+      const painted: string[] = [];
+      u.series.slice(1).forEach((series: any) => {
+        const hex = String(series._stroke ?? series.stroke()).slice(1, 7);
+        const [r, g, b] = [0, 2, 4].map((o) => parseInt(hex.slice(o, o + 2), 16));
+        for (let p = 0; p < row.length; p += 4) if (row[p] === r && row[p + 1] === g && row[p + 2] === b) return void painted.push(series.label);
+      });
+      return { inside: left >= u.bbox.left && right <= u.bbox.left + u.bbox.width, painted };
+    },
+    [chart, xIndex] as const,
+  );
+}
+
+/** The width in CSS pixels a chart is drawn at. */
+export async function chartWidth(page: Page, chart: number): Promise<number> {
+  return page.$$eval('[data-chart]', (els, i) => (els[i] as any).chart.width as number, chart);
+}
+
 /** The data a chart was drawn from (its series' values), by its position on the page. */
 export async function chartData(page: Page, index: number): Promise<{ x: number[]; series: { label: string; values: (number | null)[] }[] }> {
   return page.$$eval('[data-chart]', (els, i) => JSON.parse(els[i].getAttribute('data-chart')!), index);

@@ -9,7 +9,7 @@ import { ADMIN_TOKEN, startTestApp, TestApp } from '../support/app';
 import { eventually } from '../support/eventually';
 import { createEndpoint, ENCRYPTION_KEY } from '../webhooks/helpers';
 import { startReceiver } from '../webhooks/receiver';
-import { axe, chartData, charts, ConsoleBrowser, consoleBrowser, SCREENSHOTS, textOf } from './browser';
+import { axe, barsAt, chartData, charts, chartWidth, ConsoleBrowser, consoleBrowser, SCREENSHOTS, textOf } from './browser';
 
 /**
  * Issue 26: the console in a real browser. Every page renders with no console error and no
@@ -23,14 +23,18 @@ describe('the console in headless Chromium (issue 26)', () => {
   let b: ConsoleBrowser;
   let seller: { accountId: string; key: string };
   let receiver: Awaited<ReturnType<typeof startReceiver>>;
+  let refusing: Awaited<ReturnType<typeof startReceiver>>;
 
   beforeAll(async () => {
     t = await startTestApp({ env: { CONSUMER_MAX_ATTEMPTS: '2', WEBHOOK_ENCRYPTION_KEY: ENCRYPTION_KEY, WEBHOOK_TIMEOUT_MS: '5000' } });
     b = await consoleBrowser(t);
     receiver = await startReceiver(() => 204);
+    refusing = await startReceiver(() => 500);
     // Real data for the charts: two sales (one of a listing titled with markup) and inference calls.
     seller = await t.accountWithKey({ scopes: ['models:upload', 'payouts:read', 'webhooks:write'], name: 'Acme Robotics' });
     await createEndpoint(t, seller.key, receiver.url, ['listing.purchased']);
+    // A second endpoint that answers 500: the delivery chart has failed attempts beside the 2xx ones.
+    await createEndpoint(t, seller.key, refusing.url, ['listing.purchased']);
     const buyer = await t.accountWithKey({ scopes: ['models:read'] });
     for (const title of ['Grasp policy', XSS_TITLE]) {
       const model = await publishModel(t, seller.key, { title, price_cents: 2500 });
@@ -43,6 +47,7 @@ describe('the console in headless Chromium (issue 26)', () => {
     await b?.close();
     await t?.close();
     await receiver?.close();
+    await refusing?.close();
   });
 
   it('signs an operator in with the admin token; every operator page renders, accessible and without errors', async () => {
@@ -56,7 +61,7 @@ describe('the console in headless Chromium (issue 26)', () => {
     expect(await page.$eval('[data-mode]', (el) => el.textContent)).toBe('test mode');
 
     // Both sales delivered to the seller's endpoint before the overview is drawn.
-    await eventually(() => receiver.received.length >= 2, 20_000, 'two deliveries');
+    await eventually(() => receiver.received.length >= 2 && refusing.received.length >= 2, 20_000, 'two deliveries to each endpoint');
     // A lag sample of this minute, as the workers' sampler writes every minute.
     const runner = t.app.get(ProjectionRunner);
     expect(await runner.sampleLag()).toBeGreaterThan(0);
@@ -80,9 +85,16 @@ describe('the console in headless Chromium (issue 26)', () => {
     expect(appendSeries[0].values.reduce((sum, n) => sum! + (n ?? 0), 0)).toBe(logged.length);
     expect(logged.length).toBeGreaterThan(10);
     expect(deliveries).toEqual({ points: 60, painted: true });
-    const answered = (await chartData(page, 3)).series.find((series) => series.label === 'Answered 2xx')!;
-    expect(answered.values.reduce((sum, n) => sum! + (n ?? 0), 0)).toBe(2);
-    expect(await page.$eval('[data-card="webhook-success"]', (el) => el.textContent)).toBe('100%');
+    const [answered, failed] = (await chartData(page, 3)).series;
+    expect([answered.label, failed.label]).toEqual(['Answered 2xx', 'Failed']);
+    const total = (values: (number | null)[]) => values.reduce((sum: number, n) => sum + (n ?? 0), 0);
+    expect(total(answered.values)).toBe(2);
+    expect(total(failed.values)).toBeGreaterThanOrEqual(2);
+    expect(await page.$eval('[data-card="webhook-success"]', (el) => el.textContent)).toBe(`${Math.round((2 / (2 + total(failed.values))) * 100)}%`);
+    // A minute with both kinds of attempt shows both bars, side by side (neither covers the other).
+    const both = answered.values.findIndex((n, i) => (n ?? 0) > 0 && (failed.values[i] ?? 0) > 0);
+    expect(both).toBeGreaterThanOrEqual(0);
+    expect(await barsAt(page, 3, both)).toEqual({ inside: true, painted: ['Answered 2xx', 'Failed'] });
     // The last hour by minute, with this test's two sales in it.
     expect(activity).toEqual({ points: 60, painted: true });
     const totals = async () => Object.fromEntries((await chartData(page, 2)).series.map((series) => [series.label, series.values.reduce((total: number, n) => total + (n ?? 0), 0)]));
@@ -103,6 +115,11 @@ describe('the console in headless Chromium (issue 26)', () => {
     // 14 days, and this test's three calls drawn today.
     expect(inference).toEqual({ points: 14, painted: true });
     expect((await chartData(page, 4)).series[0].values.at(-1)).toBe(3);
+    // Today's bar is whole at the right edge, not clipped to a line.
+    expect(await barsAt(page, 4, 13)).toEqual({ inside: true, painted: [`Calls (test)`] });
+    // The numbers behind each chart are a table on the page.
+    expect(await page.$$eval('table[data-chart-table]', (tables) => tables.length)).toBe(5);
+    expect(await page.$$eval('table[data-chart-table]', (tables) => tables[4].querySelectorAll('tbody tr')[13].textContent)).toContain('3');
 
     await b.visit(page, errors, '/console/read-models', 'read-models');
     await b.visit(page, errors, `/console/accounts?q=${seller.accountId}`, 'accounts');
@@ -120,6 +137,13 @@ describe('the console in headless Chromium (issue 26)', () => {
     expect(sales).toEqual({ points: 30, painted: true });
     // Both sales of today, at their amount.
     expect((await chartData(page, 1)).series[0].values.at(-1)).toBe(5000);
+    expect(await barsAt(page, 1, 29)).toEqual({ inside: true, painted: ['Sales'] });
+    // Charts follow the window: narrower, and wide again.
+    const wide = await chartWidth(page, 1);
+    await page.setViewport({ width: 700, height: 800 });
+    await page.waitForFunction(`document.querySelectorAll('[data-chart]')[1].chart.width < ${wide}`, { timeout: 5000 });
+    await page.setViewport({ width: 1280, height: 800 });
+    await page.waitForFunction(`document.querySelectorAll('[data-chart]')[1].chart.width === ${wide}`, { timeout: 5000 });
 
     await b.visit(page, errors, '/console/transactions', 'transactions-escaped-title');
     expect(await page.$eval('table[data-rows]', (el) => Number(el.getAttribute('data-rows')))).toBe(2);

@@ -8,28 +8,49 @@ export const CONSOLE_SCRIPT = `'use strict';
 (function () {
   var COLORS = ['#2563eb', '#dc2626', '#16a34a', '#9333ea', '#ea580c'];
 
+  // Bars are centred on their x, so the scale reaches half a step past the first and last
+  // (today's bar is whole, not clipped at the edge); two series of bars stand side by side.
+  function barPaths(seriesCount, index) {
+    if (seriesCount === 2) return uPlot.paths.bars({ size: [0.35, 24], align: index === 0 ? -1 : 1 });
+    return uPlot.paths.bars({ size: [0.6 / Math.max(1, seriesCount), 40] });
+  }
+
+  function chartWidth(el) {
+    return Math.max(280, el.clientWidth || 640);
+  }
+
   function drawChart(el) {
     var spec;
     try { spec = JSON.parse(el.getAttribute('data-chart')); } catch (e) { return; }
     var data = [spec.x].concat(spec.series.map(function (s) { return s.values; }));
-    var width = Math.max(320, el.clientWidth || 640);
+    var step = spec.x.length > 1 ? spec.x[1] - spec.x[0] : 1;
     var opts = {
-      width: width,
+      width: chartWidth(el),
       height: spec.height || 220,
-      scales: { x: { time: spec.time !== false } },
+      scales: { x: spec.bars
+        ? { time: spec.time !== false, range: function (u, min, max) { return [min - step / 2, max + step / 2]; } }
+        : { time: spec.time !== false } },
       axes: [{}, { size: 70, values: spec.money ? function (u, ticks) { return ticks.map(function (t) { return '$' + (t / 100).toFixed(2); }); } : undefined }],
       series: [{}].concat(spec.series.map(function (s, i) {
-        return { label: s.label, stroke: COLORS[i % COLORS.length], width: 2, fill: spec.fill ? COLORS[i % COLORS.length] + '22' : undefined,
-                 paths: spec.bars ? uPlot.paths.bars({ size: [0.6, 40] }) : undefined, points: { show: spec.points || spec.x.length < 40 } };
+        return { label: s.label, stroke: COLORS[i % COLORS.length], width: 2,
+                 fill: spec.fill || spec.bars ? COLORS[i % COLORS.length] + (spec.bars ? '' : '22') : undefined,
+                 paths: spec.bars ? barPaths(spec.series.length, i) : undefined, points: { show: !spec.bars && (spec.points || spec.x.length < 40) } };
       })),
     };
     el.textContent = '';
-    new uPlot(opts, data, el);
+    el.chart = new uPlot(opts, data, el);
     el.setAttribute('data-drawn', String(spec.x.length));
   }
 
   function drawCharts(root) {
     Array.prototype.forEach.call(root.querySelectorAll('[data-chart]'), drawChart);
+  }
+
+  // A chart follows its box's width when the window changes size.
+  function resizeCharts() {
+    Array.prototype.forEach.call(document.querySelectorAll('[data-chart]'), function (el) {
+      if (el.chart) el.chart.setSize({ width: chartWidth(el), height: el.chart.height });
+    });
   }
 
   // On a narrow window a wide table scrolls in its own box (the style sheet); only then is it
@@ -63,7 +84,12 @@ export const CONSOLE_SCRIPT = `'use strict';
   document.addEventListener('DOMContentLoaded', function () {
     drawCharts(document);
     focusWideTables();
-    window.addEventListener('resize', focusWideTables);
+    var resizing;
+    window.addEventListener('resize', function () {
+      focusWideTables();
+      clearTimeout(resizing);
+      resizing = setTimeout(resizeCharts, 100);
+    });
     Array.prototype.forEach.call(document.querySelectorAll('[data-refresh]'), refresh);
     Array.prototype.forEach.call(document.querySelectorAll('form[data-confirm]'), function (form) {
       form.addEventListener('submit', function (event) {

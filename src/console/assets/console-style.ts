@@ -21,6 +21,8 @@ h1 { font-size: 1.4rem; margin: 0 0 1rem; } h2 { font-size: 1.1rem; margin: 1.4r
 .card .label { color: var(--muted); }
 .panel { background: #fff; border: 1px solid var(--line); border-radius: .4rem; padding: .8rem; margin-bottom: 1rem; overflow-x: auto; }
 .chart { min-height: 240px; }
+.chart-numbers summary { cursor: pointer; color: var(--accent); }
+.chart-numbers table { margin-top: .4rem; }
 figure { margin: 0 0 1rem; }
 table { border-collapse: collapse; width: 100%; background: #fff; }
 th, td { text-align: left; padding: .35rem .5rem; border-bottom: 1px solid var(--line); vertical-align: top; }
