@@ -1,5 +1,5 @@
 import { publishModel, upload, modelBody } from '../catalog/catalog-client';
-import { buy } from '../commerce/commerce-client';
+import { buy, DISPUTED } from '../commerce/commerce-client';
 import { ask, openaiFor, usageOf } from '../inference/inference-client';
 import { ledgerDriver } from '../ledger/support';
 import { startTestApp, TestApp } from '../support/app';
@@ -121,6 +121,32 @@ describe('the creator’s console pages (issue 26)', () => {
     await b?.close();
     await t?.close();
     await receiver?.close();
+  });
+
+  it('balance: each day of the per-day table adds up, a day with a dispute too', async () => {
+    const disputed = await t.accountWithKey({ scopes: CREATOR_SCOPES, name: 'Disputed Robotics' });
+    const buyer = await t.accountWithKey({ scopes: ['models:read'] });
+    await buy(t, buyer.key, (await publishModel(t, disputed.key, { title: 'Kept policy', price_cents: 3000 })).id);
+    await buy(t, buyer.key, (await publishModel(t, disputed.key, { title: 'Disputed policy', price_cents: 2599 })).id, DISPUTED);
+    await eventually(async () => (await t.request('GET', '/v1/balance_transactions?type=dispute', { key: disputed.key })).body.items.length === 1, 20_000, 'the dispute on the ledger');
+    const { page, errors } = await b.open();
+    await b.signIn(page, 'creator', disputed.key);
+    await b.visit(page, errors, '/console/home', 'balance-with-dispute');
+    const table = await page.$$eval('table.panel', (tables) => {
+      const perDay = tables.find((t) => t.querySelector('caption')?.textContent === 'Per day')!;
+      const heads = [...perDay.querySelectorAll('thead th')].map((th) => th.textContent);
+      const cents = (text: string) => Math.round(Number(text.replace(/[$,]/g, '')) * 100);
+      return { heads, rows: [...perDay.querySelectorAll('tbody tr')].map((tr) => [...tr.querySelectorAll('td')].slice(1).map((td) => cents(td.textContent!))) };
+    });
+    expect(table.heads).toEqual(['Day', 'Opening', 'Sales', 'Fees', 'Refunds', 'Payouts', 'Disputes', 'Adjustments', 'Closing']);
+    for (const [opening, ...rest] of table.rows) {
+      const closing = rest.pop()!;
+      expect(opening + rest.reduce((sum, n) => sum + n, 0)).toBe(closing);
+    }
+    // Today (the first row): both sales, and the disputed one's net withheld in the disputes column.
+    const [today] = table.rows;
+    expect(today[1]).toBe(5599);
+    expect(today[5]).toBeLessThan(0);
   });
 
   it('payouts: each with its status and amount, linked to the balance transactions it paid out', async () => {

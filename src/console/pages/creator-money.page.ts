@@ -80,9 +80,9 @@ ${chart(
   'per day, at their amount',
 )}
 <table class="panel"><caption>Per day</caption>
-<thead><tr><th scope="col">Day</th><th scope="col" class="num">Opening</th><th scope="col" class="num">Sales</th><th scope="col" class="num">Fees</th><th scope="col" class="num">Refunds</th><th scope="col" class="num">Payouts</th><th scope="col" class="num">Closing</th></tr></thead>
+<thead><tr><th scope="col">Day</th><th scope="col" class="num">Opening</th><th scope="col" class="num">Sales</th><th scope="col" class="num">Fees</th><th scope="col" class="num">Refunds</th><th scope="col" class="num">Payouts</th><th scope="col" class="num">Disputes</th><th scope="col" class="num">Adjustments</th><th scope="col" class="num">Closing</th></tr></thead>
 <tbody>${[...history.items].reverse().map(
-      (p) => html`<tr><td>${p.start.slice(0, 10)}</td><td class="num">${money(p.opening_balance_cents)}</td><td class="num">${money(p.activity.sales_cents)}</td><td class="num">${money(p.activity.fees_cents)}</td><td class="num">${money(p.activity.refunds_cents)}</td><td class="num">${money(p.activity.payouts_cents)}</td><td class="num">${money(p.closing_balance_cents)}</td></tr>`,
+      (p) => html`<tr><td>${p.start.slice(0, 10)}</td><td class="num">${money(p.opening_balance_cents)}</td><td class="num">${money(p.activity.sales_cents)}</td><td class="num">${money(p.activity.fees_cents)}</td><td class="num">${money(p.activity.refunds_cents)}</td><td class="num">${money(p.activity.payouts_cents)}</td><td class="num">${money(p.activity.disputes_cents)}</td><td class="num">${money(p.activity.adjustments_cents)}</td><td class="num">${money(p.closing_balance_cents)}</td></tr>`,
     )}</tbody></table>`;
   }
 
