@@ -16,7 +16,7 @@ import { ConsoleAction, ConsoleInputError, ConsolePage } from './console-page';
 import { Html, html } from './html';
 import type { IdempotentRequests, KeptAnswer } from '../idempotency/idempotent-requests';
 import { sha256 } from '../idempotency/idempotent-requests';
-import { bareLayout, IDEMPOTENCY_FIELD, layout } from './layout';
+import { bareLayout, IDEMPOTENCY_FIELD, layout, navFor } from './layout';
 import { noticeFor, NoticeCode } from './notices';
 import { SignInLimiter } from './sign-in-limiter';
 import { ConsoleSession, ConsoleSessions, csrfMatches, SESSION_HOURS } from './sessions';
@@ -147,17 +147,24 @@ export function consoleRoutes(deps: ConsoleDeps) {
       return { session, viewer: { role: 'creator', mode: key.mode, csrfToken: session.csrfToken, auth } };
     }
 
-    function allowed(viewer: Viewer, target: { path: string; role: string; scopes?: string[] }): void {
+    /** Why the viewer may not open a page, or undefined when they may. */
+    function refusal(viewer: Viewer, target: { path: string; role: string; scopes?: string[] }): string | undefined {
       if (viewer.role !== target.role) {
-        throw new ConsoleHttpError(403, viewer.role === 'creator' ? 'This page is for operators; sign in with the admin token to see it.' : 'This page is a creator’s; sign in with their API key to see it.');
+        return viewer.role === 'creator' ? 'This page is for operators; sign in with the admin token to see it.' : 'This page is a creator’s; sign in with their API key to see it.';
       }
       const needed = consoleRoleFor(target.path);
       if (viewer.operator && needed !== 'any' && viewer.operator.role !== 'admin' && viewer.operator.role !== needed) {
-        throw new ConsoleHttpError(403, `This needs the operator role ${needed}${needed === 'admin' ? '' : ' or admin'}; ${viewer.operator.name} has the role ${viewer.operator.role}.`);
+        return `This needs the operator role ${needed}${needed === 'admin' ? '' : ' or admin'}; ${viewer.operator.name} has the role ${viewer.operator.role}.`;
       }
       if (viewer.auth && !keyAllows(viewer.auth, target.scopes)) {
-        throw new ConsoleHttpError(403, `Your key does not carry the scope this page needs (one of: ${target.scopes!.join(', ')}).`);
+        return `Your key does not carry the scope this page needs (one of: ${target.scopes!.join(', ')}).`;
       }
+      return undefined;
+    }
+
+    /** The sections of the bar the viewer can open (a key's scopes and an operator's role hide the others). */
+    function sectionsFor(viewer: Viewer) {
+      return navFor(viewer).filter((item) => deps.pages.some((page) => page.path === item.path && !refusal(viewer, page)));
     }
 
     scope.get('/console/assets/:name', async (request, reply) => {
@@ -169,7 +176,10 @@ export function consoleRoutes(deps: ConsoleDeps) {
     scope.get('/console', async (request, reply) => {
       const session = await deps.sessions.find(request.cookies[SESSION_COOKIE]);
       if (!session) return reply.redirect('/console/sign-in', 303);
-      return reply.redirect(session.role === 'operator' ? '/console/overview' : '/console/home', 303);
+      // The first section this viewer can open: a key without payouts:read lands on another page, not on a 403.
+      // There is always one: usage needs no scope, the overview no operator role.
+      const { viewer } = await viewerOf(request);
+      return reply.redirect(sectionsFor(viewer)[0].path, 303);
     });
 
     scope.get('/console/sign-in', async (request, reply) => {
@@ -263,7 +273,12 @@ export function consoleRoutes(deps: ConsoleDeps) {
       })[0];
       if (!found) throw new ConsoleHttpError(404, 'There is no such console page.');
       const { viewer } = await viewerOf(request);
-      allowed(viewer, found.page);
+      const refused = refusal(viewer, found.page);
+      if (refused) {
+        // The bar and sign-out stay; "back" leads to a section this viewer can open.
+        if (isScripted(request)) throw new ConsoleHttpError(403, refused);
+        return sendPage(reply, 403, layout(viewer, url, 'Not yours to see', sectionsFor(viewer), html`<p class="notice error" role="alert">${refused}</p><p><a href="/console">Back to the console</a></p>`));
+      }
       const pageRequest: PageRequest = { viewer, query: request.query as Record<string, string | undefined>, param: found.param || undefined };
       if (request.headers['x-console-fragment'] === '1' && found.page.fragment) return sendPage(reply, 200, await found.page.fragment(pageRequest));
       if (pageRequest.query.format === 'csv' && found.page.csv) {
@@ -277,7 +292,7 @@ export function consoleRoutes(deps: ConsoleDeps) {
         if (!(error instanceof ConsoleInputError || (error instanceof ApiError && error.status === 400))) throw error;
         body = html`<p class="notice error" role="alert">${error.message}</p>`;
       }
-      return sendPage(reply, 200, layout(viewer, found.page.path, found.page.title, html`${noticeFor(pageRequest.query.notice, pageRequest.query.count)}${body}`));
+      return sendPage(reply, 200, layout(viewer, found.page.path, found.page.title, sectionsFor(viewer), html`${noticeFor(pageRequest.query.notice, pageRequest.query.count)}${body}`));
     });
 
     scope.post('/console/*', async (request, reply) => {
@@ -290,7 +305,8 @@ export function consoleRoutes(deps: ConsoleDeps) {
       const { viewer, session } = await viewerOf(request);
       const form = (request.body ?? {}) as Record<string, string>;
       if (!csrfMatches(session, form._csrf)) throw new ConsoleHttpError(403, 'The form was not this session’s (missing or wrong CSRF token).');
-      allowed(viewer, found.action);
+      const refused = refusal(viewer, found.action);
+      if (refused) throw new ConsoleHttpError(403, refused);
       // What the action appends is recorded as this operator's, or this creator's key's.
       setActor(viewer.operator ? { type: 'operator', id: viewer.operator.name } : { type: 'api_key', id: viewer.auth!.keyId });
       const key = form[IDEMPOTENCY_FIELD];

@@ -7,7 +7,7 @@ import type { Viewer } from './viewer';
 
 export const CONSOLE_PATH = '/console';
 
-interface NavItem {
+export interface NavItem {
   path: string;
   label: string;
 }
@@ -61,8 +61,8 @@ function modeSwitch(viewer: Viewer): Html {
   return html`<form class="inline" method="post" action="/console/mode">${csrfField(viewer)}<input type="hidden" name="mode" value="${other}"><button class="secondary" type="submit">Switch to ${other}</button></form>`;
 }
 
-/** A whole page: the bar with the sections, the mode (always shown) and sign-out, then the body. */
-export function layout(viewer: Viewer, current: string, title: string, body: Html): Html {
+/** A whole page: the bar with the sections the viewer can open, the mode (always shown) and sign-out, then the body. */
+export function layout(viewer: Viewer, current: string, title: string, sections: NavItem[], body: Html): Html {
   return html`<!doctype html>
 <html lang="en">
 <head>
@@ -79,7 +79,7 @@ export function layout(viewer: Viewer, current: string, title: string, body: Htm
 <header class="top">
   <span class="brand">Console</span>
   <nav class="main" aria-label="Sections">
-    ${navFor(viewer).map((item) => html`<a href="${item.path}"${item.path === current || current.startsWith(`${item.path}/`) ? html` aria-current="page"` : ''}>${item.label}</a>`)}
+    ${sections.map((item) => html`<a href="${item.path}"${item.path === current || current.startsWith(`${item.path}/`) ? html` aria-current="page"` : ''}>${item.label}</a>`)}
   </nav>
   <div class="mode">
     <span>${viewer.role === 'operator' ? html`Operator${viewer.operator ? html` <strong data-operator="${viewer.operator.name}">${viewer.operator.name}</strong> (${viewer.operator.role})` : ''}` : 'Creator'} in <span class="badge ${viewer.mode}" data-mode="${viewer.mode}">${viewer.mode} mode</span></span>

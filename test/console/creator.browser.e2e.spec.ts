@@ -287,6 +287,14 @@ describe('the creator’s console pages (issue 26)', () => {
     }
     const usage = await browser.get('/console/usage');
     expect([usage.status, usage.text]).toEqual([200, expect.stringContaining('data-usage="calls">5<')]);
+    // Signed in, the key lands on a page it can open (not the balance, which needs payouts:read) ...
+    expect((await browser.get('/console')).headers.location).toBe('/console/usage');
+    // ... and a refused page keeps the bar (only the sections the key opens) and sign-out; its way back is that landing page.
+    const refused = await browser.get('/console/payouts');
+    const sections = [...refused.text.matchAll(/<nav class="main"[^>]*>([\s\S]*?)<\/nav>/g)][0][1].match(/href="[^"]+"/g);
+    expect(sections).toEqual(['href="/console/usage"']);
+    expect(refused.text).toContain('action="/console/sign-out"');
+    expect(refused.text).toContain('<a href="/console">Back to the console</a>');
 
     // Each scope opens its own page only.
     const webhooksOnly = new ConsoleClient(t, '10.1.0.2');

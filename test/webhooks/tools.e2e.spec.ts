@@ -339,3 +339,36 @@ describe('webhook tools: rotate_secret, test events, retries (issue 24)', () => 
     });
   });
 });
+
+describe('retrying a pending delivery that waits for its next attempt (issue 43)', () => {
+  let t: TestApp;
+  let r: Awaited<ReturnType<typeof startReceiver>>;
+  // The second attempt an hour after the first: a failing delivery waits, pending, unless retried.
+  beforeAll(async () => {
+    t = await startTestApp({ env: { WEBHOOK_RETRY_SCHEDULE: '0,3600', WEBHOOK_TIMEOUT_MS: '5000', WEBHOOK_ENCRYPTION_KEY: ENCRYPTION_KEY } });
+    r = await startReceiver((_got, n) => (n === 1 ? 500 : 204));
+  });
+  afterAll(async () => {
+    await t.close();
+    await r.close();
+  });
+
+  it('is sent at once, and its schedule is not used up by it', async () => {
+    const { accountId, key } = await t.accountWithKey({ mode: 'test' });
+    const ep = await createEndpoint(t, key, r.url, ['payout.paid']);
+    await emit(t, 'PayoutPaid', payoutPaid(accountId, 'test'));
+    const [waiting] = await eventually(async () => {
+      const log = await deliveries(t, key, ep.id);
+      return log[0]?.status === 'pending' && log[0].attempts === 1 && Date.parse(log[0].next_attempt_at) > Date.now() + 3_000_000 && log;
+    }, 20000, 'the first attempt to fail and the next to wait an hour');
+    const res = await t.request('POST', `/v1/webhook_endpoints/${ep.id}/deliveries/${waiting.id}/retry`, { key });
+    expect(res.status).toBe(200);
+    await eventually(() => r.received.length === 2, 15000, 'the retried attempt');
+    const [done] = await eventually(async () => {
+      const log = await deliveries(t, key, ep.id);
+      return log[0]?.status === 'succeeded' && log;
+    }, 15000, 'the delivery to succeed');
+    expect(done).toMatchObject({ id: waiting.id, attempts: 2 });
+    expect(r.received[1].body).toBe(r.received[0].body);
+  });
+});

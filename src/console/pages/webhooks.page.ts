@@ -140,15 +140,19 @@ ${parked.length > PARKED_SHOWN ? html`<p class="muted">The oldest ${PARKED_SHOWN
     const { delivery: d, attempts } = found;
     return html`<dl class="panel" data-delivery="${d.id}" data-status="${d.status}">
 <dt>Status</dt><dd>${statusBadge(d.status)}${d.status === 'pending' && d.next_attempt_at ? html` <span class="muted">next attempt ${instant(d.next_attempt_at)}</span>` : ''}</dd>
-<dt>Event</dt><dd>${d.event_type} <a data-follow="event" href="${eventLinkOf(d)}">${d.event_id}</a></dd>
+<dt>Event</dt><dd>${d.event_type} ${
+      d.event_type === 'webhook.test'
+        ? html`<code>${d.event_id}</code> <span class="muted">(a test event the endpoint's owner sent; it is not in the event log)</span>`
+        : html`<a data-follow="event" href="${eventLinkOf(d)}">${d.event_id}</a>`
+    }</dd>
 <dt>Endpoint</dt><dd><code>${d.endpoint_id}</code> ${d.url ?? html`<span class="muted">(deleted)</span>`}</dd>
 <dt>Account</dt><dd><a href="/console/webhooks?account=${encodeURIComponent(d.account_id)}">${d.account_id}</a></dd>
 <dt>Created</dt><dd>${instant(d.created_at)}</dd>
 </dl>
 ${
-  d.status === 'pending'
-    ? html`<p class="muted">Its next attempt is scheduled; a resend is offered once it has succeeded or failed.</p>`
-    : html`<form method="post" action="/console/webhooks/deliveries/${d.id}/resend" data-confirm="Send ${d.id} again now?">${csrfField(request.viewer)}<button type="submit">Resend now</button></form>`
+  d.status === 'pending' && !(d.next_attempt_at && Date.parse(d.next_attempt_at) > Date.now())
+    ? html`<p class="muted">Its attempt is due now or under way.</p>`
+    : html`<form method="post" action="/console/webhooks/deliveries/${d.id}/resend" data-confirm="Send ${d.id} ${d.status === 'pending' ? 'now, before its scheduled attempt' : 'again now'}?">${csrfField(request.viewer)}<button type="submit">${d.status === 'pending' ? 'Send now' : 'Resend now'}</button></form>`
 }
 <h2>Attempts</h2>
 ${

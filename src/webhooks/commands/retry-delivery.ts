@@ -17,10 +17,11 @@ export class RetryWebhookDeliveryCommand extends Command<DeliveryLogEntry> {
 }
 
 /**
- * Another attempt now, for a delivery that succeeded or failed: back to pending, due at
- * once, its attempts and their log kept. The worker then counts it like any attempt, so a
- * delivery that had used up the schedule gets exactly this one. A pending delivery has its
- * next attempt scheduled already (or under way): 409. Deliveries are the worker's
+ * Another attempt now: a delivery that succeeded or failed goes back to pending, due at
+ * once, its attempts and their log kept (the worker counts it like any attempt, so a
+ * delivery that had used up the schedule gets exactly this one); a pending one waiting for
+ * its next attempt (hours away, late in the schedule) is due at once. A delivery whose
+ * attempt is under way (a worker's lease on it runs): 409. Deliveries are the worker's
  * operational state, not events, so this is a guarded update, as the worker's own are.
  */
 @CommandHandler(RetryWebhookDeliveryCommand)
@@ -41,12 +42,12 @@ export class RetryWebhookDeliveryHandler implements ICommandHandler<RetryWebhook
     }
     const { rows } = await this.db.query(
       `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = now(), updated_at = now()
-        WHERE id = $1 AND endpoint_id = $2 AND status <> 'pending'
+        WHERE id = $1 AND endpoint_id = $2 AND (leased_until IS NULL OR leased_until < now())
         RETURNING *`,
       [deliveryId, endpointId],
     );
     if (rows.length) return toEntry(rows[0]);
-    if (await this.statusOf(deliveryId, endpointId)) throw Errors.conflict('The delivery is pending: its next attempt is scheduled already.');
+    if (await this.statusOf(deliveryId, endpointId)) throw Errors.conflict('The delivery is pending with an attempt under way; retry it once that attempt has answered.');
     throw Errors.notFound('webhook delivery');
   }
 
