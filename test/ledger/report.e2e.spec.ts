@@ -1,12 +1,13 @@
 import { publishModel } from '../catalog/catalog-client';
-import { buy, DISPUTED, PAYS, payOnPage } from '../commerce/commerce-client';
+import { buy, DISPUTED, PAYS, payOnPage, withClockAhead } from '../commerce/commerce-client';
 import { Accounts } from '../../src/ledger/journal';
 import { startTestApp, TestApp } from '../support/app';
 import { serveForCli, svc } from '../support/cli';
 import { eventually } from '../support/eventually';
-import { storedJournal } from './support';
+import { ledgerDriver, storedJournal } from './support';
 
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const DAY_MS = 86_400_000;
 
 /** An RFC 4180 CSV as written by the CLI (quoted cells with "" inside), as rows of cells. */
 function parseCsv(text: string): string[][] {
@@ -248,4 +249,42 @@ describe('svc ledger report: income statement, balance sheet, fee reconciliation
     expect((await t.request('GET', url, { key: finance })).status).toBe(200);
     expect((await t.request('GET', url, { key: operations })).status).toBe(403);
   });
+  // The test mode's books: a receivable, an adjusting entry on fee revenue, and events booked after a close.
+  it('shows a receivable on the balance sheet, an adjusting entry and late bookings as reconciling items', async () => {
+    const ledger = ledgerDriver(t);
+    const creator = (await t.accountWithKey()).accountId;
+    const today = new Date().toISOString().slice(0, 10);
+    const [dayStart, tomorrow, dayAfter] = [0, 1, 2].map((n) => new Date(Date.parse(`${today}T00:00:00Z`) + n * DAY_MS).toISOString());
+    // Today is closed: everything recorded from now on that happened today is booked at tomorrow's midnight.
+    expect((await withClockAhead(2 * DAY_MS, () => svc('ledger', 'close', '--mode', 'test', '--through', today))).code).toBe(0);
+    const sold: any = await ledger.sale(creator, 'test', { amount_cents: 1000 });
+    await ledger.payouts('test', creator);
+    await ledger.refund(creator, 'test', sold.source.purchase_id);
+    await ledger.sale(creator, 'test', { amount_cents: 333 });
+    const adjusted = await t.admin('POST', '/admin/ledger/adjust', { mode: 'test', debit_account: Accounts.feeRevenue, credit_account: Accounts.suspense, amount_cents: 12, reason: 'correction: fee booked twice' });
+    expect(adjusted.status).toBe(201);
+
+    const test = async (f: string, t2: string) => (await report(`mode=test&from=${f}&to=${t2}`)).body;
+    const closedDay = await eventually(async () => {
+      const r = await test(dayStart, tomorrow);
+      return r.currencies[0]?.fee_reconciliation.creators.length === 1 && r;
+    }, 15000, 'the creator ledger read');
+    // Today's creator lines (fees 150 - 150 + 50) are booked tomorrow: the reconciling item says so.
+    expect(closedDay.currencies[0].fee_reconciliation).toMatchObject({ creators_platform_fees_cents: 50, booked_in_another_period_cents: -50, fee_revenue_cents: 0, unexplained_cents: 0, reconciles: true });
+    expect(closedDay.currencies[0].income_statement.net_income_cents).toBe(0);
+
+    const booked = await test(tomorrow, dayAfter);
+    expect(booked.ok).toBe(true);
+    const usd = booked.currencies[0];
+    expect(usd.fee_reconciliation).toMatchObject({ creators_platform_fees_cents: 0, booked_in_another_period_cents: 50, adjustments_cents: -12, lost_disputes_cents: 0, fee_revenue_cents: 38, unexplained_cents: 0 });
+    // Paid 850, refunded 850 after it, then sold 333 (283 net): the creator owes 567, an asset.
+    expect(usd.balance_sheet.assets.receivables_cents).toBe(850 - 283);
+    expect(usd.balance_sheet.liabilities.suspense_cents).toBe(12);
+    expect(usd.balance_sheet.balanced).toBe(true);
+    const trial = (await t.admin('GET', `/admin/ledger/trial-balance?mode=test&as_of=${dayAfter}`)).body;
+    expect(trial.accounts.find((a: any) => a.account === `creator:${creator}:receivable`).balance_cents).toBe(567);
+    // The payout, booked tomorrow, paid the first sale.
+    expect(booked.payouts).toEqual([expect.objectContaining({ account_id: creator, status: 'paid', amount_cents: 850, lines_net_cents: 850, matches: true })]);
+  });
 });
+
