@@ -35,6 +35,9 @@ export function reportRows(r: any): Record<string, unknown>[] {
   return rows;
 }
 
+/** An expense as the statement prints it: with its minus sign, when there is one. */
+const expense = (cents: number) => (cents === 0 ? ' 0' : `-${cents}`);
+
 /** The report as text: the statements per currency, then the payouts. */
 function printReport(r: any): string {
   const out = [`ledger report, ${r.mode} mode, ${r.from} .. ${r.to} (to exclusive)`];
@@ -47,9 +50,9 @@ function printReport(r: any): string {
       `income statement (${c.currency})`,
       `  fee revenue          ${i.fee_revenue_cents}`,
       `  activation revenue   ${i.activation_revenue_cents}`,
-      `  processor fees      -${i.processor_fees_cents}`,
-      `  dispute fees        -${i.dispute_fees_cents}`,
-      `  adjustments         -${i.adjustments_cents}`,
+      `  processor fees      ${expense(i.processor_fees_cents)}`,
+      `  dispute fees        ${expense(i.dispute_fees_cents)}`,
+      `  adjustments         ${expense(i.adjustments_cents)}`,
       `  net income           ${i.net_income_cents}`,
       `balance sheet at ${s.at} (${c.currency})${s.balanced ? '' : ' NOT BALANCED'}`,
       `  assets: clearing ${s.assets.clearing_cents}, disputes open ${s.assets.disputes_open_cents}, receivables ${s.assets.receivables_cents} = ${s.assets.total_cents}`,
