@@ -227,13 +227,17 @@ export class LedgerReports {
     return byCurrency(rows, (r) => `${r.account}|${r.event_type}`);
   }
 
-  /** The fee revenue of sales and refunds that happened in [from, to), wherever they were booked (occurred_at, else recorded_at). */
+  /**
+   * The fee revenue of sales and refunds that happened in [from, to), wherever they were booked
+   * (occurred_at, else recorded_at). A late event is booked forward, never back, so nothing that
+   * happened from `from` on was booked before it: the bound lets the index read only the period on.
+   */
   private async feesThatOccurred(q: Queryable, mode: Mode, from: string, to: string): Promise<Map<string, number>> {
     const s = inMode(mode);
     const { rows } = await q.query<{ currency: string; cents: string }>(
       `SELECT currency, sum(credit_cents) - sum(debit_cents) AS cents FROM journal_postings
         WHERE ${s.where()} AND account = ${s.param(Accounts.feeRevenue)} AND event_type IN ('SaleRecorded', 'RefundRecorded')
-          AND COALESCE(occurred_at, recorded_at) >= ${s.param(from)} AND COALESCE(occurred_at, recorded_at) < ${s.param(to)}
+          AND recorded_at >= ${s.param(from)} AND COALESCE(occurred_at, recorded_at) >= ${s.param(from)} AND COALESCE(occurred_at, recorded_at) < ${s.param(to)}
         GROUP BY currency`,
       s.params,
     );
