@@ -9,6 +9,7 @@ import { INFERENCE_COMMANDS } from './inference-commands';
 import { LEDGER_COMMANDS } from './ledger-commands';
 import { OPERATOR_COMMANDS, REASON_OPTION } from './operator-commands';
 import { BOOKS_COMMANDS } from './books-commands';
+import { REPORT_COMMANDS } from './report-commands';
 import { listenAndForward, untilInterrupted } from './webhooks-listen';
 
 const list = (value: string | undefined) =>
@@ -201,6 +202,7 @@ export const COMMANDS: Record<string, CliCommand> = {
   ...LEDGER_COMMANDS,
   ...OPERATOR_COMMANDS,
   ...BOOKS_COMMANDS,
+  ...REPORT_COMMANDS,
   ...FACTORY_COMMANDS,
   'webhooks listen': {
     usage: 'webhooks listen --account ID_OR_SLUG --forward-to URL [--mode test|live] [--events a,b]',

@@ -206,7 +206,7 @@ const transactionRow = (t: any) => ({
  * RFC 4180 CSV. Asset titles are written by sellers, so a text cell starting with = + - @
  * gets a leading apostrophe: a spreadsheet must not run it as a formula.
  */
-function toCsv(rows: Record<string, unknown>[], columns: string[]): string {
+export function toCsv(rows: Record<string, unknown>[], columns: string[]): string {
   const cell = (value: unknown) => {
     if (value === null || value === undefined) return '';
     let text = String(value);

@@ -6,6 +6,7 @@ import { currentActor, recordReason } from '../platform/request-context';
 import { MODES, modeParam } from '../platform/mode';
 import { AdjustingEntries } from './adjusting-entries';
 import { Books } from './books';
+import { LedgerReports, reportRange } from './ledger-report';
 
 export class ClosePeriodDto {
   @IsIn(MODES)
@@ -34,7 +35,7 @@ export class AdjustDto {
   reason: unknown;
 }
 
-/** Closing the books (`svc ledger close|periods|verify --digests`), behind ADMIN_TOKEN. */
+/** Closing the books (`svc ledger close|periods|verify --digests|report`), behind ADMIN_TOKEN (finance role). */
 @Controller('admin/ledger')
 @WithoutApiKey()
 @UseGuards(AdminGuard)
@@ -42,7 +43,19 @@ export class BooksAdminController {
   constructor(
     private readonly books: Books,
     private readonly adjusting: AdjustingEntries,
+    private readonly reports: LedgerReports,
   ) {}
+
+  /**
+   * `svc ledger report`: the period [from, to)'s income statement, the balance sheet at `to`
+   * (and at `from`), fee revenue reconciled with the creators' fees, and each payout with the
+   * balance transactions it paid, all from the journal's postings.
+   */
+  @Get('report')
+  report(@Query('mode') mode?: unknown, @Query('from') from?: unknown, @Query('to') to?: unknown) {
+    const m = modeParam(mode, true)!;
+    return this.reports.report(m, reportRange(from, to));
+  }
 
   /** An adjusting entry: one debit and one credit between platform accounts or a creator's payable, with its reason. */
   @Post('adjust')

@@ -16,6 +16,7 @@ import { JournalQueries } from './journal-queries';
 import { LedgerAdminController } from './ledger-admin.controller';
 import { LedgerAudit } from './ledger-audit';
 import { LedgerQueries } from './ledger-queries';
+import { LedgerReports } from './ledger-report';
 import { LedgerStreams } from './ledger-streams';
 import { LedgerReconciliation } from './reconciliation';
 
@@ -32,6 +33,7 @@ import { LedgerReconciliation } from './reconciliation';
     LedgerAudit,
     Books,
     AdjustingEntries,
+    LedgerReports,
     RecordSaleHandler,
     RecordRefundHandler,
     RecordDisputeHandler,

@@ -421,6 +421,14 @@ describe('the README, run as written from a fresh data directory (issue 44)', ()
         ]);
       },
     },
+    {
+      name: 'the report of a period with nothing booked: no figures, no payouts, exit 0',
+      when: /ledger report --mode live/,
+      then: (out) => {
+        expect(out).toContain('ledger report, live mode, 2026-09-01T00:00:00.000Z .. 2026-10-01T00:00:00.000Z (to exclusive)');
+        expect(out).toContain('payouts (0)');
+      },
+    },
     { name: 'chat.mjs streams an answer', when: /node chat\.mjs/, then: (out) => expect(out.trim().length).toBeGreaterThan(20) },
     {
       name: 'the job asks a question',
