@@ -62,7 +62,14 @@ export async function robotViewOf(files: PublishedFile[] | null, blobs: BlobStor
   if (!urdf) return undefined;
   const bytes = await blobs.readRange(urdf.path, 0, urdf.size);
   if (!bytes || bytes.length !== urdf.size) return undefined;
-  const { robot, summary } = readUrdf(new TextDecoder().decode(bytes));
+  let parsed: ReturnType<typeof readUrdf>;
+  try {
+    parsed = readUrdf(new TextDecoder().decode(bytes));
+  } catch {
+    // It passed inspection when published; a copy that no longer parses is not drawn (the inspection still shows).
+    return undefined;
+  }
+  const { robot, summary } = parsed;
   const names = new Set(files!.filter(isDrawnFile).map((f) => f.name));
   const visualMeshes = new Set<string>();
   for (const link of (robot.link ?? []) as any[]) for (const visual of link.visual ?? []) for (const mesh of visual?.geometry?.mesh ?? []) if (mesh?.filename) visualMeshes.add(String(mesh.filename));
