@@ -18,6 +18,19 @@ export interface ConsolePage {
   csv?(request: PageRequest): Promise<{ fileName: string; body: string }>;
 }
 
+/**
+ * A file a page's script fetches (not a page): its bytes, answered as a download
+ * (application/octet-stream, attachment), never cached; who may fetch it is checked as for a page.
+ */
+export interface ConsoleFile {
+  /** Under /console; may end in /:id (PageRequest.param); the file is named by the query. */
+  path: string;
+  role: ConsoleRole;
+  scopes?: string[];
+  /** The file's bytes and name; throws a 404 ApiError for a file the viewer may not fetch. */
+  serve(request: PageRequest): Promise<{ fileName: string; body: Uint8Array }>;
+}
+
 /** A form's target: it changes something, then sends the browser back to a page. */
 export interface ConsoleAction {
   path: string;
@@ -34,6 +47,8 @@ export interface ConsoleAction {
 export interface ConsoleSection {
   pages(): ConsolePage[];
   actions(): ConsoleAction[];
+  /** Files the section's pages fetch from their script. */
+  files?(): ConsoleFile[];
 }
 
 /** A client mistake on a form (a missing field): the page again, with the message. */

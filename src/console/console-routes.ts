@@ -12,7 +12,7 @@ import { consoleRoleFor } from './operator-roles';
 import { ApiError } from '../platform/errors';
 import { isMode, Mode } from '../platform/mode';
 import { IMMUTABLE, servedAsset } from './assets/served-assets';
-import { ConsoleAction, ConsoleInputError, ConsolePage } from './console-page';
+import { ConsoleAction, ConsoleFile, ConsoleInputError, ConsolePage } from './console-page';
 import { Html, html } from './html';
 import type { IdempotentRequests, KeptAnswer } from '../idempotency/idempotent-requests';
 import { sha256 } from '../idempotency/idempotent-requests';
@@ -49,6 +49,8 @@ export interface ConsoleDeps {
   limiter: SignInLimiter;
   pages: ConsolePage[];
   actions: ConsoleAction[];
+  /** Files the pages' scripts fetch (a listing's robot and its meshes). */
+  files: ConsoleFile[];
   /** The API's Idempotency-Key store, for the key each rendered form carries. */
   idempotency: IdempotentRequests;
 }
@@ -271,7 +273,7 @@ export function consoleRoutes(deps: ConsoleDeps) {
         const param = matchPath(page.path, url);
         return param === undefined ? [] : [{ page, param }];
       })[0];
-      if (!found) throw new ConsoleHttpError(404, 'There is no such console page.');
+      if (!found) return serveFile(request, reply, url);
       const { viewer } = await viewerOf(request);
       const refused = refusal(viewer, found.page);
       if (refused) {
@@ -294,6 +296,23 @@ export function consoleRoutes(deps: ConsoleDeps) {
       }
       return sendPage(reply, 200, layout(viewer, found.page.path, found.page.title, sectionsFor(viewer), html`${noticeFor(pageRequest.query.notice, pageRequest.query.count)}${body}`));
     });
+
+    /** A file a page's script fetches, under the same session and the same checks as a page. */
+    async function serveFile(request: FastifyRequest, reply: FastifyReply, url: string) {
+      const found = deps.files.flatMap((file) => {
+        const param = matchPath(file.path, url);
+        return param === undefined ? [] : [{ file, param }];
+      })[0];
+      if (!found) throw new ConsoleHttpError(404, 'There is no such console page.');
+      const { viewer } = await viewerOf(request);
+      allowed(viewer, found.file);
+      const served = await found.file.serve({ viewer, query: request.query as Record<string, string | undefined>, param: found.param || undefined });
+      const ascii = served.fileName.replace(/[^A-Za-z0-9._-]/g, '_');
+      return reply
+        .type('application/octet-stream')
+        .header('content-disposition', `attachment; filename="${ascii}"`)
+        .send(Buffer.from(served.body.buffer, served.body.byteOffset, served.body.byteLength));
+    }
 
     scope.post('/console/*', async (request, reply) => {
       const url = request.url.split('?')[0];

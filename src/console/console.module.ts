@@ -74,6 +74,7 @@ export class ConsoleModule implements OnModuleInit {
         limiter: this.limiter,
         pages: this.sections.flatMap((s) => s.pages()),
         actions: this.sections.flatMap((s) => s.actions()),
+        files: this.sections.flatMap((s) => s.files?.() ?? []),
         idempotency: this.idempotency,
       }),
     );

@@ -50,8 +50,37 @@ progress { width: 12rem; }
 /* A table cannot scroll inside itself: on a narrow window it scrolls as a block instead of widening the page (the script makes it a tab stop while it overflows, so keys scroll it too). */
 @media (max-width: 760px) { table.panel { display: block; overflow-x: auto; } }
 /* A listing's page: its model card, with what inspection found beside it (one column on a narrow window). */
-.listing-page { display: grid; grid-template-columns: minmax(0, 2fr) minmax(0, 1fr); gap: 1rem; align-items: start; }
+.listing-page { display: grid; grid-template-columns: minmax(0, 3fr) minmax(0, 2fr); gap: 1rem; align-items: start; }
+.listing-page.single { grid-template-columns: minmax(0, 1fr); }
 @media (max-width: 760px) { .listing-page { grid-template-columns: minmax(0, 1fr); } }
 .readme img { max-width: 100%; }
+.panel > h3:first-child { margin-top: 0; }
+/* What inspection found: keys in a narrow column, values wrapping; a nested table (a list of inputs, a record of operators) sits inside its cell with room on every side. */
+table.inspection > tbody > tr > th { width: 1%; min-width: 6rem; padding-left: 0; }
+table.inspection > tbody > tr > td { overflow-wrap: break-word; padding-right: 0; }
+table.nested td { overflow-wrap: break-word; }
+table.inspection > tbody > tr:last-child > * { border-bottom: 0; }
+table.nested { width: auto; min-width: 60%; margin: .1rem 0 .3rem; font-size: 13px; border: 1px solid var(--line); border-radius: .3rem; border-collapse: separate; border-spacing: 0; background: var(--bg); }
+table.nested th, table.nested td { padding: .2rem .5rem; min-width: 0; }
+table.nested tbody td:first-child, table.nested tbody th:first-child { min-width: 0; }
+table.nested tr:last-child > * { border-bottom: 0; }
+table.pairs { min-width: 0; }
+table.pairs th { font-weight: 500; color: var(--fg); }
+table.pairs td.num { padding-left: 1.2rem; }
+ul.values { margin: 0; padding-left: 1.1rem; }
+/* A URDF robot: the 3D view with its joint tree beside it (stacked on a narrow window). */
+.robot-layout { display: grid; grid-template-columns: minmax(0, 2fr) minmax(0, 1fr); gap: 1rem; align-items: start; }
+@media (max-width: 760px) { .robot-layout { grid-template-columns: minmax(0, 1fr); } }
+.robot-view { margin: 0; }
+.robot-canvas { min-height: 420px; border: 1px solid var(--line); border-radius: .3rem; overflow: hidden; background: #f3f4f6; }
+.robot-canvas canvas { display: block; }
+.robot-canvas > p { margin: 1rem; }
+.robot-tree h4 { margin: 0 0 .4rem; }
+ul.joint-tree, ul.joint-tree ul { list-style: none; margin: 0; padding-left: 1.1rem; }
+ul.joint-tree { padding-left: 0; }
+ul.joint-tree li { margin: .15rem 0; }
+ul.joint-tree ul { border-left: 1px solid var(--line); margin-left: .35rem; padding-left: .8rem; }
+ul.joint-tree .link { font-weight: 600; }
+ul.joint-tree .joint { display: block; }
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
 `;

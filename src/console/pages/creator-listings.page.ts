@@ -1,13 +1,18 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
+import * as path from 'node:path';
 import { CatalogQueries } from '../../catalog/catalog-queries';
 import { toPublicObject } from '../../catalog/listing';
 import type { ListingState, ListingStatus } from '../../catalog/listing';
 import { PurchaseQueries } from '../../commerce/purchase-queries';
-import { ConsoleAction, ConsolePage, ConsoleSection } from '../console-page';
+import { ConsoleAction, ConsoleFile, ConsolePage, ConsoleSection } from '../console-page';
 import { count, instant, money } from '../format';
 import { Html, html } from '../html';
 import { renderMarkdown } from '../markdown';
 import { Errors } from '../../platform/errors';
+import { BLOB_STORE, BlobStore } from '../../storage/blob-store';
+import { blobsOfMode } from '../../storage/mode-staging';
+import { ROBOT_VIEWER_URL } from '../assets/served-assets';
+import { isDrawnFile, robotPanel, robotViewOf } from '../robot-view';
 import type { PageRequest } from '../viewer';
 
 const PAGE_ROWS = 50;
@@ -28,6 +33,7 @@ export class CreatorListingsSection implements ConsoleSection {
   constructor(
     private readonly catalog: CatalogQueries,
     private readonly purchases: PurchaseQueries,
+    @Inject(BLOB_STORE) private readonly blobs: BlobStore,
   ) {}
 
   pages(): ConsolePage[] {
@@ -39,6 +45,25 @@ export class CreatorListingsSection implements ConsoleSection {
 
   actions(): ConsoleAction[] {
     return [];
+  }
+
+  /**
+   * The robot viewer's files: the owner's own listing's published copies (frozen at publish)
+   * of a URDF or a mesh, by name (decision 0068). Anything else, another account's listing,
+   * a draft's uploads, is 404.
+   */
+  files(): ConsoleFile[] {
+    return [{ path: '/console/listings/:id/file', role: 'creator', scopes: ['listings:read'], serve: (request) => this.serveFile(request) }];
+  }
+
+  private async serveFile(request: PageRequest): Promise<{ fileName: string; body: Uint8Array }> {
+    const l = await this.catalog.findOwn(request.viewer.auth!, request.param ?? '');
+    const name = request.query.name ?? '';
+    const file = l?.published_files?.find((f) => f.name === name && isDrawnFile(f));
+    if (!l || !file) throw Errors.notFound('file');
+    const body = await blobsOfMode(this.blobs, l.mode).readRange(file.path, 0, file.size);
+    if (!body || body.length !== file.size) throw Errors.notFound('file');
+    return { fileName: path.posix.basename(file.name), body };
   }
 
   private async render(request: PageRequest): Promise<Html> {
@@ -86,42 +111,77 @@ ${next ? html`<p><a href="${next}">Older listings</a></p>` : ''}`;
     const object = toPublicObject(l);
     const inspection = object.inspection as Record<string, unknown> | null;
     const problems = l.validation_errors ?? [];
+    const robot = await robotViewOf(l.published_files, blobsOfMode(this.blobs, l.mode));
+    const fileUrl = (name: string) => `/console/listings/${l.id}/file?${new URLSearchParams({ name })}`;
     const readme = l.readme ? html`<article class="panel readme" data-readme tabindex="0" aria-label="Model card">${renderMarkdown(l.readme)}</article>` : html`<p class="muted" data-readme>No model card: add one with <code>readme</code> on PATCH.</p>`;
     return html`<p><a href="/console/listings">All listings</a></p>
 <h2>${l.title}</h2>
 <p><span class="badge ${STATUS_TONE[l.status]}">${l.status}</span> <span class="badge ${VALIDATION_TONE[l.validation_status]}" data-validation>${l.validation_status}</span> <code>${l.slug}</code> ${l.kind}, ${l.type}</p>
 ${problems.length ? html`<ul class="problems" data-validation-errors>${problems.map((p) => html`<li><code>${p.code}</code> ${p.message}</li>`)}</ul>` : ''}
-<div class="listing-page">
+<div class="listing-page${l.readme ? '' : ' single'}">
 ${readme}
 <aside class="panel" data-inspection tabindex="0" aria-labelledby="inspection-title"><h3 id="inspection-title">What is inside</h3>${inspection ? inspectionSummary(inspection) : html`<p class="muted">${l.validation_status === 'pending' ? 'Being inspected.' : 'Not inspected.'}</p>`}</aside>
-</div>`;
+</div>
+${robot ? html`${robotPanel(robot, fileUrl)}${robot.missing.length ? '' : html`<script type="module" src="${ROBOT_VIEWER_URL}"></script>`}` : ''}`;
   }
 }
 
-/** A cell of the inspection summary: lists of objects as tables (first rows), the rest as text. */
-function cell(value: unknown): Html {
-  if (Array.isArray(value) && value.length && value.every((v) => v && typeof v === 'object' && !Array.isArray(v))) {
-    const rows = value.slice(0, SUMMARY_ROWS) as Record<string, unknown>[];
-    const columns = [...new Set(rows.flatMap((r) => Object.keys(r)))];
-    return html`<table><thead><tr>${columns.map((c) => html`<th scope="col">${c}</th>`)}</tr></thead><tbody>${rows.map(
-      (r) => html`<tr>${columns.map((c) => html`<td>${plain(r[c])}</td>`)}</tr>`,
-    )}</tbody></table>${value.length > rows.length ? html`<div class="muted">and ${count(value.length - rows.length)} more</div>` : ''}`;
+/**
+ * A value of the inspection summary, legible at any shape: a list of objects is a table (its
+ * first rows), an object a table of its keys and values (ONNX `operators`, URDF
+ * `joints_by_type`), a list of plain values reads [batch, 4] (null, an unknown dimension,
+ * reads ?), a whole number has its thousands separated. Nested past MAX_DEPTH, the rest is JSON.
+ */
+function cell(value: unknown, depth = 0): Html {
+  if (value === null || value === undefined) return html`<span class="muted">none</span>`;
+  if (Array.isArray(value)) {
+    if (!value.length) return html`<span class="muted">none</span>`;
+    // A shape ([batch, 4]: numbers, unknowns, dimension names) in brackets; other plain values (file names) one a line.
+    if (value.every((v) => v === null || typeof v === 'number' || (typeof v === 'string' && /^[A-Za-z_]\w{0,15}$/.test(v)))) {
+      return html`${`[${value.map((v) => (v === null ? '?' : String(v))).join(', ')}]`}`;
+    }
+    if (depth >= MAX_DEPTH) return html`<code>${JSON.stringify(value)}</code>`;
+    if (value.every((v) => v && typeof v === 'object' && !Array.isArray(v))) {
+      const rows = value.slice(0, SUMMARY_ROWS) as Record<string, unknown>[];
+      const keys = [...new Set(rows.flatMap((r) => Object.keys(r)))];
+      // Rows of many different keys (a dataset's files, each of its own format): the first
+      // columns as columns, the rest of each row as its own details, not a column each.
+      const columns = keys.length > MAX_COLUMNS ? keys.slice(0, MAX_COLUMNS - 1) : keys;
+      const rest = keys.slice(columns.length);
+      const details = (r: Record<string, unknown>) => Object.fromEntries(rest.filter((k) => r[k] !== undefined && r[k] !== null).map((k) => [k, r[k]]));
+      return html`<table class="nested"><thead><tr>${columns.map((c) => html`<th scope="col">${words(c)}</th>`)}${rest.length ? html`<th scope="col">details</th>` : ''}</tr></thead><tbody>${rows.map(
+        (r) => html`<tr>${columns.map((c) => html`<td>${r[c] === undefined ? '' : cell(r[c], depth + 1)}</td>`)}${rest.length ? html`<td>${Object.keys(details(r)).length ? cell(details(r), depth + 1) : ''}</td>` : ''}</tr>`,
+      )}</tbody></table>${more(value.length, rows.length)}`;
+    }
+    const items = value.slice(0, SUMMARY_ROWS);
+    return html`<ul class="values">${items.map((v) => html`<li>${cell(v, depth + 1)}</li>`)}</ul>${more(value.length, items.length)}`;
   }
-  return html`${plain(value)}`;
+  if (typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>);
+    if (!entries.length) return html`<span class="muted">none</span>`;
+    if (depth >= MAX_DEPTH) return html`<code>${JSON.stringify(value)}</code>`;
+    const shown = entries.slice(0, PAIRS_MAX);
+    return html`<table class="nested pairs"><tbody>${shown.map(([k, v]) => html`<tr><th scope="row">${k}</th><td${typeof v === 'number' ? html` class="num"` : ''}>${cell(v, depth + 1)}</td></tr>`)}</tbody></table>${more(entries.length, shown.length)}`;
+  }
+  if (typeof value === 'number' && Number.isInteger(value)) return html`${count(value)}`;
+  if (typeof value === 'boolean') return html`${value ? 'yes' : 'no'}`;
+  return html`${String(value)}`;
 }
 
-/** A shape reads [batch, 4]; null (an unknown dimension) reads ?. */
-const plain = (value: unknown): string => {
-  if (value === null || value === undefined) return '';
-  if (Array.isArray(value) && value.every((v) => v === null || typeof v !== 'object')) return `[${value.map((v) => (v === null ? '?' : String(v))).join(', ')}]`;
-  return typeof value === 'object' ? JSON.stringify(value) : String(value);
-};
+/** A field's name as words (degrees_of_freedom reads "degrees of freedom", and wraps in a narrow column). */
+const words = (field: string) => field.replace(/_/g, ' ');
 
+const more = (total: number, shown: number) => (total > shown ? html`<div class="muted">and ${count(total - shown)} more</div>` : '');
+
+const MAX_DEPTH = 4;
+/** Columns of a nested table, the last of them a row's details when its rows have more keys. */
+const MAX_COLUMNS = 4;
+const PAIRS_MAX = 50;
 const SUMMARY_ROWS = 20;
 
 /** What inspection found (format first), as the listing's public object shows it. */
 function inspectionSummary(inspection: Record<string, unknown>): Html {
   // The stored object's keys come back in jsonb's order: format first, the rest as stored.
   const entries = Object.entries(inspection).sort(([a], [b]) => Number(b === 'format') - Number(a === 'format'));
-  return html`<table class="inspection"><tbody>${entries.map(([key, value]) => html`<tr><th scope="row">${key}</th><td>${cell(value)}</td></tr>`)}</tbody></table>`;
+  return html`<table class="inspection"><tbody>${entries.map(([key, value]) => html`<tr><th scope="row">${words(key)}</th><td>${cell(value)}</td></tr>`)}</tbody></table>`;
 }
