@@ -3,7 +3,8 @@
  * platform/ is the floor; the infrastructure (config, database, event store, storage,
  * projection runner) knows no bounded context; payments/ is a port that knows no context;
  * no context reads projections/ (the read models' code), only the composition root wires them;
- * no import circles; no file nobody imports.
+ * only the operator CLI uses the TypeScript SDK's sources (clients/typescript/src), and the SDK
+ * imports nothing of the server; no import circles; no file nobody imports.
  */
 const CONTEXTS = '^src/(accounts|admin|catalog|commerce|console|factory|health|inference|ledger|metrics|openapi|operators|webhooks|cli)/';
 
@@ -59,6 +60,20 @@ module.exports = {
       to: { path: '^src/webhooks/' },
     },
     {
+      name: 'only-the-cli-uses-the-sdk',
+      comment: "The operator CLI (src/cli) uploads with the TypeScript SDK's uploader and is typed by the SDK's generated types (docs/decisions/0075); the service itself does not import the SDK.",
+      severity: 'error',
+      from: { path: '^(src|projections)/', pathNot: '^src/cli/' },
+      to: { path: '^clients/' },
+    },
+    {
+      name: 'the-sdk-stands-alone',
+      comment: 'clients/typescript is a package of its own (npm pack): it imports nothing from the server.',
+      severity: 'error',
+      from: { path: '^clients/' },
+      to: { path: '^(src|projections)/' },
+    },
+    {
       name: 'no-circular',
       severity: 'error',
       from: {},
@@ -73,7 +88,7 @@ module.exports = {
     },
   ],
   options: {
-    includeOnly: '^(src|projections)/',
+    includeOnly: '^(src|projections|clients/typescript/src)/',
     tsConfig: { fileName: 'tsconfig.json' },
     tsPreCompilationDeps: true,
     doNotFollow: { path: 'node_modules' },

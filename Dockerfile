@@ -5,6 +5,8 @@ COPY package.json package-lock.json tsconfig.json tsconfig.build.json ./
 COPY bin ./bin
 COPY src ./src
 COPY projections ./projections
+# The operator CLI (dist/src/cli) uploads with the TypeScript SDK's sources, compiled with it.
+COPY clients/typescript/src ./clients/typescript/src
 RUN npm ci --no-audit --no-fund
 
 # Runtime stage: production dependencies and the compiled code only.

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 'use strict';
 /**
- * Compiles src/ and projections/ into dist/ with TypeScript.
+ * Compiles src/ and projections/ into dist/ with TypeScript (and, into dist/clients/typescript/src,
+ * the TypeScript SDK's sources the operator CLI imports).
  *   node bin/build.js           always (npm's prepare); skipped when TypeScript is not
  *                               installed (npm install --omit=dev, the Docker runtime stage)
  *   node bin/build.js --stale   only when dist/ is missing or older than a source (npm start)
@@ -25,7 +26,13 @@ function newestSource(dir) {
 
 const builtAt = fs.existsSync(entry) ? fs.statSync(entry).mtimeMs : 0;
 if (process.argv.includes('--stale')) {
-  const sources = Math.max(newestSource(path.join(root, 'src')), newestSource(path.join(root, 'projections')), fs.statSync(path.join(root, 'tsconfig.build.json')).mtimeMs);
+  // clients/typescript/src: the TypeScript SDK's sources the operator CLI imports (its uploader, its generated types).
+  const sources = Math.max(
+    newestSource(path.join(root, 'src')),
+    newestSource(path.join(root, 'projections')),
+    newestSource(path.join(root, 'clients', 'typescript', 'src')),
+    fs.statSync(path.join(root, 'tsconfig.build.json')).mtimeMs,
+  );
   if (builtAt >= sources) process.exit(0);
   console.error(builtAt ? 'dist/ is older than the sources: building' : 'no dist/ yet: building');
 }

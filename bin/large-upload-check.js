@@ -187,7 +187,7 @@ const rate = (bytes, ms) => `${(bytes / MiB / Math.max(ms / 1000, 0.001)).toFixe
 
 async function main() {
   const o = options(process.argv.slice(2));
-  for (const built of ['dist/src/main.js', 'dist/src/cli/uploader.js']) {
+  for (const built of ['dist/src/main.js', 'dist/clients/typescript/src/uploads.js']) {
     if (!fs.existsSync(path.join(root, built))) throw new Error(`${built} is missing: run "node bin/build.js" first`);
   }
   const storage = storageEnv();

@@ -5,9 +5,10 @@
  * if stale, boots the app on a throwaway PGlite directory without listening
  * (src/openapi/write-document.ts), writes the document to a temp file, then:
  *   node bin/openapi.js lint        npm run lint:openapi: Redocly CLI against redocly.yaml,
- *                                   and src/generated/api-types.ts and the TypeScript SDK's
- *                                   clients/typescript/src/generated/api.ts must match the document
- *   node bin/openapi.js gen-types   npm run gen:api-types: regenerates both
+ *                                   and the generated types, the TypeScript SDK's
+ *                                   clients/typescript/src/generated/api.ts (which the operator
+ *                                   CLI in src/cli imports too), must match the document
+ *   node bin/openapi.js gen-types   npm run gen:api-types: regenerates them
  *   node bin/openapi.js stamp       records the document's fingerprint in CHANGELOG.md, once the
  *                                   change is described there (lint fails until it is)
  * Exits non-zero on any problem.
@@ -19,9 +20,11 @@ const path = require('node:path');
 const { spawnSync } = require('node:child_process');
 
 const root = path.join(__dirname, '..');
-const API_TYPES = path.join('src', 'generated', 'api-types.ts');
-/** The TypeScript SDK's copy (clients/typescript is a package of its own: it imports nothing from src/). */
-const SDK_TYPES = path.join('clients', 'typescript', 'src', 'generated', 'api.ts');
+/**
+ * The one file of generated types: the TypeScript SDK's (clients/typescript is a package of its
+ * own and imports nothing from src/; the operator CLI imports it from there, docs/decisions/0075).
+ */
+const API_TYPES = path.join('clients', 'typescript', 'src', 'generated', 'api.ts');
 const CHANGELOG = path.join(root, 'CHANGELOG.md');
 const STAMP = /<!-- openapi-sha256: (\w+) -->/;
 // No telemetry or update checks from CI runs.
@@ -63,13 +66,11 @@ try {
   if (command === 'lint') {
     redocly('lint', '--config', path.join(root, 'redocly.yaml'), file);
     openapiTypescript(file, '--output', API_TYPES, '--check');
-    openapiTypescript(file, '--output', SDK_TYPES, '--check');
     checkChangelog(file);
   } else if (command === 'stamp') {
     checkChangelog(file);
   } else {
     openapiTypescript(file, '--output', API_TYPES);
-    openapiTypescript(file, '--output', SDK_TYPES);
   }
 } catch (error) {
   process.exitCode = error.status ?? 1;

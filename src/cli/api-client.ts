@@ -1,8 +1,9 @@
 import { AdminClient, CliError } from './admin-client';
-import type { paths } from '../generated/api-types';
+import type { paths } from '../../clients/typescript/src/generated/api';
 
 /*
- * Calls typed from the OpenAPI document (src/generated/api-types.ts, `npm run gen:api-types`):
+ * Calls typed from the OpenAPI document (the TypeScript SDK's clients/typescript/src/generated/api.ts,
+ * `npm run gen:api-types`):
  * a route, body field or response field that changes in the API fails the type check here
  * once the types are regenerated, and `npm run lint:openapi` fails while they are stale.
  */

@@ -2,9 +2,8 @@ import * as path from 'node:path';
 import { CliError } from './admin-client';
 import type { ApiBody, ApiClient } from './api-client';
 import type { CliCommand } from './command-spec';
-import { Grant, sendFile, statFile } from './uploader';
-import { parallelOf, readJsonObject, transfer } from './transfer-options';
-import { sha256OfFile } from './dataset-commands';
+import { sha256Of } from '../../clients/typescript/src/downloads';
+import { Grant, localFile, parallelOf, readJsonObject, sendFile, uploaderOf } from './transfer-options';
 
 type PublishModelBody = ApiBody<'/v1/models', 'post'>;
 /** The file fields of a model publish, as an upload fills them in. */
@@ -15,11 +14,11 @@ type UploadResult = Required<Pick<PublishModelBody, 'storage_path' | 'file_name'
  * earlier run's parts), then confirm with the API that they landed whole.
  */
 async function uploadFile(client: ApiClient, file: string, parallel: number, quiet: boolean): Promise<UploadResult> {
-  const local = statFile(file);
+  const local = localFile(file);
   // Bound to the file's sha256: storage refuses other bytes (a file changed while it was being sent).
-  const sha256 = await sha256OfFile(local.path);
+  const sha256 = await sha256Of(local.path);
   const mint = () => client.request<Grant>('POST', '/v1/uploads', { file_name: path.basename(file), file_size: local.size, sha256 });
-  const grant = await sendFile(transfer(client, local.size, parallel, quiet), local, 'upload', mint);
+  const grant = await sendFile(uploaderOf(client, local.size, parallel, quiet), local.path, 'upload', mint);
   const landed = await client.call('put', '/v1/uploads', { storage_path: grant.storage_path });
   if (!landed.exists || landed.size !== local.size) {
     throw new CliError(`the upload did not land whole (${landed.size} of ${local.size} bytes stored); run the command again`, 'upload_incomplete');

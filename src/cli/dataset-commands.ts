@@ -3,7 +3,6 @@
  * (recursive, relative paths as shard names), `svc datasets download SLUG [DIR]` and
  * `svc download MODEL [FILE]`, each verifying sha256 and resumable by running it again.
  */
-import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Readable } from 'node:stream';
@@ -11,18 +10,11 @@ import { pipeline } from 'node:stream/promises';
 import { CliError } from './admin-client';
 import type { ApiClient, ApiResult } from './api-client';
 import type { CliCommand } from './command-spec';
-import { Grant, LocalFile, sendFile, statFile } from './uploader';
-import { parallelOf, readJsonObject, transfer } from './transfer-options';
+import { sha256Of } from '../../clients/typescript/src/downloads';
+import { Grant, LocalFile, localFile, parallelOf, progress, readJsonObject, sendFile, uploaderOf } from './transfer-options';
 
 type ShardList = ApiResult<'/v1/datasets/{idOrSlug}/shards', 'get'>;
 type Shard = ShardList['items'][number];
-
-/** Lowercase hex SHA-256 of a file, read once. */
-export async function sha256OfFile(file: string): Promise<string> {
-  const hash = createHash('sha256');
-  for await (const chunk of fs.createReadStream(file, { highWaterMark: 1024 * 1024 })) hash.update(chunk as Buffer);
-  return hash.digest('hex');
-}
 
 /** Runs work on every item, `parallel` at a time; the first failure rejects once the running ones settle. */
 async function eachInParallel<T>(items: T[], parallel: number, work: (item: T) => Promise<void>): Promise<void> {
@@ -53,7 +45,7 @@ function filesUnder(dir: string): { name: string; local: LocalFile }[] {
       if (entry.name.startsWith('.')) continue;
       const child = relative ? `${relative}/${entry.name}` : entry.name;
       if (entry.isDirectory()) walk(child);
-      else if (entry.isFile()) found.push({ name: child, local: statFile(path.join(dir, child)) });
+      else if (entry.isFile()) found.push({ name: child, local: localFile(path.join(dir, child)) });
     }
   };
   try {
@@ -83,11 +75,11 @@ export async function uploadDirectory(client: ApiClient, dir: string, dataset: s
   const shards = shardsOf(dataset);
   const landed = new Map((await client.request<ShardList>('GET', shards)).items.map((s) => [s.name, s]));
   const hashes = new Map<string, string>();
-  await eachInParallel(files, parallel, async (f) => void hashes.set(f.name, await sha256OfFile(f.local.path)));
+  await eachInParallel(files, parallel, async (f) => void hashes.set(f.name, await sha256Of(f.local.path)));
   const isLanded = (f: (typeof files)[number], shard: Shard | undefined) => shard?.size === f.local.size && shard.sha256 === hashes.get(f.name);
   const todo = files.filter((f) => !isLanded(f, landed.get(f.name)));
-  const t = transfer(client, todo.reduce((sum, f) => sum + f.local.size, 0), parallel, quiet);
-  // Shards `parallel` at a time, and the limiter keeps their PUTs (whole shards or parts) at that many in all.
+  const uploader = uploaderOf(client, todo.reduce((sum, f) => sum + f.local.size, 0), parallel, quiet);
+  // Shards `parallel` at a time, and the uploader's limiter keeps their PUTs (whole shards or parts) at that many in all.
   await eachInParallel(todo, parallel, async ({ name, local }) => {
     const mint = async () => {
       try {
@@ -97,7 +89,7 @@ export async function uploadDirectory(client: ApiClient, dir: string, dataset: s
         throw new CliError(`${name}: ${e.message}`, e.code, e.exitCode);
       }
     };
-    await sendFile(t, local, `shard ${dataset}/${name}`, mint);
+    await sendFile(uploader, local.path, `shard ${dataset}/${name}`, mint);
   });
   const after = await client.request<ShardList>('GET', shards);
   const listed = new Map(after.items.map((s) => [s.name, s]));
@@ -155,7 +147,7 @@ async function downloadFile(
       const size = fs.statSync(part).size;
       if (size !== expected.size) throw new CliError(`got ${size} bytes, not the ${expected.size} listed`, 'download_incomplete');
       if (expected.sha256) {
-        const actual = await sha256OfFile(part);
+        const actual = await sha256Of(part);
         if (actual !== expected.sha256) {
           fs.rmSync(part, { force: true });
           throw new CliError(`${target}: the bytes have sha256 ${actual}, not the listed ${expected.sha256}; the download was removed`, 'checksum_mismatch');
@@ -177,7 +169,7 @@ async function downloadFile(
 async function alreadyThere(target: string, expected: { size: number; sha256: string | null }): Promise<boolean> {
   const stat = fs.statSync(target, { throwIfNoEntry: false });
   if (!stat?.isFile() || stat.size !== expected.size) return false;
-  return expected.sha256 === null || (await sha256OfFile(target)) === expected.sha256;
+  return expected.sha256 === null || (await sha256Of(target)) === expected.sha256;
 }
 
 /** The local path of a shard under dir; a name the API would never give (climbing out) is refused. */
@@ -191,18 +183,18 @@ function targetOf(dir: string, name: string): string {
 export async function downloadDataset(client: ApiClient, dataset: string, dir: string | undefined, parallel: number, quiet: boolean) {
   const list = await client.request<ShardList>('GET', shardsOf(dataset));
   const into = dir ?? dataset;
-  const t = transfer(client, list.total_bytes, parallel, quiet);
+  const onBytes = progress(list.total_bytes, quiet);
   const downloaded: string[] = [];
   let skipped = 0;
   await eachInParallel(list.items, parallel, async (shard) => {
     const target = targetOf(into, shard.name);
     if (await alreadyThere(target, shard)) {
       skipped++;
-      t.onBytes(shard.size);
+      onBytes(shard.size);
       return;
     }
     const sign = () => client.request<ApiResult<'/v1/datasets/{idOrSlug}/shards/{path}', 'get'>>('GET', shardRoute(dataset, shard.name));
-    await downloadFile(target, shard, sign, t.onBytes);
+    await downloadFile(target, shard, sign, onBytes);
     downloaded.push(shard.name);
   });
   return { dataset, dir: into, downloaded: downloaded.sort(), skipped, count: list.count, total_bytes: list.total_bytes };
@@ -216,14 +208,14 @@ export async function downloadModel(client: ApiClient, model: string, file: stri
   const target = file ?? first.file_name;
   const expected = { size: first.file_size, sha256: first.file_sha256 ?? null };
   if (await alreadyThere(target, expected)) return { model, file: target, size: expected.size, sha256: expected.sha256, skipped: true };
-  const t = transfer(client, expected.size, 1, quiet);
+  const onBytes = progress(expected.size, quiet);
   let unused: Download | undefined = first;
   const sign = async () => {
     const next = unused ?? (await client.request<Download>('POST', route));
     unused = undefined;
     return { url: next.url, sha256: next.file_sha256 ?? null };
   };
-  await downloadFile(path.resolve(target), expected, sign, t.onBytes);
+  await downloadFile(path.resolve(target), expected, sign, onBytes);
   return { model, file: target, size: expected.size, sha256: expected.sha256, skipped: false };
 }
 

@@ -42,7 +42,7 @@ describe('svc uploads in parts', () => {
   const savedCache = process.env.XDG_CACHE_HOME;
 
   beforeAll(async () => {
-    if (!fs.existsSync(path.resolve('dist/src/cli/uploader.js'))) throw new Error('dist/ has no built CLI uploader: run "node bin/build.js" first');
+    if (!fs.existsSync(path.resolve('dist/clients/typescript/src/uploads.js'))) throw new Error('dist/ has no built SDK uploader: run "node bin/build.js" first');
     const [appPort, proxyPort] = [await freePort(), await freePort()];
     const base = `http://127.0.0.1:${proxyPort}`;
     proxy = http.createServer((req, res) => {

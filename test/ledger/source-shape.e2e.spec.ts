@@ -1,4 +1,4 @@
-import type { components } from '../../src/generated/api-types';
+import type { components } from '../../clients/typescript/src/generated/api';
 import { publishModel } from '../catalog/catalog-client';
 import { buy, DISPUTED } from '../commerce/commerce-client';
 import { startTestApp, TestApp } from '../support/app';

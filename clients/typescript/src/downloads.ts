@@ -9,9 +9,10 @@ import * as path from 'node:path';
 import { ChecksumMismatchError, ConnectionError, MarketplaceError } from './errors';
 import { Retrying, asConnectionError } from './http';
 
+/** Lowercase hex SHA-256 of a file, read once in 1 MiB chunks. */
 export async function sha256Of(file: string): Promise<string> {
   const digest = createHash('sha256');
-  for await (const chunk of fs.createReadStream(file)) digest.update(chunk as Buffer);
+  for await (const chunk of fs.createReadStream(file, { highWaterMark: 1024 * 1024 })) digest.update(chunk as Buffer);
   return digest.digest('hex');
 }
 

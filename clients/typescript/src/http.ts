@@ -4,7 +4,7 @@
  * backoff on what a retry can fix: network errors and timeouts, 409 idempotency_key_in_use,
  * 429 and 5xx.
  */
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { ApiError, ConnectionError, MarketplaceError, TimeoutError, errorFromResponse } from './errors';
 import { VERSION } from './version';
 
@@ -93,6 +93,11 @@ export class Transport {
     if (!apiKey) throw new MarketplaceError('an API key is needed: pass apiKey or set SVC_API_KEY');
     const base = baseUrl.replace(/\/+$/, '');
     this.baseUrl = base.endsWith('/v1') ? base.slice(0, -3) : base;
+  }
+
+  /** Names the caller without holding its key (the uploader's state files). */
+  get keySha256(): string {
+    return createHash('sha256').update(this.apiKey).digest('hex');
   }
 
   /** The answer's JSON, typed by the caller. */
