@@ -226,8 +226,8 @@ export async function validateRobotPackage(bytes: Uint8Array): Promise<UrdfSumma
   check(urdfInspection.ok, urdfInspection.ok ? '' : urdfInspection.problem.message);
   for (const mesh of urdfInspection.inspection.meshes as string[]) {
     const match = /^package:\/\/([^/]+)\/(.+)$/.exec(mesh);
-    check(match && match[1] === pkg, `robot.urdf: mesh "${mesh}" is not a package://${pkg}/... reference`);
-    check(entries[`${pkg}/${match[2]}`], `robot.urdf: mesh "${mesh}" is not in the package`);
+    check(match && match[1] === pkg, `${urdfPath}: mesh "${mesh}" is not a package://${pkg}/... reference`);
+    check(entries[`${pkg}/${match[2]}`], `${urdfPath}: mesh "${mesh}" is not in the package`);
   }
   return { ...validateUrdf(urdf), ros_package: pkg };
 }
