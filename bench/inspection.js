@@ -11,6 +11,7 @@
  *
  *   npm run build && node --expose-gc bench/inspection.js [--sizes 64,512,2048] [--formats parquet,hdf5]   (MiB)
  */
+const { execFileSync } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
@@ -27,19 +28,6 @@ const tag = (field, wire) => varint(field * 8 + wire);
 const len = (field, body) => Buffer.concat([tag(field, 2), varint(body.length), body]);
 const num = (field, value) => Buffer.concat([tag(field, 0), varint(value)]);
 
-/** [prefix, hole length, suffix]: the file is prefix, `hole` zero bytes, suffix. */
-function onnxLayout(total) {
-  const output = len(12, Buffer.concat([len(1, Buffer.from('w')), len(2, len(1, Buffer.concat([num(1, 1), len(2, len(1, num(1, 4)))])))]));
-  const opset = len(8, num(2, 13));
-  const hole = total - 200;
-  const tensorHead = Buffer.concat([num(1, hole / 4), num(2, 1), len(8, Buffer.from('w')), tag(9, 2), varint(hole)]);
-  const tensorLength = tensorHead.length + hole;
-  const initializer = Buffer.concat([tag(5, 2), varint(tensorLength), tensorHead]);
-  const graphLength = initializer.length + hole + output.length;
-  const prefix = Buffer.concat([num(1, 8), tag(7, 2), varint(graphLength), initializer]);
-  return [prefix, hole, Buffer.concat([output, opset])];
-}
-
 function safetensorsLayout(total) {
   const headerLength = 128;
   const hole = total - 8 - headerLength;
@@ -49,13 +37,56 @@ function safetensorsLayout(total) {
   return [Buffer.concat([length, Buffer.from(json)]), hole, Buffer.alloc(0)];
 }
 
-function mcapLayout(total) {
-  const magic = Buffer.from([0x89, 0x4d, 0x43, 0x41, 0x50, 0x30, 0x0d, 0x0a]);
-  const record = (opcode, length) => { const b = Buffer.alloc(9); b[0] = opcode; b.writeBigUInt64LE(BigInt(length), 1); return b; };
-  const header = Buffer.concat([record(0x01, 8), Buffer.alloc(8)]);
-  const footer = Buffer.concat([record(0x02, 20), Buffer.alloc(20), magic]);
-  const hole = total - magic.length - header.length - 9 - footer.length;
-  return [Buffer.concat([magic, header, record(0x80, hole)]), hole, footer];
+/** Writers run in a child process (`--write <format> <file> <bytes>`): their memory is not the inspection's. */
+const inChild = (format) => async (file, total) => {
+  execFileSync(process.execPath, [__filename, '--write', format, file, String(total)], { stdio: 'inherit' });
+};
+
+/**
+ * An ONNX model of `total` bytes encoded by onnx-proto: the bench's policy (obs -> Gemm ->
+ * action) with an unused UINT8 initializer `padding` making up the size. Its size is set
+ * from a first encoding's length (protobufjs counts it before writing a byte).
+ */
+function writeOnnx(file, total) {
+  const { onnx } = require('onnx-proto');
+  const { onnxModelObject } = require('./onnx-model');
+  const model = (padding) => {
+    const object = onnxModelObject('bench');
+    object.graph.initializer.push({ name: 'padding', dims: [padding], dataType: onnx.TensorProto.DataType.UINT8, rawData: Buffer.alloc(padding) });
+    return onnx.ModelProto.fromObject(object);
+  };
+  const guess = total - 1024;
+  const padding = guess + (total - onnx.ModelProto.encode(model(guess)).len);
+  const bytes = onnx.ModelProto.encode(model(padding)).finish();
+  if (bytes.length !== total) throw new Error(`onnx: ${bytes.length} bytes written, ${total} wanted`);
+  fs.writeFileSync(file, bytes);
+}
+
+/** An indexed MCAP recording of about `total` bytes written by McapWriter: /camera/image 64 KiB messages at 30 Hz, /joint_states at 100 Hz. */
+async function writeMcap(file, total) {
+  const { McapWriter } = require('@mcap/core');
+  const fd = fs.openSync(file, 'w');
+  let position = 0n;
+  const writer = new McapWriter({
+    writable: { position: () => position, write: async (buffer) => { fs.writeSync(fd, buffer); position += BigInt(buffer.byteLength); } },
+    chunkSize: MiB,
+  });
+  await writer.start({ profile: 'ros2', library: 'bench/inspection.js' });
+  const image = await writer.registerSchema({ name: 'sensor_msgs/msg/Image', encoding: 'ros2msg', data: Buffer.from('uint8[] data') });
+  const joints = await writer.registerSchema({ name: 'sensor_msgs/msg/JointState', encoding: 'ros2msg', data: Buffer.from('float64[] position') });
+  const camera = await writer.registerChannel({ topic: '/camera/image', schemaId: image, messageEncoding: 'cdr', metadata: new Map() });
+  const state = await writer.registerChannel({ topic: '/joint_states', schemaId: joints, messageEncoding: 'cdr', metadata: new Map() });
+  const frame = new Uint8Array(64 * 1024).fill(7);
+  const jointMessage = new Uint8Array(7 * 8);
+  const t0 = 1_700_000_000_000_000_000n;
+  // Leaves room for the last chunk and the summary.
+  for (let i = 0; position < BigInt(total - Math.round(1.2 * MiB)); i++) {
+    const logTime = t0 + (BigInt(i) * 1_000_000_000n) / 30n;
+    await writer.addMessage({ channelId: camera, sequence: i, logTime, publishTime: logTime, data: frame });
+    for (let j = 0; j < 3; j++) await writer.addMessage({ channelId: state, sequence: i * 3 + j, logTime: logTime + BigInt(j) * 10_000_000n, publishTime: logTime, data: jointMessage });
+  }
+  await writer.end();
+  fs.closeSync(fd);
 }
 
 /**
@@ -125,9 +156,9 @@ const layout = (make) => async (file, total) => {
 };
 
 const FORMATS = [
-  ['onnx', 'model.onnx', layout(onnxLayout)],
+  ['onnx', 'model.onnx', inChild('onnx')],
   ['safetensors', 'model.safetensors', layout(safetensorsLayout)],
-  ['mcap', 'run.mcap', layout(mcapLayout)],
+  ['mcap', 'run.mcap', inChild('mcap')],
   ['parquet', 'episode.parquet', writeParquet],
   ['hdf5', 'demos.hdf5', writeHdf5],
 ];
@@ -143,7 +174,8 @@ async function main() {
         const key = `bench/${mib}-${name}`;
         const file = path.join(dir, 'blobs', key);
         fs.mkdirSync(path.dirname(file), { recursive: true });
-        await write(file, mib * MiB);
+        // protobuf caps a message at 2 GiB: the largest ONNX file stops 1 KiB short of it.
+        await write(file, format === 'onnx' && mib * MiB >= 2 ** 31 ? 2 ** 31 - 1024 : mib * MiB);
         const size = fs.statSync(file).size;
         global.gc?.();
         const before = process.memoryUsage().rss;
@@ -156,17 +188,72 @@ async function main() {
         clearInterval(sampler);
         peak = Math.max(peak, process.memoryUsage().rss);
         if (!outcome.ok) throw new Error(`${name} (${mib} MiB): ${outcome.problem.message}`);
-        rows.push({ format, file_mib: mib, bytes_read: ranged.read, rss_added_mib: Math.round(((peak - before) / MiB) * 10) / 10, ms: Math.round(ms) });
+        rows.push({ format, file_mib: mib, file_bytes: size, bytes_read: ranged.read, rss_added_mib: Math.round(((peak - before) / MiB) * 10) / 10, ms: Math.round(ms) });
         fs.rmSync(file);
+        console.error(JSON.stringify(rows.at(-1)));
       }
     }
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
   console.table(rows);
+  if (!process.argv.includes('--no-publish')) await publishLatency();
 }
 
-main().catch((error) => {
+/**
+ * POST /v1/models of a 1 MiB ONNX model (inspected before the answer: parsed, then loaded
+ * in onnxruntime) against the same bytes as `policy.engine` (opaque: no inspection), on one
+ * service (PGlite), rounds alternated, the upload outside the timing; medians.
+ */
+async function publishLatency() {
+  const { ADMIN, serve, admin, median } = require('./harness');
+  const { onnxModel } = require('./onnx-model');
+  const rounds = Number(process.env.BENCH_ROUNDS || 20);
+  const content = onnxModel('bench-publish', 37_449);
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'inspection-publish-'));
+  // serve() waits up to 5 minutes for it to answer (a loaded machine starts it slowly) and stops it on the way out.
+  const main = path.join(__dirname, '../dist/src/main.js');
+  const { base, stop } = await serve(main, { DATA_DIR: dataDir, DATABASE_URL: '', ADMIN_TOKEN: ADMIN, NODE_ENV: 'development', LOG_LEVEL: 'warn' }, async (b) => (await fetch(`${b}/v1/me`)).status === 401);
+  try {
+    const seller = await admin(base, 'POST', '/admin/accounts', { name: 'Bench Seller', email: 'seller@example.com' });
+    const key = (await admin(base, 'POST', '/admin/keys', { account: seller.id, mode: 'test' })).key;
+    const call = async (route, body) => {
+      const r = await fetch(`${base}${route}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      return { status: r.status, body: await r.json() };
+    };
+    const publish = async (fileName, i) => {
+      const grant = (await call('/v1/uploads', { file_name: fileName, file_size: content.length })).body;
+      const put = await fetch(grant.upload_url, { method: 'PUT', body: content, headers: { 'content-type': 'application/octet-stream' } });
+      if (put.status !== 200) throw new Error(`upload failed: ${put.status}`);
+      const started = performance.now();
+      const model = await call('/v1/models', { title: `Bench Policy ${fileName} ${i}`, type: 'rl-policy', license: 'MIT', price_cents: 1000, storage_path: grant.storage_path, file_name: grant.file_name, file_size: grant.file_size, file_extension: grant.file_extension });
+      const ms = performance.now() - started;
+      if (model.status !== 201) throw new Error(`publish ${fileName}: ${model.status} ${JSON.stringify(model.body)}`);
+      if (fileName.endsWith('.onnx') && model.body.inspection?.format !== 'onnx') throw new Error(`not inspected: ${JSON.stringify(model.body.inspection)}`);
+      return ms;
+    };
+    for (let i = 0; i < 3; i++) await publish('policy.onnx', `warm ${i}`), await publish('policy.engine', `warm ${i}`);
+    const times = { onnx: [], engine: [] };
+    for (let i = 0; i < rounds; i++) {
+      const order = i % 2 ? ['engine', 'onnx'] : ['onnx', 'engine'];
+      for (const ext of order) times[ext].push(await publish(`policy.${ext}`, i));
+    }
+    const onnxMs = median(times.onnx);
+    const engineMs = median(times.engine);
+    console.table([{ model_bytes: content.length, rounds, inspected_onnx_p50_ms: Math.round(onnxMs * 10) / 10, uninspected_engine_p50_ms: Math.round(engineMs * 10) / 10, ratio: Math.round((onnxMs / engineMs) * 100) / 100 }]);
+  } finally {
+    await stop();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+if (process.argv[2] === '--write') {
+  const [, , , format, file, total] = process.argv;
+  Promise.resolve({ onnx: writeOnnx, mcap: writeMcap }[format](file, Number(total))).catch((error) => {
+    console.error(error);
+    process.exit(1);
+  });
+} else main().catch((error) => {
   console.error(error);
   process.exit(1);
 });

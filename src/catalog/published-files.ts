@@ -2,7 +2,7 @@ import { Logger } from '@nestjs/common';
 import { ApiError, Errors } from '../platform/errors';
 import { BlobStore, ObjectChangedError } from '../storage/blob-store';
 import type { InspectionLimits, InspectionProblem } from '../inspection/inspection';
-import { RangedFile } from '../inspection/ranged-file';
+import { InspectionContext, RangedFile } from '../inspection/ranged-file';
 import { inspectFile } from '../inspection/registry';
 import type { PublishedFile } from './events';
 import type { ListingState } from './listing';
@@ -61,12 +61,19 @@ export async function inspectFiles(
 ): Promise<{ files: PublishedFile[]; problems: InspectionProblem[] }> {
   const problems: InspectionProblem[] = [];
   const inspected: PublishedFile[] = [];
+  // The files published together (a rosbag2 .db3 reads its bag's metadata.yaml), each read within its own budget.
+  const siblings: InspectionContext = {
+    sibling: (name) => {
+      const other = files.find((f) => f.name === name);
+      return other && RangedFile.ofStore(store, other.path, other.name, other.size, limits);
+    },
+  };
   for (const file of files) {
     if (!which(file)) {
       inspected.push(file);
       continue;
     }
-    const outcome = await inspectFile(RangedFile.ofStore(store, file.path, file.name, file.size, limits));
+    const outcome = await inspectFile(RangedFile.ofStore(store, file.path, file.name, file.size, limits), siblings);
     if (outcome.ok) inspected.push({ ...file, inspection: outcome.inspection });
     else problems.push(outcome.problem);
   }

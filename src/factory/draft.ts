@@ -23,7 +23,7 @@ export function draftFor(plan: AssetPlan): JobDraft {
     title: plan.title,
     type: 'robot-description',
     license: 'MIT',
-    description: `URDF robot description package (robot.urdf, README.md, manifest.json): ${plan.links.length} links, ${movable} movable joints. ${Object.entries(plan.dimensions).map(([k, v]) => `${k} ${v}`).join(', ')}.`,
+    description: `ROS 2 robot description package (package.xml, CMakeLists.txt, a URDF, a launch file for robot_state_publisher): ${plan.links.length} links, ${movable} movable joints. ${Object.entries(plan.dimensions).map(([k, v]) => `${k} ${v}`).join(', ')}.`,
     category: plan.robot_type === 'differential_drive' ? 'mobile-robots' : 'manipulation',
     tags: ['urdf', 'robot-description', plan.robot_type.replace(/_/g, '-')],
   };

@@ -64,3 +64,11 @@ export class RangedFile {
 }
 
 export const mib = (bytes: number) => (bytes >= 1024 ** 2 ? `${Math.round((bytes / 1024 ** 2) * 10) / 10} MiB` : `${bytes} bytes`);
+
+/**
+ * What an inspector may see beyond its file: the files published with it (a rosbag2 .db3
+ * reads the bag's metadata.yaml beside it). `sibling` takes a full name in the same listing.
+ */
+export interface InspectionContext {
+  sibling(name: string): RangedFile | undefined;
+}

@@ -1,5 +1,5 @@
 import { InspectionError, Inspection, InspectionProblem } from './inspection';
-import type { RangedFile } from './ranged-file';
+import type { InspectionContext, RangedFile } from './ranged-file';
 import { inspectGzip, inspectJpeg, inspectPcd, inspectPly, inspectPng, inspectStl, inspectTar, inspectTflite, inspectUsd } from './formats/headers';
 import { inspectDb3 } from './formats/db3';
 import { inspectHdf5 } from './formats/hdf5';
@@ -15,7 +15,7 @@ import { inspectTfrecord } from './formats/tfrecord';
 import { inspectCsv, inspectJson, inspectJsonl, inspectObj, inspectYaml } from './formats/text';
 import { inspectZip } from './formats/zip';
 
-type Inspector = (file: RangedFile) => Promise<Inspection>;
+type Inspector = (file: RangedFile, context?: InspectionContext) => Promise<Inspection>;
 
 /** One inspector per extension; what each one checks and shows is listed in docs/catalog.md. */
 const INSPECTORS: Record<string, { what: string; inspect: Inspector }> = {
@@ -74,11 +74,11 @@ export type InspectionOutcome = { ok: true; inspection: Inspection } | { ok: fal
  * `"policy.onnx" is not an ONNX model: it has no graph ...`. Storage faults are not
  * inspection results: they are thrown.
  */
-export async function inspectFile(file: RangedFile): Promise<InspectionOutcome> {
+export async function inspectFile(file: RangedFile, context?: InspectionContext): Promise<InspectionOutcome> {
   const inspector = INSPECTORS[extension(file.name)];
   if (!inspector) return { ok: true, inspection: { format: 'opaque' } };
   try {
-    return { ok: true, inspection: await inspector.inspect(file) };
+    return { ok: true, inspection: await inspector.inspect(file, context) };
   } catch (error) {
     if (error instanceof InspectionError) {
       const message = error.code === 'invalid_format' ? `"${file.name}" is not ${inspector.what}: ${error.message}` : `"${file.name}" was refused: ${error.message}`;

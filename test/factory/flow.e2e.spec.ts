@@ -1,5 +1,6 @@
 import { strFromU8, unzipSync } from 'fflate';
 import * as ort from 'onnxruntime-web';
+import { validateRobotPackage } from '../../src/factory/assets/robot-package';
 import { validateUrdf } from '../../src/factory/assets/urdf-validator';
 import { buy } from '../commerce/commerce-client';
 import { startTestApp, TestApp } from '../support/app';
@@ -77,16 +78,18 @@ describe('generation jobs end to end (test mode)', () => {
     await session.release();
   });
 
-  test('a robot description: the bought .zip holds a URDF that passes the checks', async () => {
+  test('a robot description: the bought .zip is a ROS 2 package whose URDF passes the checks, listed as ROS-compatible', async () => {
     const review = await throughReview('a robot arm with a parallel gripper, 0.9 m reach, 5 kg payload', { dof: 'six' });
     expect(review.plan).toMatchObject({ kind: 'robot_description', robot_type: 'arm', dimensions: { dof: 6, reach_m: 0.9, payload_kg: 5 } });
     const { bytes, job } = await publishAndBuy(review.id);
     const files = unzipSync(bytes);
-    expect(Object.keys(files).sort()).toEqual(['README.md', 'manifest.json', 'robot.urdf']);
-    expect(validateUrdf(strFromU8(files['robot.urdf']))).toMatchObject({ root: 'base_link', movable_joints: 8 });
-    // Published through the same inspection as any upload; not a ROS package (no package.xml), so it does not claim ROS (issue 40).
+    const pkg = (await validateRobotPackage(bytes)).ros_package;
+    expect(Object.keys(files).sort()).toEqual([`${pkg}/CMakeLists.txt`, `${pkg}/README.md`, `${pkg}/launch/display.launch.xml`, `${pkg}/manifest.json`, `${pkg}/package.xml`, expect.stringMatching(new RegExp(`^${pkg}/urdf/.+\\.urdf$`))]);
+    const urdf = Object.keys(files).find((name) => name.endsWith('.urdf'))!;
+    expect(validateUrdf(strFromU8(files[urdf]))).toMatchObject({ root: 'base_link', movable_joints: 8 });
+    // Published through the same inspection as any upload; a ROS package (package.xml, CMakeLists.txt, launch file), so it claims ROS (issue 40 item 6).
     const listing = (await t.request('GET', `/v1/models/${job.listing.id}`, { key: buyer.key })).body;
-    expect(listing).toMatchObject({ ros_compatible: false, frameworks: ['urdf'], inspection: { format: 'zip', entries: 3 } });
+    expect(listing).toMatchObject({ ros_compatible: true, frameworks: ['urdf'], inspection: { format: 'zip', entries: 6 } });
   });
 
   test('credits: each job spent one; GET lists own jobs newest first in pages', async () => {

@@ -1,10 +1,16 @@
 import { Bag } from '@foxglove/rosbag';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { Readable } from 'node:stream';
+import { join } from 'node:path';
+import { inspectFiles } from '../../src/catalog/published-files';
+import { LocalBlobStore } from '../../src/storage/local-blob-store';
 import { DEFAULT_LIMITS, InspectionLimits } from '../../src/inspection/inspection';
-import { RangedFile } from '../../src/inspection/ranged-file';
+import { InspectionContext, RangedFile } from '../../src/inspection/ranged-file';
 import { inspectFile, InspectionOutcome } from '../../src/inspection/registry';
 import { crc32c } from '../../src/inspection/formats/tfrecord';
 import { datasetLayout, LayoutFile, missingLeRobotEpisodes } from '../../src/inspection/layout';
-import { db3File, hdf5File, mcapRecording, npyFile, onnxModel, parquetFile, rosbagFile, tfrecordFile } from '../support/asset-files';
+import { db3File, hdf5File, mcapRecording, npyFile, onnxModel, parquetFile, rosbag2MetadataYaml, rosbagFile, tfrecordFile } from '../support/asset-files';
 
 /**
  * Parquet (hyparquet), HDF5 (h5wasm) and ROS 1 bags (@foxglove/rosbag) inspected from files
@@ -272,11 +278,98 @@ describe('ROS 2 bags (.db3)', () => {
     expect((await fails('run.db3', await mcapRecording())).message).toMatch(/it is not an SQLite database/);
   });
 
-  test('a database above the read limit is checked by its header only, and says so', async () => {
+  // Above the read limit (here 12 KiB; the bag has 6 pages of 4 KiB): not opened, read by ranges.
+  const SMALL: InspectionLimits = { maxReadBytes: 12 * 1024, timeMs: 10_000 };
+  const withSiblings = (files: Record<string, Uint8Array>): InspectionContext => ({ sibling: (name) => (files[name] ? RangedFile.ofBytes(name, files[name], SMALL) : undefined) });
+
+  test('a database above the read limit, alone: its header, schema page and topics page by ranged reads; what was not read is said', async () => {
     const file = await db3File();
-    const { outcome, read } = await inspectCounting('run.db3', file, { maxReadBytes: 1024, timeMs: 10_000 });
-    expect(outcome).toEqual({ ok: true, inspection: { format: 'ros2_db3', opened: false, reason: expect.stringMatching(/checked by its SQLite header only/) } });
-    expect(read).toBe(16);
+    expect(file.length).toBeGreaterThan(SMALL.maxReadBytes);
+    const ranged = RangedFile.ofBytes('bag/run_0.db3', file, SMALL);
+    const outcome = await inspectFile(ranged);
+    expect(outcome).toEqual({
+      ok: true,
+      inspection: {
+        format: 'ros2_db3', opened: false, source: 'sqlite_header', page_size: 4096, pages: file.length / 4096, text_encoding: 'UTF-8', sqlite_version: expect.stringMatching(/^3\.\d+\.\d+$/),
+        tables: ['schema', 'metadata', 'topics', 'messages'],
+        messages: null, start: null, end: null, duration_s: null,
+        topics: [
+          { topic: '/joint_states', type: 'sensor_msgs/msg/JointState', serialization_format: 'cdr', messages: null },
+          { topic: '/camera', type: 'sensor_msgs/msg/Image', serialization_format: 'cdr', messages: null },
+        ],
+        read: ['the SQLite header', 'page 1 (the schema)', 'the topics table'],
+        not_read: [expect.stringMatching(/^the database's pages \(\d+ bytes, more than the 12288 a file may be read\): it was not opened with SQLite$/), expect.stringMatching(/the messages table: message counts, start, end and duration are not known/)],
+      },
+    });
+    // The magic, the header, page 1 and the topics page: a fixed few KiB whatever the bag holds.
+    expect(ranged.read).toBe(16 + 100 + 2 * 4096);
+  });
+
+  test("with rosbag2's metadata.yaml beside it (as a bag's folder holds it): topics with message counts, start, end and duration from it", async () => {
+    const outcome = await inspectFile(RangedFile.ofBytes('bag/run_0.db3', await db3File(), SMALL), withSiblings({ 'bag/metadata.yaml': Buffer.from(rosbag2MetadataYaml()) }));
+    expect(outcome).toMatchObject({
+      ok: true,
+      inspection: {
+        format: 'ros2_db3', opened: false, source: 'metadata.yaml', storage_identifier: 'sqlite3', bag_files: 1, tables: ['schema', 'metadata', 'topics', 'messages'],
+        messages: 4, start: '2023-11-14T22:13:20.000Z', end: '2023-11-14T22:13:22.000Z', duration_s: 2,
+        topics: [
+          { topic: '/joint_states', type: 'sensor_msgs/msg/JointState', serialization_format: 'cdr', messages: 3 },
+          { topic: '/camera', type: 'sensor_msgs/msg/Image', serialization_format: 'cdr', messages: 1 },
+        ],
+        file: { messages: 4, start: '2023-11-14T22:13:20.000Z', duration_s: 2 },
+        read: ['the SQLite header', 'page 1 (the schema)', 'the topics table', "metadata.yaml beside it (rosbag2's summary of the bag)"],
+      },
+    });
+    // What the metadata says agrees with what SQLite counts when the same file is opened whole.
+    const opened = await passes('run_0.db3', await db3File());
+    expect(opened).toMatchObject({ messages: 4, start: '2023-11-14T22:13:20.000Z', duration_s: 2 });
+  });
+
+  test('a metadata.yaml that does not list the file, or is not YAML, is not used, and says why', async () => {
+    const db3 = await db3File();
+    const other = await inspectFile(RangedFile.ofBytes('bag/run_0.db3', db3, SMALL), withSiblings({ 'bag/metadata.yaml': Buffer.from(rosbag2MetadataYaml(['other_0.db3'])) }));
+    expect(other).toMatchObject({ ok: true, inspection: { source: 'sqlite_header', messages: null } });
+    expect((other as any).inspection.not_read).toContain('metadata.yaml beside it was not used: its relative_file_paths do not list run_0.db3');
+    const broken = await inspectFile(RangedFile.ofBytes('bag/run_0.db3', db3, SMALL), withSiblings({ 'bag/metadata.yaml': Buffer.from('rosbag2_bagfile_information: [unclosed') }));
+    expect((broken as any).inspection.not_read.at(-1)).toMatch(/^metadata.yaml beside it was not used: it is not YAML/);
+    // Only the bag's own folder counts: a metadata.yaml elsewhere is not its.
+    const elsewhere = await inspectFile(RangedFile.ofBytes('bag/run_0.db3', db3, SMALL), withSiblings({ 'metadata.yaml': Buffer.from(rosbag2MetadataYaml()) }));
+    expect(elsewhere).toMatchObject({ ok: true, inspection: { source: 'sqlite_header' } });
+  });
+
+  test('above the read limit: a truncated database, a corrupt header and an SQLite file that is not a bag fail naming the file', async () => {
+    const file = await db3File();
+    const truncated = await inspectFile(RangedFile.ofBytes('run.db3', file.subarray(0, 20_000), SMALL));
+    expect(truncated).toEqual({ ok: false, problem: { code: 'invalid_format', message: expect.stringMatching(/^"run\.db3" is not a ROS 2 bag \(SQLite\): its SQLite header counts 6 pages of 4096 bytes \(24576 bytes\), the file has 20000: it is truncated$/) } });
+    const corrupt = Buffer.from(file);
+    corrupt.writeUInt16BE(1000, 16);
+    expect(await inspectFile(RangedFile.ofBytes('run.db3', corrupt, SMALL))).toMatchObject({ ok: false, problem: { message: expect.stringMatching(/page size of 1000, which SQLite never writes/) } });
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const SQL = await (require('sql.js') as () => Promise<any>)();
+    const other = new SQL.Database();
+    other.exec(`CREATE TABLE users(id INTEGER PRIMARY KEY, name TEXT); INSERT INTO users VALUES (1, '${'x'.repeat(3000)}'), (2, '${'y'.repeat(3000)}'), (3, '${'z'.repeat(3000)}'), (4, '${'w'.repeat(3000)}'), (5, '${'v'.repeat(3000)}');`);
+    const users = Buffer.from(other.export());
+    expect(users.length).toBeGreaterThan(SMALL.maxReadBytes);
+    expect(await inspectFile(RangedFile.ofBytes('run.db3', users, SMALL))).toMatchObject({ ok: false, problem: { message: expect.stringMatching(/it is an SQLite database but not a ROS 2 bag: it has no topics table/) } });
+  });
+
+  test('published together in a dataset: the worker hands the .db3 its folder\'s metadata.yaml from the store', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'db3-'));
+    try {
+      const store = new LocalBlobStore(dir, 'http://127.0.0.1');
+      const put = async (name: string, bytes: Uint8Array) => {
+        await store.write(`datasets/${name}`, Readable.from([Buffer.from(bytes)]), 1024 ** 2);
+        return { name, path: `datasets/${name}`, size: bytes.length, sha256: '' };
+      };
+      const files = [await put('bag/run_0.db3', await db3File()), await put('bag/metadata.yaml', Buffer.from(rosbag2MetadataYaml()))];
+      const { files: inspected, problems } = await inspectFiles(store, files, SMALL);
+      expect(problems).toEqual([]);
+      expect(inspected[0].inspection).toMatchObject({ format: 'ros2_db3', source: 'metadata.yaml', messages: 4 });
+      expect(inspected[1].inspection).toMatchObject({ format: 'yaml' });
+      expect(datasetLayout(inspected)).toMatchObject({ kind: 'rosbag', recordings: 1, duration_s: 2, topics: [{ topic: '/joint_states', messages: 3 }, { topic: '/camera', messages: 1 }] });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -354,3 +354,64 @@ export async function db3File(): Promise<Buffer> {
   db.close();
   return bytes;
 }
+
+/**
+ * The metadata.yaml rosbag2 (Jazzy, version 9) writes beside a bag's .db3 files, for the bag
+ * db3File() holds: its topics with message counts, start and duration, the files it lists.
+ */
+export function rosbag2MetadataYaml(files = ['run_0.db3']): string {
+  const qos = `- history: keep_last
+            depth: 10
+            reliability: reliable
+            durability: volatile
+            deadline:
+              sec: 9223372036
+              nsec: 854775807
+            lifespan:
+              sec: 9223372036
+              nsec: 854775807
+            liveliness: automatic
+            liveliness_lease_duration:
+              sec: 9223372036
+              nsec: 854775807
+            avoid_ros_namespace_conventions: false`;
+  return `rosbag2_bagfile_information:
+  version: 9
+  storage_identifier: sqlite3
+  duration:
+    nanoseconds: 2000000000
+  starting_time:
+    nanoseconds_since_epoch: 1700000000000000000
+  message_count: 4
+  topics_with_message_count:
+    - topic_metadata:
+        name: /joint_states
+        type: sensor_msgs/msg/JointState
+        serialization_format: cdr
+        offered_qos_profiles:
+          ${qos}
+        type_description_hash: RIHS01_a0a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6e7f8a9b0c1d2e3f4a5b6c7d8e9f0a1
+      message_count: 3
+    - topic_metadata:
+        name: /camera
+        type: sensor_msgs/msg/Image
+        serialization_format: cdr
+        offered_qos_profiles:
+          ${qos}
+        type_description_hash: RIHS01_b0a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6e7f8a9b0c1d2e3f4a5b6c7d8e9f0a1
+      message_count: 1
+  compression_format: ""
+  compression_mode: ""
+  relative_file_paths:
+${files.map((f) => `    - ${f}`).join('\n')}
+  files:
+${files.map((f) => `    - path: ${f}
+      starting_time:
+        nanoseconds_since_epoch: 1700000000000000000
+      duration:
+        nanoseconds: 2000000000
+      message_count: 4`).join('\n')}
+  custom_data: ~
+  ros_distro: jazzy
+`;
+}

@@ -13,8 +13,8 @@ export interface BuiltFile {
 }
 
 /**
- * What a build produces: the file a buyer downloads (`main`: the .onnx, or the .zip that
- * already holds README and manifest) and, for a bare model, the README.md and
+ * What a build produces: the file a buyer downloads (`main`: the .onnx, or the .zip of a
+ * ROS 2 description package that already holds README and manifest) and, for a bare model, the README.md and
  * manifest.json that go beside it.
  */
 export interface BuiltArtifact {
@@ -46,10 +46,11 @@ export function buildArtifact(plan: AssetPlan): BuiltArtifact {
     };
   }
   const name = `${base}.zip`;
-  const bytes = zipRobotPackage({
-    'robot.urdf': buildUrdf(plan, robotName(plan)),
-    'README.md': buildReadme(plan, name),
-    'manifest.json': manifest(plan, name),
+  const robot = robotName(plan);
+  const bytes = zipRobotPackage(robot, `URDF description of ${plan.title} (generated draft).`, {
+    urdf: buildUrdf(plan, robot),
+    readme: buildReadme(plan, name),
+    manifest: manifest(plan, name),
   });
   return { main: { name, bytes }, companions: [] };
 }
@@ -57,5 +58,5 @@ export function buildArtifact(plan: AssetPlan): BuiltArtifact {
 /** Checks the built file really works (see validatePolicyModel, validateRobotPackage); throws InvalidArtifactError. */
 export async function validateArtifact(plan: AssetPlan, artifact: BuiltArtifact): Promise<void> {
   if (plan.kind === 'policy_network') await validatePolicyModel(artifact.main.bytes, plan);
-  else validateRobotPackage(artifact.main.bytes);
+  else await validateRobotPackage(artifact.main.bytes);
 }

@@ -1,6 +1,7 @@
 import { layerWidths } from './onnx-policy';
 import type { AssetPlan, PolicyPlan, RobotPlan } from './plan';
 import { num } from './urdf';
+import { robotName, rosPackageName } from './robot-package';
 
 function assumptions(plan: AssetPlan): string[] {
   if (!plan.assumptions.length) return [];
@@ -36,12 +37,25 @@ function policyReadme(plan: PolicyPlan, fileName: string): string {
 }
 
 function robotReadme(plan: RobotPlan): string {
+  const robot = robotName(plan);
+  const pkg = rosPackageName(robot);
   return [
     `# ${plan.title}`,
     '',
-    `A URDF robot description package (${plan.robot_type.replace('_', ' ')}): \`robot.urdf\`, this README and`,
+    `A ROS 2 robot description package (${plan.robot_type.replace('_', ' ')}), \`${pkg}\`: \`urdf/${robot}.urdf\`,`,
+    '`package.xml` (format 3), `CMakeLists.txt` (ament_cmake), `launch/display.launch.xml`, this README and',
     '`manifest.json`. Geometry is primitive shapes and inertials are those of uniform solids:',
     'a draft to refine against the real hardware before relying on dynamics.',
+    '',
+    '## Use',
+    '',
+    '```sh',
+    'unzip <file>.zip -d ~/ros2_ws/src && cd ~/ros2_ws && colcon build',
+    `source install/setup.bash && ros2 launch ${pkg} display.launch.xml`,
+    '```',
+    '',
+    'The launch file runs robot_state_publisher with the URDF as `robot_description` and',
+    'joint_state_publisher. Set the maintainer in `package.xml` before releasing the package.',
     '',
     '## Dimensions',
     '',

@@ -53,7 +53,7 @@ function checkInertia(inertia: any, what: string): void {
 }
 
 /**
- * A generated robot.urdf: its structure is checked by the URDF inspector every published
+ * A generated URDF: its structure is checked by the URDF inspector every published
  * .urdf goes through (src/inspection, one validator per format: well-formed XML with no
  * entities, named links, joints of known types between existing links, one tree); a
  * generated robot must also be physically plausible for a simulator: links with positive

@@ -73,7 +73,7 @@ function jointXml(joint: JointPlan): string {
   return lines.join('\n');
 }
 
-/** The robot.urdf text for a plan: links with inertials and geometry, then the joints. */
+/** The URDF text for a plan: links with inertials and geometry, then the joints. */
 export function buildUrdf(plan: RobotPlan, robotName: string): string {
   return [
     `<?xml version="1.0"?>`,

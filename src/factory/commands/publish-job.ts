@@ -39,9 +39,9 @@ export class PublishGenerationJobHandler implements ICommandHandler<PublishGener
       frameworks: artifact.file_name.endsWith('.onnx') ? ['onnx'] : ['urdf'],
       hardware: [],
       sensors: [],
-      // The robot package holds robot.urdf, manifest.json and a README, not a ROS package
-      // (no package.xml, CMakeLists.txt or launch file): it does not claim ROS (issue 40 item 6).
-      ros_compatible: false,
+      // A robot package is a ROS 2 package (package.xml format 3, ament_cmake, a launch file
+      // for robot_state_publisher), checked as such before it was stored (issue 40 item 6).
+      ros_compatible: artifact.file_name.endsWith('.zip'),
       jetson_compatible: false,
       isaac_sim_compatible: false,
       file: { name: artifact.file_name, size: artifact.size, extension: artifact.file_name.slice(artifact.file_name.lastIndexOf('.')), storage_path: artifact.storage_path },
