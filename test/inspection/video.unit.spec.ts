@@ -1,6 +1,7 @@
 import { DEFAULT_LIMITS, InspectionLimits } from '../../src/inspection/inspection';
 import { RangedFile } from '../../src/inspection/ranged-file';
 import { inspectFile } from '../../src/inspection/registry';
+import { minimalMp4 } from '../support/lerobot-fixture';
 import { matroskaVideo, mp4Video } from '../support/video-files';
 
 /**
@@ -58,6 +59,11 @@ describe('MP4', () => {
   test('a fragmented MP4 counts the frames of its fragments', async () => {
     const { inspection } = await passes('live.mp4', mp4Video({ fastStart: 'fragmented', frames: 90 }));
     expect(inspection).toMatchObject({ format: 'mp4', fragmented: true, frames: 90, streams: [{ type: 'video', frames: 90, fps: 30, duration_s: 3 }] });
+  });
+
+  test('a movie with no tracks yet (ftyp, moov with only its header, empty mdat) passes with no streams', async () => {
+    const { inspection } = await passes('empty.mp4', minimalMp4(1500));
+    expect(inspection).toEqual({ format: 'mp4', brands: ['isom', 'iso2', 'mp41'], fragmented: false, duration_s: 1.5, codec: null, width: null, height: null, frames: null, streams: [] });
   });
 
   test('a WebM file named .mp4 fails, naming the file', async () => {
