@@ -24,6 +24,7 @@ const benches = [
   ['node', [path.join(__dirname, 'factory.js')]],
   ['node', ['--expose-gc', path.join(__dirname, 'upload-rss.js')]],
   ['node', [path.join(__dirname, 'upload.js')]],
+  ['node', [path.join(__dirname, 'dataset-upload.js')]],
 ];
 
 let failed = 0;

@@ -13,6 +13,7 @@ import { inspectCollada, inspectSdf, inspectUrdf, inspectXacro } from './formats
 import { inspectSafetensors } from './formats/safetensors';
 import { inspectTfrecord } from './formats/tfrecord';
 import { inspectCsv, inspectJson, inspectJsonl, inspectObj, inspectYaml } from './formats/text';
+import { inspectMatroska, inspectMp4 } from './formats/video';
 import { inspectZip } from './formats/zip';
 
 type Inspector = (file: RangedFile, context?: InspectionContext) => Promise<Inspection>;
@@ -42,6 +43,9 @@ const INSPECTORS: Record<string, { what: string; inspect: Inspector }> = {
   '.db3': { what: 'a ROS 2 bag (SQLite)', inspect: inspectDb3 },
   '.npy': { what: 'a NumPy .npy array', inspect: inspectNpy },
   '.tfrecord': { what: 'a TFRecord file', inspect: inspectTfrecord },
+  '.mp4': { what: 'an MP4 video', inspect: inspectMp4 },
+  '.webm': { what: 'a WebM video', inspect: inspectMatroska },
+  '.mkv': { what: 'a Matroska video', inspect: inspectMatroska },
   '.png': { what: 'a PNG image', inspect: inspectPng },
   '.jpg': { what: 'a JPEG image', inspect: inspectJpeg },
   '.jpeg': { what: 'a JPEG image', inspect: inspectJpeg },
