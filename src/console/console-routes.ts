@@ -305,7 +305,8 @@ export function consoleRoutes(deps: ConsoleDeps) {
       })[0];
       if (!found) throw new ConsoleHttpError(404, 'There is no such console page.');
       const { viewer } = await viewerOf(request);
-      allowed(viewer, found.file);
+      const refused = refusal(viewer, found.file);
+      if (refused) throw new ConsoleHttpError(403, refused);
       const served = await found.file.serve({ viewer, query: request.query as Record<string, string | undefined>, param: found.param || undefined });
       const ascii = served.fileName.replace(/[^A-Za-z0-9._-]/g, '_');
       return reply
