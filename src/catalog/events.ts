@@ -1,4 +1,5 @@
 import type { Inspection } from '../inspection/inspection';
+import type { DatasetSample } from './dataset-preview';
 import type { Mode } from '../platform/mode';
 
 /** Facts of the catalog context, all on the stream listing-<mode>-<listing_id>. */
@@ -91,6 +92,12 @@ export interface ListingPublished {
   mode: Mode;
   listing: Record<string, unknown>;
   files?: PublishedFile[];
+  /**
+   * A dataset's preview sample (issue 41, decision 0071): the first rows of its first tabular
+   * file, read when its files were inspected. Absent on models, on repeated publishes (the
+   * first one's is kept) and on events from before previews.
+   */
+  sample?: DatasetSample;
   published_at: string;
 }
 
