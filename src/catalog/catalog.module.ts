@@ -38,7 +38,7 @@ import { UploadsController } from './uploads.controller';
     DatasetPreviews,
     InspectionWorker,
   ],
-  exports: [CatalogQueries, Entitlements, ListingStore],
+  exports: [CatalogQueries, Entitlements, ListingStore, DatasetPreviews],
 })
 export class CatalogModule implements OnApplicationBootstrap, BeforeApplicationShutdown {
   constructor(

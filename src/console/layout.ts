@@ -122,7 +122,7 @@ ${body}
  * of fewer than 40), so a value between two gaps shows.
  */
 export function chart(
-  spec: { title: string; x: number[]; series: { label: string; values: (number | null)[] }[]; money?: boolean; bars?: boolean; fill?: boolean; points?: boolean },
+  spec: { title: string; x: number[]; series: { label: string; values: (number | null)[] }[]; money?: boolean; bars?: boolean; fill?: boolean; points?: boolean; time?: boolean },
   caption: string,
 ): Html {
   const { title, ...drawn } = spec;
