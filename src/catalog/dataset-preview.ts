@@ -3,7 +3,9 @@ import { InspectionError, InspectionLimits } from '../inspection/inspection';
 import { importEsm } from '../inspection/esm';
 import { datasetLayout } from '../inspection/layout';
 import { RangedFile } from '../inspection/ranged-file';
-import type { PublishedFile } from './events';
+import type { DatasetSample, PublishedFile } from './events';
+
+export type { DatasetSample } from './events';
 
 type Hyparquet = typeof import('hyparquet');
 type Json = Record<string, unknown>;
@@ -20,22 +22,6 @@ const TABULAR = /\.(parquet|csv|jsonl)$/i;
 /** Why a preview holds no video frame: said in the answer, not only in the docs. */
 export const NO_VIDEO_FRAMES = 'No still frame of a video is included: extracting one needs a native video decoder, which the service does not run.';
 
-/**
- * The first rows of a dataset's first tabular file (by name), as ListingPublished stores
- * them and GET /v1/datasets/{id}/preview serves them (decision 0071). Read once, when the
- * files are inspected at publish, so a preview never reads storage.
- */
-export interface DatasetSample {
-  file: string | null;
-  format: 'parquet' | 'csv' | 'jsonl' | null;
-  columns: string[];
-  rows: Json[];
-  /** Rows the file holds when known (Parquet's footer). */
-  total_rows: number | null;
-  /** True when rows or columns were left out to stay within SAMPLE_MAX_BYTES. */
-  truncated: boolean;
-  notes: string[];
-}
 
 /**
  * The sample of `files` (inspected already): the first tabular file's first SAMPLE_ROWS rows,

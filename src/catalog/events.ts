@@ -1,5 +1,4 @@
 import type { Inspection } from '../inspection/inspection';
-import type { DatasetSample } from './dataset-preview';
 import type { Mode } from '../platform/mode';
 
 /** Facts of the catalog context, all on the stream listing-<mode>-<listing_id>. */
@@ -78,6 +77,23 @@ export interface PublishedFile {
   path: string;
   /** What inspection found in the frozen copy (issue 40); absent on files published before it. */
   inspection?: Inspection;
+}
+
+/**
+ * The first rows of a dataset's first tabular file (by name), as ListingPublished stores
+ * them and GET /v1/datasets/{id}/preview serves them (decision 0071). Read once, when the
+ * files are inspected at publish, so a preview never reads storage.
+ */
+export interface DatasetSample {
+  file: string | null;
+  format: 'parquet' | 'csv' | 'jsonl' | null;
+  columns: string[];
+  rows: Record<string, unknown>[];
+  /** Rows the file holds when known (Parquet's footer). */
+  total_rows: number | null;
+  /** True when rows or columns were left out to stay within 256 KiB (dataset-preview.ts). */
+  truncated: boolean;
+  notes: string[];
 }
 
 /**
