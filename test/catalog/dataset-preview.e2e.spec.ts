@@ -6,6 +6,7 @@ import { startTestApp, TestApp } from '../support/app';
 import { buy } from '../commerce/commerce-client';
 import { sha256 } from './catalog-client';
 import { writeLeRobotDataset } from '../support/lerobot-fixture';
+import { ConsoleClient } from '../console/console-client';
 
 /** Issue 41 items 4 and 5: the dataset's layout, and GET /v1/datasets/{id}/preview before purchase. */
 describe('dataset preview', () => {
@@ -30,7 +31,7 @@ describe('dataset preview', () => {
       })) });`], { cwd: path.resolve(__dirname, '../..') });
     wide = fs.readFileSync(widePath);
     t = await startTestApp();
-    owner = await t.accountWithKey({ scopes: ['datasets:upload', 'datasets:read'] });
+    owner = await t.accountWithKey({ scopes: ['datasets:upload', 'datasets:read', 'listings:read'] });
     buyer = await t.accountWithKey({ scopes: ['datasets:read'] });
     lerobot = await publishedDataset('LeRobot Pick', 2500, names.map((name) => [name, fs.readFileSync(path.join(dir, name))]));
   });
@@ -140,6 +141,23 @@ describe('dataset preview', () => {
     const live = await t.accountWithKey({ mode: 'live', scopes: ['datasets:read'] });
     expect((await preview(lerobot.id, live.key)).status).toBe(404);
     expect((await preview('ds_missing', buyer.key)).status).toBe(404);
+  });
+
+  it("shows the preview on the console's listing page: a chart of a numeric column over the sample and the rows as a table", async () => {
+    const browser = new ConsoleClient(t, '10.4.1.7');
+    expect((await browser.signIn('creator', owner.key)).status).toBe(303);
+    const page = await browser.get(`/console/listings/${lerobot.id}`);
+    expect(page.status).toBe(200);
+    const section = /<section class="panel" data-preview[\s\S]*?<\/section>/.exec(page.text)?.[0] ?? '';
+    expect(section).toContain('Preview, as buyers see it before paying');
+    // The first numeric column that is not an index, over the 20 sample rows, drawn by the page script with uPlot.
+    const spec = JSON.parse((/data-chart="([^"]*)"/.exec(section)?.[1] ?? '{}').replace(/&quot;/g, '"'));
+    expect([spec.series[0].label, spec.x.length, spec.time]).toEqual(['timestamp', 20, false]);
+    // The text alternative: the same rows as a table.
+    const table = /<table data-sample>[\s\S]*?<\/table>/.exec(section)?.[0] ?? '';
+    expect(table).toContain('the first 20 rows of <code>data/chunk-000/episode_000000.parquet</code> (of 25)');
+    expect(table.match(/<tr>/g)).toHaveLength(21);
+    expect(section).toContain('No still frame');
   });
 
   it('answers 400 to an unknown query parameter and to a bad after= or limit=', async () => {
