@@ -50,6 +50,8 @@ export interface PreviewPage {
 @Injectable()
 export class DatasetPreviews {
   private readonly kept = new KeptStates<BuiltPreview>(KEPT_PREVIEW_FILES);
+  /** Builds under way by key and revision: callers arriving together share one read of the state. */
+  private readonly building = new Map<string, Promise<BuiltPreview | undefined>>();
 
   constructor(
     private readonly queries: CatalogQueries,
@@ -64,15 +66,26 @@ export class DatasetPreviews {
     if (!head || !(await this.entitlements.isReachable(auth, head))) throw Errors.notFound('dataset');
     const key = `${head.mode}:${head.id}`;
     let built = this.kept.get(key);
-    if (!built || built.revision !== head.revision) {
-      const state = await this.queries.find(auth.mode, 'dataset', head.id);
-      if (!state) throw Errors.notFound('dataset');
-      const preview = state.published_files ? this.fromPublished(state) : await this.fromDraft(state);
-      built = { state: preview, revision: head.revision };
-      // A draft is read from storage each time: what landed changes without a new revision.
-      if (state.published_files) this.kept.keep(key, built, preview.files.length + 1);
+    if (built?.revision === head.revision) return pageOf(built.state, page);
+    const flight = `${key}@${head.revision}`;
+    let building = this.building.get(flight);
+    if (!building) {
+      building = this.build(auth, head.id, key, head.revision).finally(() => this.building.delete(flight));
+      this.building.set(flight, building);
     }
-    return pageOf(built.state, page);
+    const preview = await building;
+    if (!preview) throw Errors.notFound('dataset');
+    return pageOf(preview, page);
+  }
+
+  private async build(auth: AuthContext, id: string, key: string, revision: number): Promise<BuiltPreview | undefined> {
+    const state = await this.queries.find(auth.mode, 'dataset', id);
+    if (!state) return undefined;
+    if (!state.published_files) return this.fromDraft(state);
+    const preview = this.fromPublished(state);
+    // A draft (above) is read from storage each time: what landed changes without a new revision.
+    this.kept.keep(key, { state: preview, revision }, preview.files.length + 1);
+    return preview;
   }
 
   private fromPublished(state: ListingState): BuiltPreview {
