@@ -25,6 +25,16 @@ export interface PublicListQuery {
   limit: number;
 }
 
+/** What findHead reads: enough to decide reachability and whether a kept preview is current. */
+export interface ListingHead {
+  id: string;
+  mode: Mode;
+  account_id: string;
+  status: ListingStatus;
+  revision: number;
+  price: number;
+}
+
 export interface OwnListQuery {
   status?: ListingStatus;
   created?: readonly CreatedBound[];
@@ -93,7 +103,7 @@ export class CatalogQueries {
       where.push(`(published_at, id) < (SELECT c.published_at, c.id FROM catalog_listings c WHERE c.id = ${s.param(query.cursor)})`);
     }
     const { rows } = await this.db.query<{ id: string; state: ListingState }>(
-      `SELECT id, state FROM catalog_listings WHERE ${where.join(' AND ')} ORDER BY published_at DESC, id DESC LIMIT ${s.param(query.limit + 1)}`,
+      `SELECT id, state - 'preview_sample' AS state FROM catalog_listings WHERE ${where.join(' AND ')} ORDER BY published_at DESC, id DESC LIMIT ${s.param(query.limit + 1)}`,
       s.params,
     );
     return toPage(rows, query.limit, (r) => r.state);
@@ -122,10 +132,24 @@ export class CatalogQueries {
       where.push(`(created_at, id) < (SELECT c.created_at, c.id FROM catalog_listings c WHERE c.id = ${s.param(query.cursor)})`);
     }
     const { rows } = await this.db.query<{ id: string; state: ListingState }>(
-      `SELECT id, state FROM catalog_listings WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT ${s.param(query.limit + 1)}`,
+      `SELECT id, state - 'preview_sample' AS state FROM catalog_listings WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT ${s.param(query.limit + 1)}`,
       s.params,
     );
     return toPage(rows, query.limit, (r) => r.state);
+  }
+
+  /**
+   * A dataset's preview cache key and who may see it, without reading its state (the files of a
+   * 10,000-shard dataset): GET /v1/datasets/{id}/preview answers from a kept preview while the
+   * row's revision is the one it was built at (decision 0072).
+   */
+  async findHead(mode: Mode, kind: ListingKind, idOrSlug: string): Promise<ListingHead | undefined> {
+    const s = inMode(mode);
+    const { rows } = await this.db.query<ListingHead>(
+      `SELECT id, mode, account_id, status, revision, (state->'price'->>'amount')::bigint AS price FROM catalog_listings WHERE ${s.where()} AND ${idOrSlugIs(s, idOrSlug, kind)} LIMIT 1`,
+      s.params,
+    );
+    return rows[0] && { ...rows[0], price: Number(rows[0].price) };
   }
 
   private async assertCursor(mode: Mode, cursor: string): Promise<void> {

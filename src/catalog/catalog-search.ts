@@ -51,7 +51,7 @@ export function windowStatement(s: SearchSql, limit: number): { text: string; va
   return {
     text: `WITH ${candidatesCte(s, values, true)},
       page AS (SELECT id, rank FROM cand ${after} ORDER BY rank DESC, id DESC LIMIT ${bind(values, limit)})
-      SELECT l.id, l.state, (SELECT count(*) FROM cand)::int AS window_size
+      SELECT l.id, l.state - 'preview_sample' AS state, (SELECT count(*) FROM cand)::int AS window_size
       FROM page p JOIN catalog_listings l ON l.id = p.id
       ORDER BY p.rank DESC, p.id DESC`,
     values,
@@ -74,7 +74,7 @@ export function tailStatement(s: SearchSql, limit: number): { text: string; valu
   return {
     text: `WITH ${cte},
       oldest AS (SELECT published_at, id FROM cand ORDER BY published_at ASC, id ASC LIMIT 1)
-      SELECT id, state FROM catalog_listings, tsq
+      SELECT id, state - 'preview_sample' AS state FROM catalog_listings, tsq
       WHERE ${[...s.where, 'search @@ query'].join(' AND ')}
         AND (published_at, id) < (SELECT published_at, id FROM oldest) ${after}
       ORDER BY published_at DESC, id DESC LIMIT ${bind(values, limit)}`,

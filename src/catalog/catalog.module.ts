@@ -8,6 +8,7 @@ import { PublishListingHandler } from './commands/publish-listing';
 import { UnpublishListingHandler } from './commands/unpublish-listing';
 import { UpdateListingHandler } from './commands/update-listing';
 import { DatasetsController } from './datasets.controller';
+import { DatasetPreviews } from './dataset-previews';
 import { Entitlements } from './entitlement';
 import { InspectionWorker } from './inspection-worker';
 import { ListingStore } from './listing-store';
@@ -34,9 +35,10 @@ import { UploadsController } from './uploads.controller';
     Downloads,
     UploadGrants,
     ShardChecksums,
+    DatasetPreviews,
     InspectionWorker,
   ],
-  exports: [CatalogQueries, Entitlements, ListingStore],
+  exports: [CatalogQueries, Entitlements, ListingStore, DatasetPreviews],
 })
 export class CatalogModule implements OnApplicationBootstrap, BeforeApplicationShutdown {
   constructor(

@@ -12,6 +12,9 @@ import { toListingObject, toPublicObject } from './listing';
 import { PUBLIC_LIST_PARAMETERS, publicListQuery } from './list-params';
 import { QueryParameters } from '../platform/known-parameters';
 import { LongRunning } from '../platform/long-running';
+import { parseLimit } from '../platform/pagination';
+import { DatasetPreviews, PREVIEW_FILES_DEFAULT, PREVIEW_FILES_MAX } from './dataset-previews';
+import { assertShardName, assertShardPrefix } from './shards';
 
 /** Datasets (spec part 4): drafts filled with shards, published once a shard landed. */
 @Controller('v1/datasets')
@@ -19,6 +22,7 @@ export class DatasetsController {
   constructor(
     private readonly commands: CommandBus,
     private readonly queries: CatalogQueries,
+    private readonly previews: DatasetPreviews,
   ) {}
 
   @Get()
@@ -42,6 +46,29 @@ export class DatasetsController {
     const listing = await this.queries.findPublished(auth.mode, 'dataset', idOrSlug);
     if (!listing) throw Errors.notFound('dataset');
     return toPublicObject(listing);
+  }
+
+  /**
+   * What a buyer sees before paying (issue 41 item 5, decision 0071): layout, summary, the
+   * files with their inspections (a page of them: limit=, after= a name, prefix=) and a
+   * sample of at most 20 rows and 256 KiB. Never a URL: the bytes stay behind the purchase.
+   */
+  @Get(':idOrSlug/preview')
+  @RequireScope('datasets:read')
+  async preview(
+    @Auth() auth: AuthContext,
+    @Param('idOrSlug') idOrSlug: string,
+    @Query('limit') limit?: string,
+    @Query('after') after?: string,
+    @Query('prefix') prefix?: string,
+  ) {
+    for (const [name, value] of [['after', after], ['prefix', prefix]] as const) {
+      if (value !== undefined && typeof value !== 'string') throw Errors.validationFailed(`Invalid field "${name}": give it once, as a string.`);
+    }
+    if (after) assertShardName(after, 'after');
+    if (prefix) assertShardPrefix(prefix);
+    const page = { limit: parseLimit(limit, { fallback: PREVIEW_FILES_DEFAULT, max: PREVIEW_FILES_MAX }), ...(after && { after }), ...(prefix && { prefix }) };
+    return this.previews.preview(auth, idOrSlug, page);
   }
 
   @Patch(':idOrSlug')

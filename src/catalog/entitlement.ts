@@ -28,7 +28,7 @@ export class Entitlements {
    * any state, or one they bought and still hold. Purchase history outlives an unpublish
    * (spec section 3), so a buyer keeps what they paid for; everyone else gets 404.
    */
-  async isReachable(auth: AuthContext, listing: ListingState): Promise<boolean> {
+  async isReachable(auth: AuthContext, listing: Pick<ListingState, 'id' | 'mode' | 'status' | 'account_id'>): Promise<boolean> {
     if (listing.mode !== auth.mode) return false;
     if (listing.status === 'published' || listing.account_id === auth.accountId) return true;
     return this.purchases.hasPurchased(auth.mode, auth.accountId, listing.id);

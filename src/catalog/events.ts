@@ -80,6 +80,23 @@ export interface PublishedFile {
 }
 
 /**
+ * The first rows of a dataset's first tabular file (by name), as ListingPublished stores
+ * them and GET /v1/datasets/{id}/preview serves them (decision 0071). Read once, when the
+ * files are inspected at publish, so a preview never reads storage.
+ */
+export interface DatasetSample {
+  file: string | null;
+  format: 'parquet' | 'csv' | 'jsonl' | null;
+  columns: string[];
+  rows: Record<string, unknown>[];
+  /** Rows the file holds when known (Parquet's footer). */
+  total_rows: number | null;
+  /** True when rows or columns were left out to stay within 256 KiB (dataset-preview.ts). */
+  truncated: boolean;
+  notes: string[];
+}
+
+/**
  * `listing` is the public object exactly as GET returned it at that moment (webhook payload).
  * `files` is what buyers are served from then on: a model's one file, a dataset's shards. It
  * is fixed at the first publish and repeated by later ones; events from before it existed
@@ -91,6 +108,12 @@ export interface ListingPublished {
   mode: Mode;
   listing: Record<string, unknown>;
   files?: PublishedFile[];
+  /**
+   * A dataset's preview sample (issue 41, decision 0071): the first rows of its first tabular
+   * file, read when its files were inspected. Absent on models, on repeated publishes (the
+   * first one's is kept) and on events from before previews.
+   */
+  sample?: DatasetSample;
   published_at: string;
 }
 

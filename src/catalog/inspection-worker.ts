@@ -8,6 +8,7 @@ import { blobsOfMode } from '../storage/mode-staging';
 import { CatalogEvents, ListingInspectionRequested } from './events';
 import { ListingStore } from './listing-store';
 import { inspectFiles } from './published-files';
+import { datasetSample } from './dataset-preview';
 
 /** Its row in projection_checkpoints; like the factory worker, a subscriber that is never rebuilt. */
 export const INSPECTION_WORKER_CHECKPOINT = 'subscriber:listing_inspections';
@@ -66,12 +67,15 @@ export class InspectionWorker {
     const store = blobsOfMode(this.blobs, request.mode);
     const started = Date.now();
     const { files, problems } = await inspectFiles(store, request.files, this.settings.inspection, (file) => !file.inspection);
+    // A dataset's preview sample is read once its files passed (decision 0071).
+    const sample = !problems.length && state.kind === 'dataset' ? await datasetSample(store, files, this.settings.inspection) : undefined;
     this.logger.log(`listing ${request.listing_id} (${request.mode}): ${problems.length ? 'failed' : 'passed'} background inspection in ${Date.now() - started} ms`);
     await this.listings.handle(request.mode, request.listing_id, {
       type: 'CompleteInspection',
       requested_at: request.requested_at,
       files,
       problems,
+      ...(sample && { sample }),
       now: new Date().toISOString(),
     });
   }

@@ -23,6 +23,7 @@ import type {
   PublishedFile,
   ValidationProblem,
 } from './events';
+import type { DatasetSample } from './dataset-preview';
 
 export type ListingStatus = 'draft' | 'published' | 'unpublished';
 
@@ -48,6 +49,8 @@ export interface ListingState extends ListingDetails {
   published_files: PublishedFile[] | null;
   /** A background inspection under way (ListingInspectionRequested), until its outcome is recorded; absent on states folded before it existed. */
   pending_inspection?: { requested_at: string } | null;
+  /** A dataset's preview sample (ListingPublished.sample); absent before its first publish and on listings published before previews. Left out of list reads. */
+  preview_sample?: DatasetSample | null;
 }
 
 /** The events of a listing stream (LISTING_EVENT_TYPES), with their data as stored. */
@@ -71,12 +74,12 @@ export type ListingCommand =
   | { type: 'Draft'; drafted: ListingDrafted; publish: PublishedFile[] | null; background?: boolean }
   | { type: 'Update'; account_id: string; changes: Partial<ListingDetails>; now: string }
   /** The files the publication froze (preparePublication); for a listing published before, nothing is recorded. */
-  | { type: 'Publish'; account_id: string; files: PublishedFile[]; now: string; background?: boolean }
+  | { type: 'Publish'; account_id: string; files: PublishedFile[]; now: string; background?: boolean; sample?: DatasetSample }
   /**
    * The inspection worker's outcome for the request made at `requested_at`: the files with
    * their inspections (published), or why they failed. Stale (a later request, or decided already): nothing.
    */
-  | { type: 'CompleteInspection'; requested_at: string; files: PublishedFile[]; problems: ValidationProblem[]; now: string }
+  | { type: 'CompleteInspection'; requested_at: string; files: PublishedFile[]; problems: ValidationProblem[]; now: string; sample?: DatasetSample }
   /** A publish its checks refused: why, shown on the listing until a publish passes. */
   | { type: 'RecordPublishFailure'; account_id: string; problems: ValidationProblem[]; now: string }
   | { type: 'Unpublish'; account_id: string; now: string }
@@ -126,6 +129,7 @@ export function evolve(state: ListingStreamState, event: ListingEvent): ListingS
           updated_at: e.published_at,
           published_files: e.files ?? state.published_files,
           pending_inspection: null,
+          ...((e.sample ?? state.preview_sample) && { preview_sample: e.sample ?? state.preview_sample }),
         }
       );
     }
@@ -165,7 +169,7 @@ export function decide(command: ListingCommand, state: ListingStreamState): List
   if (command.type === 'CompleteInspection') {
     // The worker replays its events after a restart: an outcome already recorded, or for a request since replaced, records nothing.
     if (!state || state.pending_inspection?.requested_at !== command.requested_at) return [];
-    if (!command.problems.length) return [published(state, command.now, command.files)];
+    if (!command.problems.length) return [published(state, command.now, command.files, command.sample)];
     const failed: ListingValidationFailed = {
       listing_id: state.id,
       account_id: state.account_id,
@@ -201,7 +205,7 @@ export function decide(command: ListingCommand, state: ListingStreamState): List
     case 'Publish':
       // Published already, or its files still being inspected: the answer is the listing as it is.
       if (state.status === 'published' || state.pending_inspection) return [];
-      return [command.background ? inspectionRequested(state, command.now, command.files) : published(state, command.now, command.files)];
+      return [command.background ? inspectionRequested(state, command.now, command.files) : published(state, command.now, command.files, command.sample)];
     case 'RecordPublishFailure': {
       // The same failure again records nothing.
       if (state.validation_status === 'failed' && JSON.stringify(state.validation_errors) === JSON.stringify(command.problems)) return [];
@@ -219,8 +223,8 @@ export function decide(command: ListingCommand, state: ListingStreamState): List
 }
 
 /** ListingPublished carries the public object as it reads once published (the webhook payload) and the files buyers get. */
-function published(listing: ListingState, at: string, files: PublishedFile[]): ListingEvent {
-  const data: ListingPublished = { listing_id: listing.id, account_id: listing.account_id, mode: listing.mode, listing: {}, files, published_at: at };
+function published(listing: ListingState, at: string, files: PublishedFile[], sample?: DatasetSample): ListingEvent {
+  const data: ListingPublished = { listing_id: listing.id, account_id: listing.account_id, mode: listing.mode, listing: {}, files, ...(sample && { sample }), published_at: at };
   data.listing = toPublicObject(evolve(listing, { type: 'ListingPublished', data })!);
   return { type: 'ListingPublished', data };
 }
@@ -245,6 +249,17 @@ function inspectionOf(s: ListingState): Record<string, unknown> | null {
   return { format: 'dataset', shards: files.length, layout: datasetLayout(files), files: capped(files).map((f) => ({ name: f.name, size: f.size, ...f.inspection })) };
 }
 
+/**
+ * A dataset's top-level `layout` (issue 41 item 4, decision 0071): the layout's name and what
+ * it knows, as datasetLayout finds it; null until its files are inspected at publish.
+ */
+export function layoutOf(s: Pick<ListingState, 'published_files'>): Record<string, unknown> | null {
+  const files = s.published_files;
+  if (!files?.length || !files.some((f) => f.inspection)) return null;
+  const { kind, ...known } = datasetLayout(files);
+  return { name: kind, ...known };
+}
+
 /** The model (or dataset) object of spec part 2, as the public read endpoints return it. */
 export function toPublicObject(s: ListingState): Record<string, unknown> {
   return {
@@ -266,6 +281,7 @@ export function toPublicObject(s: ListingState): Record<string, unknown> {
     isaac_sim_compatible: s.isaac_sim_compatible,
     file: s.file && { name: s.file.name, size: s.file.size, extension: s.file.extension, sha256: s.published_files?.[0]?.sha256 ?? null },
     inspection: inspectionOf(s),
+    ...(s.kind === 'dataset' && { layout: layoutOf(s) }),
     readme: s.readme ?? null,
     downloads: s.downloads,
     featured: s.featured,

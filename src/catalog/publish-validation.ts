@@ -8,6 +8,7 @@ import { assertValidPrice, ListingState } from './listing';
 import { assertServable, fileNotFound, freezeFile, inspectFrozen, needsBackgroundInspection } from './published-files';
 import { assertAllowedExtension, assertOwnStoragePath, extensionOf } from './upload-policy';
 import { shardPrefix } from './shards';
+import { DatasetSample, datasetSample } from './dataset-preview';
 
 /** What can be checked about a file without reading storage: its prefix and extensions. */
 export function assertFileReference(accountId: string, file: ListingFile): void {
@@ -22,12 +23,13 @@ export function assertFileReference(accountId: string, file: ListingFile): void 
  * ListingPublished records. A failure records nothing (at most an unreferenced frozen copy
  * stays in storage). A listing published before keeps the files frozen then. `background`:
  * some files are larger than the inline limit and were left for the inspection worker.
+ * `sample`: a dataset's preview sample, read now unless the inspection is left for the worker.
  */
 export async function preparePublication(
   listing: ListingState,
   blobs: BlobStore,
   limits: InspectionLimits & { inlineMaxBytes?: number },
-): Promise<{ files: PublishedFile[]; background: boolean }> {
+): Promise<{ files: PublishedFile[]; background: boolean; sample?: DatasetSample }> {
   const store = blobsOfMode(blobs, listing.mode);
   assertValidPrice(listing.price.amount);
   if (listing.published_files) {
@@ -35,7 +37,10 @@ export async function preparePublication(
     return { files: listing.published_files, background: false };
   }
   const files = await frozenAndInspected(listing, store, limits);
-  return { files, background: needsBackgroundInspection(files) };
+  const background = needsBackgroundInspection(files);
+  // A dataset's preview sample is read with its inspection (decision 0071); the inspection worker reads it for a background one.
+  if (listing.kind !== 'dataset' || background) return { files, background };
+  return { files, background, sample: await datasetSample(store, files, limits) };
 }
 
 async function frozenAndInspected(listing: ListingState, store: BlobStore, limits: InspectionLimits & { inlineMaxBytes?: number }): Promise<PublishedFile[]> {

@@ -121,10 +121,10 @@ ${body}
  * A chart the page script draws (uPlot), with its numbers in a table behind a toggle for
  * screen readers, no-script readers and anyone who wants the figures. A null value is a gap;
  * `points` marks every value (else only on charts of fewer than 40), so a value between two
- * gaps shows. `x` is unix seconds.
+ * gaps shows. `x` is unix seconds, or plain numbers with `time: false`.
  */
 export function chart(
-  spec: { title: string; x: number[]; series: { label: string; values: (number | null)[] }[]; money?: boolean; bars?: boolean; fill?: boolean; points?: boolean },
+  spec: { title: string; x: number[]; series: { label: string; values: (number | null)[] }[]; money?: boolean; bars?: boolean; fill?: boolean; points?: boolean; time?: boolean },
   caption: string,
 ): Html {
   const { title, ...drawn } = spec;
@@ -133,8 +133,8 @@ export function chart(
 <figcaption><strong>${title}</strong> <span class="muted">${caption}</span></figcaption>
 <div class="chart" role="img" aria-label="${title}: the numbers are in the table below" data-chart="${JSON.stringify(drawn)}"></div>
 <details class="chart-numbers"><summary>${title} as a table</summary>
-<table data-chart-table><thead><tr><th scope="col">Time (UTC)</th>${spec.series.map((s) => html`<th scope="col" class="num">${s.label}</th>`)}</tr></thead>
-<tbody>${spec.x.map((x, i) => html`<tr><td>${instant(x)}</td>${spec.series.map((s) => html`<td class="num">${figure(s.values[i] ?? null)}</td>`)}</tr>`)}</tbody></table>
+<table data-chart-table><thead><tr><th scope="col">${spec.time === false ? 'Row' : 'Time (UTC)'}</th>${spec.series.map((s) => html`<th scope="col" class="num">${s.label}</th>`)}</tr></thead>
+<tbody>${spec.x.map((x, i) => html`<tr><td>${spec.time === false ? x : instant(x)}</td>${spec.series.map((s) => html`<td class="num">${figure(s.values[i] ?? null)}</td>`)}</tr>`)}</tbody></table>
 </details>
 </figure>`;
 }

@@ -174,6 +174,33 @@ export const RESPONSE_EXAMPLES: Record<string, Example> = {
     count: 2,
     total_bytes: 2098992,
   },
+  DatasetPreview: {
+    object: 'dataset_preview',
+    id: DATASET,
+    layout: {
+      name: 'lerobot', robot_type: 'so100', fps: 30, episodes: 2, episode_files: 2, frames: 50,
+      features: { action: { dtype: 'float32', shape: [2] }, timestamp: { dtype: 'float32', shape: [1] }, 'observation.images.front': { dtype: 'video', shape: [48, 64, 3] } },
+    },
+    summary: {
+      files: 5, total_bytes: 8921, episodes: 2, frames: 50, fps: 30, duration_s: 1.667,
+      features: { action: { dtype: 'float32', shape: [2] }, timestamp: { dtype: 'float32', shape: [1] }, 'observation.images.front': { dtype: 'video', shape: [48, 64, 3] } },
+      columns: [{ name: 'timestamp', type: 'FLOAT' }, { name: 'frame_index', type: 'INT64' }, { name: 'action_x', type: 'FLOAT' }],
+      topics: null,
+    },
+    files: [
+      {
+        name: 'data/chunk-000/episode_000000.parquet', size: 1873, sha256: SHA, format: 'parquet',
+        inspection: { format: 'parquet', created_by: 'hyparquet', rows: 25, row_groups: 1, columns: [{ name: 'timestamp', type: 'FLOAT', logical_type: null, repetition: 'REQUIRED' }], footer_bytes: 412 },
+      },
+    ],
+    has_more: true,
+    sample: {
+      file: 'data/chunk-000/episode_000000.parquet', format: 'parquet', columns: ['timestamp', 'frame_index', 'action_x'],
+      rows: [{ timestamp: 0, frame_index: 0, action_x: 0 }, { timestamp: 0.0333, frame_index: 1, action_x: 0.8415 }],
+      total_rows: 25, truncated: false,
+      notes: ['No still frame of a video is included: extracting one needs a native video decoder, which the service does not run.'],
+    },
+  },
   ShardDownload: { name: 'meta/info.json', size: 1840, sha256: 'e3b98a4da31a127d4bde6e43033f66ba274cab0eb7eb1c70ec41402bf6273dd8', url: 'https://storage.example.com/shards/meta/info.json?X-Amz-Signature=5e6f', expires_in: 300 },
   Download: { url: 'https://storage.example.com/models/grasp-policy.onnx?X-Amz-Signature=9c8d', expires_in: 300, file_name: 'grasp-policy.onnx', file_size: 1048576, file_sha256: SHA },
   CheckoutSession: {

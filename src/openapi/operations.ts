@@ -160,6 +160,18 @@ export const OPERATIONS: Record<string, OperationNotes> = {
     response: ref('Listing'),
     errors: { 400: `${BAD_FILE} (a dataset needs a shard first)`, 409: 'conflict: a shard changed while it was being published; retry.' },
   },
+  'GET /v1/datasets/{idOrSlug}/preview': {
+    summary: 'A dataset before purchase: layout, summary, files and a sample',
+    description:
+      'Any key that can read the published dataset, bought or not (the owner also before publishing; 404 for anyone else and across modes). Built from what the publish inspected and ' +
+      'sampled, never from storage, and never with a download URL. The sample is at most 20 rows and 256 KiB; it holds no video frames.',
+    query: [
+      { name: 'limit', description: 'Files on this page: 1 to 1000, 100 by default.', schema: { type: 'integer', minimum: 1, maximum: 1000 } },
+      { name: 'after', description: 'Files whose name sorts after this one (the last name of the previous page).', schema: { type: 'string', maxLength: 512 } },
+      { name: 'prefix', description: 'Only files whose name starts with this (e.g. data/).', schema: { type: 'string', maxLength: 512 } },
+    ],
+    response: ref('DatasetPreview'),
+  },
   'POST /v1/datasets/{idOrSlug}/shards': { summary: 'A signed URL to upload one shard to', response: ref('ShardGrant') },
   'GET /v1/datasets/{idOrSlug}/shards': {
     summary: 'The shards that landed in storage',
@@ -343,6 +355,7 @@ export const OPERATION_IDS: Record<string, string> = {
   'PATCH /v1/datasets/{idOrSlug}': 'updateDataset',
   'DELETE /v1/datasets/{idOrSlug}': 'deleteDataset',
   'POST /v1/datasets/{idOrSlug}/publish': 'publishDataset',
+  'GET /v1/datasets/{idOrSlug}/preview': 'getDatasetPreview',
   'POST /v1/datasets/{idOrSlug}/shards': 'createShard',
   'GET /v1/datasets/{idOrSlug}/shards': 'listShards',
   'GET /v1/datasets/{idOrSlug}/shards/{path}': 'getShard',

@@ -79,6 +79,29 @@ const inspection = nullable({
   examples: [{ format: 'onnx', ir_version: 8, opset: 13, producer: 'pytorch 2.4', inputs: [{ name: 'obs', elem_type: 'float', shape: ['batch', 4] }], outputs: [{ name: 'action', elem_type: 'float', shape: ['batch', 2] }], parameters: 74, onnxruntime: 'loads' }],
 });
 
+const LAYOUT_EXAMPLE = {
+  name: 'lerobot',
+  robot_type: 'so100',
+  fps: 30,
+  episodes: 50,
+  episode_files: 50,
+  frames: 19631,
+  features: { action: { dtype: 'float32', shape: [6] }, 'observation.state': { dtype: 'float32', shape: [6] }, 'observation.images.front': { dtype: 'video', shape: [480, 640, 3] } },
+};
+
+/** A dataset's layout (issue 41 item 4, decision 0071): its name, then what that layout knows. */
+const layout = nullable({
+  type: 'object',
+  required: ['name'],
+  properties: { name: { type: 'string', enum: ['lerobot', 'rlds', 'robomimic', 'rosbag', 'files'] } },
+  additionalProperties: true,
+  description:
+    'Datasets only: the layout its files follow and what it knows. lerobot (meta/info.json): robot_type, fps, episodes, episode_files, frames, features; ' +
+    'rlds (dataset_info.json / features.json): name, splits, episodes, tfrecord_files; robomimic (HDF5 data/demo_*): file, demos, actions, observations; ' +
+    'rosbag (.bag, .mcap, .db3): recordings, duration_s, topics with message counts; files: none of these. Null until the files are inspected at publish.',
+  examples: [LAYOUT_EXAMPLE],
+});
+
 const publicAsset = object({
   id: str,
   slug: str,
@@ -167,7 +190,7 @@ export const SCHEMAS: Record<string, Schema> = {
     },
     { description: 'The account behind the key, the key used, and the credits left in its mode.' },
   ),
-  Asset: { ...publicAsset, description: 'A published model or dataset (spec part 2, model object).' },
+  Asset: { ...withOptional(publicAsset, { layout }), description: 'A published model or dataset (spec part 2, model object); a dataset also has `layout`.' },
   Listing: {
     allOf: [
       ref('Asset'),
@@ -236,6 +259,52 @@ export const SCHEMAS: Record<string, Schema> = {
     },
   ),
   ShardList: object({ items: { type: 'array', items: object({ name: str, size: int, sha256: nullable(str) }) }, count: int, total_bytes: int }),
+  DatasetPreview: object(
+    {
+      object: { const: 'dataset_preview' },
+      id: str,
+      layout,
+      summary: object(
+        {
+          files: int,
+          total_bytes: int,
+          episodes: nullable(int),
+          frames: nullable(int),
+          fps: nullable({ type: 'number' }),
+          duration_s: nullable({ type: 'number' }),
+          features: nullable({ type: 'object', additionalProperties: true }),
+          columns: nullable({ type: 'array', items: object({ name: str, type: nullable(str) }) }),
+          topics: nullable({ type: 'array', items: object({ topic: str, messages: nullable(int) }) }),
+        },
+        { description: 'What the layout knows, null where it does not: episodes, frames, fps, duration, features (the layout\'s) and columns (the first tabular file\'s) with their types, topics with message counts.' },
+      ),
+      files: {
+        type: 'array',
+        items: object({ name: str, size: int, sha256: nullable(str), format: nullable(str), inspection: nullable({ type: 'object', additionalProperties: true }) }),
+        description: 'A page of the files by name (limit=, default 100, at most 1000; after= the last name of the previous page; prefix=). A draft\'s files are not inspected yet: format and inspection null.',
+      },
+      has_more: bool,
+      sample: nullable(
+        object(
+          {
+            file: nullable(str),
+            format: nullable({ type: 'string', enum: ['parquet', 'csv', 'jsonl'] }),
+            columns: strings,
+            rows: { type: 'array', items: { type: 'object', additionalProperties: true }, maxItems: 20 },
+            total_rows: nullable(int),
+            truncated: bool,
+            notes: strings,
+          },
+          {
+            description:
+              'The first rows (at most 20) of the first tabular file by name (Parquet, CSV, JSONL), read once at publish; its JSON is at most 256 KiB, rows (or a wide first row\'s columns) left out past that, truncated true and a note saying so. ' +
+              'No still frame of a video is included (that needs a native decoder the service does not run); a dataset with videos says so in notes. Null for a draft and for datasets published before previews.',
+          },
+        ),
+      ),
+    },
+    { description: 'What a dataset holds, for anyone who may read it, bought or not: never a download URL.' },
+  ),
   ShardDownload: object({ name: str, size: int, sha256: nullable(str), url: str, expires_in: int }),
   Download: object(
     { url: str, expires_in: { type: 'integer', description: 'seconds' }, file_name: str, file_size: int, file_sha256: nullable(str) },

@@ -4,6 +4,8 @@ import { CatalogQueries } from '../../catalog/catalog-queries';
 import { toPublicObject } from '../../catalog/listing';
 import type { ListingState, ListingStatus } from '../../catalog/listing';
 import { PurchaseQueries } from '../../commerce/purchase-queries';
+import { DatasetPreviews } from '../../catalog/dataset-previews';
+import { chart } from '../layout';
 import { ConsoleAction, ConsoleFile, ConsolePage, ConsoleSection } from '../console-page';
 import { count, instant, money } from '../format';
 import { Html, html } from '../html';
@@ -34,6 +36,7 @@ export class CreatorListingsSection implements ConsoleSection {
     private readonly catalog: CatalogQueries,
     private readonly purchases: PurchaseQueries,
     @Inject(BLOB_STORE) private readonly blobs: BlobStore,
+    private readonly previews: DatasetPreviews,
   ) {}
 
   pages(): ConsolePage[] {
@@ -122,7 +125,8 @@ ${problems.length ? html`<ul class="problems" data-validation-errors>${problems.
 ${readme}
 <aside class="panel" data-inspection tabindex="0" aria-labelledby="inspection-title"><h3 id="inspection-title">What is inside</h3>${inspection ? inspectionSummary(inspection) : html`<p class="muted">${l.validation_status === 'pending' ? 'Being inspected.' : 'Not inspected.'}</p>`}</aside>
 </div>
-${robot ? html`${robotPanel(robot, fileUrl)}${robot.missing.length ? '' : html`<script type="module" src="${ROBOT_VIEWER_URL}"></script>`}` : ''}`;
+${robot ? html`${robotPanel(robot, fileUrl)}${robot.missing.length ? '' : html`<script type="module" src="${ROBOT_VIEWER_URL}"></script>`}` : ''}
+${l.kind === 'dataset' ? previewPanel(await this.previews.preview(auth, l.id, { limit: SUMMARY_ROWS })) : ''}`;
   }
 }
 
@@ -184,4 +188,45 @@ function inspectionSummary(inspection: Record<string, unknown>): Html {
   // The stored object's keys come back in jsonb's order: format first, the rest as stored.
   const entries = Object.entries(inspection).sort(([a], [b]) => Number(b === 'format') - Number(a === 'format'));
   return html`<table class="inspection"><tbody>${entries.map(([key, value]) => html`<tr><th scope="row">${words(key)}</th><td>${cell(value)}</td></tr>`)}</tbody></table>`;
+}
+
+interface Sample {
+  file: string | null;
+  columns: string[];
+  rows: Record<string, unknown>[];
+  total_rows: number | null;
+  truncated: boolean;
+  notes: string[];
+}
+
+/**
+ * A dataset's preview as buyers get it (GET /v1/datasets/{id}/preview): the summary, the sample
+ * rows as a table (the text alternative), and a chart of the first numeric column that is not
+ * an index over those rows.
+ */
+function previewPanel(preview: Record<string, unknown>): Html {
+  const summary = Object.entries(preview.summary as Record<string, unknown>).filter(([, v]) => v !== null);
+  const sample = preview.sample as Sample | null;
+  const rows = sample?.rows ?? [];
+  const numeric = sample?.columns.filter((c) => rows.length > 0 && rows.every((r) => typeof r[c] === 'number')) ?? [];
+  const charted = numeric.find((c) => !/(^|_)(index|id)$/.test(c)) ?? numeric[0];
+  const notes = sample?.notes ?? [];
+  return html`<section class="panel" data-preview aria-labelledby="preview-title"><h3 id="preview-title">Preview, as buyers see it before paying</h3>
+<table class="inspection" data-preview-summary><tbody>${summary.map(([key, value]) => html`<tr><th scope="row">${key}</th><td>${cell(value)}</td></tr>`)}</tbody></table>
+${
+  charted
+    ? chart(
+        { title: charted, x: rows.map((_, i) => i), series: [{ label: charted, values: rows.map((r) => r[charted] as number) }], time: false, points: true },
+        `the first ${rows.length} rows of ${sample!.file}`,
+      )
+    : ''
+}
+${
+  sample && rows.length
+    ? html`<table data-sample><caption>Sample: the first ${count(rows.length)} rows of <code>${sample.file}</code>${sample.total_rows !== null ? html` (of ${count(sample.total_rows)})` : ''}${sample.truncated ? ', truncated' : ''}</caption>
+<thead><tr>${sample.columns.map((c) => html`<th scope="col">${c}</th>`)}</tr></thead><tbody>${rows.map((r) => html`<tr>${sample.columns.map((c) => html`<td>${plain(r[c])}</td>`)}</tr>`)}</tbody></table>`
+    : html`<p class="muted" data-sample>${sample ? 'No tabular file (Parquet, CSV, JSONL) to sample.' : 'The sample is read when the dataset is published.'}</p>`
+}
+${notes.length ? html`<ul class="muted" data-sample-notes>${notes.map((n) => html`<li>${n}</li>`)}</ul>` : ''}
+</section>`;
 }

@@ -329,6 +329,28 @@ export interface paths {
         patch: operations["updateDataset"];
         trace?: never;
     };
+    "/v1/datasets/{idOrSlug}/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A dataset before purchase: layout, summary, files and a sample
+         * @description Any key that can read the published dataset, bought or not (the owner also before publishing; 404 for anyone else and across modes). Built from what the publish inspected and sampled, never from storage, and never with a download URL. The sample is at most 20 rows and 256 KiB; it holds no video frames.
+         *
+         *     Needs one of the scopes: datasets:read (an unrestricted key has all).
+         */
+        get: operations["getDatasetPreview"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/datasets/{idOrSlug}/publish": {
         parameters: {
             query?: never;
@@ -1056,7 +1078,7 @@ export interface components {
             /** @description Generation credits left in the key’s mode. */
             credits: number;
         };
-        /** @description A published model or dataset (spec part 2, model object). */
+        /** @description A published model or dataset (spec part 2, model object); a dataset also has `layout`. */
         Asset: {
             id: string;
             slug: string;
@@ -1156,6 +1178,45 @@ export interface components {
              * @description ISO 8601 UTC with milliseconds
              */
             updated_at: string;
+            /**
+             * @description Datasets only: the layout its files follow and what it knows. lerobot (meta/info.json): robot_type, fps, episodes, episode_files, frames, features; rlds (dataset_info.json / features.json): name, splits, episodes, tfrecord_files; robomimic (HDF5 data/demo_*): file, demos, actions, observations; rosbag (.bag, .mcap, .db3): recordings, duration_s, topics with message counts; files: none of these. Null until the files are inspected at publish.
+             * @example {
+             *       "name": "lerobot",
+             *       "robot_type": "so100",
+             *       "fps": 30,
+             *       "episodes": 50,
+             *       "episode_files": 50,
+             *       "frames": 19631,
+             *       "features": {
+             *         "action": {
+             *           "dtype": "float32",
+             *           "shape": [
+             *             6
+             *           ]
+             *         },
+             *         "observation.state": {
+             *           "dtype": "float32",
+             *           "shape": [
+             *             6
+             *           ]
+             *         },
+             *         "observation.images.front": {
+             *           "dtype": "video",
+             *           "shape": [
+             *             480,
+             *             640,
+             *             3
+             *           ]
+             *         }
+             *       }
+             *     }
+             */
+            layout?: ({
+                /** @enum {string} */
+                name: "lerobot" | "rlds" | "robomimic" | "rosbag" | "files";
+            } & {
+                [key: string]: unknown;
+            }) | null;
         };
         /** @description The seller's view of one of their own models or datasets, in any state. */
         Listing: components["schemas"]["Asset"] & {
@@ -1257,6 +1318,95 @@ export interface components {
             }[];
             count: number;
             total_bytes: number;
+        };
+        /** @description What a dataset holds, for anyone who may read it, bought or not: never a download URL. */
+        DatasetPreview: {
+            /** @constant */
+            object: "dataset_preview";
+            id: string;
+            /**
+             * @description Datasets only: the layout its files follow and what it knows. lerobot (meta/info.json): robot_type, fps, episodes, episode_files, frames, features; rlds (dataset_info.json / features.json): name, splits, episodes, tfrecord_files; robomimic (HDF5 data/demo_*): file, demos, actions, observations; rosbag (.bag, .mcap, .db3): recordings, duration_s, topics with message counts; files: none of these. Null until the files are inspected at publish.
+             * @example {
+             *       "name": "lerobot",
+             *       "robot_type": "so100",
+             *       "fps": 30,
+             *       "episodes": 50,
+             *       "episode_files": 50,
+             *       "frames": 19631,
+             *       "features": {
+             *         "action": {
+             *           "dtype": "float32",
+             *           "shape": [
+             *             6
+             *           ]
+             *         },
+             *         "observation.state": {
+             *           "dtype": "float32",
+             *           "shape": [
+             *             6
+             *           ]
+             *         },
+             *         "observation.images.front": {
+             *           "dtype": "video",
+             *           "shape": [
+             *             480,
+             *             640,
+             *             3
+             *           ]
+             *         }
+             *       }
+             *     }
+             */
+            layout: ({
+                /** @enum {string} */
+                name: "lerobot" | "rlds" | "robomimic" | "rosbag" | "files";
+            } & {
+                [key: string]: unknown;
+            }) | null;
+            /** @description What the layout knows, null where it does not: episodes, frames, fps, duration, features (the layout's) and columns (the first tabular file's) with their types, topics with message counts. */
+            summary: {
+                files: number;
+                total_bytes: number;
+                episodes: number | null;
+                frames: number | null;
+                fps: number | null;
+                duration_s: number | null;
+                features: {
+                    [key: string]: unknown;
+                } | null;
+                columns: {
+                    name: string;
+                    type: string | null;
+                }[] | null;
+                topics: {
+                    topic: string;
+                    messages: number | null;
+                }[] | null;
+            };
+            /** @description A page of the files by name (limit=, default 100, at most 1000; after= the last name of the previous page; prefix=). A draft's files are not inspected yet: format and inspection null. */
+            files: {
+                name: string;
+                size: number;
+                sha256: string | null;
+                format: string | null;
+                inspection: {
+                    [key: string]: unknown;
+                } | null;
+            }[];
+            has_more: boolean;
+            /** @description The first rows (at most 20) of the first tabular file by name (Parquet, CSV, JSONL), read once at publish; its JSON is at most 256 KiB, rows (or a wide first row's columns) left out past that, truncated true and a note saying so. No still frame of a video is included (that needs a native decoder the service does not run); a dataset with videos says so in notes. Null for a draft and for datasets published before previews. */
+            sample: {
+                file: string | null;
+                /** @enum {string|null} */
+                format: "parquet" | "csv" | "jsonl" | null;
+                columns: string[];
+                rows: {
+                    [key: string]: unknown;
+                }[];
+                total_rows: number | null;
+                truncated: boolean;
+                notes: string[];
+            } | null;
         };
         ShardDownload: {
             name: string;
@@ -4035,6 +4185,171 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            default: components["responses"]["Error"];
+        };
+    };
+    getDatasetPreview: {
+        parameters: {
+            query?: {
+                /** @description Files on this page: 1 to 1000, 100 by default. */
+                limit?: number;
+                /** @description Files whose name sorts after this one (the last name of the previous page). */
+                after?: string;
+                /** @description Only files whose name starts with this (e.g. data/). */
+                prefix?: string;
+            };
+            header?: never;
+            path: {
+                idOrSlug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A dataset before purchase: layout, summary, files and a sample */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "object": "dataset_preview",
+                     *       "id": "lst_2Gh5JkL8zX1cV4bN7mQ0wE3R",
+                     *       "layout": {
+                     *         "name": "lerobot",
+                     *         "robot_type": "so100",
+                     *         "fps": 30,
+                     *         "episodes": 2,
+                     *         "episode_files": 2,
+                     *         "frames": 50,
+                     *         "features": {
+                     *           "action": {
+                     *             "dtype": "float32",
+                     *             "shape": [
+                     *               2
+                     *             ]
+                     *           },
+                     *           "timestamp": {
+                     *             "dtype": "float32",
+                     *             "shape": [
+                     *               1
+                     *             ]
+                     *           },
+                     *           "observation.images.front": {
+                     *             "dtype": "video",
+                     *             "shape": [
+                     *               48,
+                     *               64,
+                     *               3
+                     *             ]
+                     *           }
+                     *         }
+                     *       },
+                     *       "summary": {
+                     *         "files": 5,
+                     *         "total_bytes": 8921,
+                     *         "episodes": 2,
+                     *         "frames": 50,
+                     *         "fps": 30,
+                     *         "duration_s": 1.667,
+                     *         "features": {
+                     *           "action": {
+                     *             "dtype": "float32",
+                     *             "shape": [
+                     *               2
+                     *             ]
+                     *           },
+                     *           "timestamp": {
+                     *             "dtype": "float32",
+                     *             "shape": [
+                     *               1
+                     *             ]
+                     *           },
+                     *           "observation.images.front": {
+                     *             "dtype": "video",
+                     *             "shape": [
+                     *               48,
+                     *               64,
+                     *               3
+                     *             ]
+                     *           }
+                     *         },
+                     *         "columns": [
+                     *           {
+                     *             "name": "timestamp",
+                     *             "type": "FLOAT"
+                     *           },
+                     *           {
+                     *             "name": "frame_index",
+                     *             "type": "INT64"
+                     *           },
+                     *           {
+                     *             "name": "action_x",
+                     *             "type": "FLOAT"
+                     *           }
+                     *         ],
+                     *         "topics": null
+                     *       },
+                     *       "files": [
+                     *         {
+                     *           "name": "data/chunk-000/episode_000000.parquet",
+                     *           "size": 1873,
+                     *           "sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+                     *           "format": "parquet",
+                     *           "inspection": {
+                     *             "format": "parquet",
+                     *             "created_by": "hyparquet",
+                     *             "rows": 25,
+                     *             "row_groups": 1,
+                     *             "columns": [
+                     *               {
+                     *                 "name": "timestamp",
+                     *                 "type": "FLOAT",
+                     *                 "logical_type": null,
+                     *                 "repetition": "REQUIRED"
+                     *               }
+                     *             ],
+                     *             "footer_bytes": 412
+                     *           }
+                     *         }
+                     *       ],
+                     *       "has_more": true,
+                     *       "sample": {
+                     *         "file": "data/chunk-000/episode_000000.parquet",
+                     *         "format": "parquet",
+                     *         "columns": [
+                     *           "timestamp",
+                     *           "frame_index",
+                     *           "action_x"
+                     *         ],
+                     *         "rows": [
+                     *           {
+                     *             "timestamp": 0,
+                     *             "frame_index": 0,
+                     *             "action_x": 0
+                     *           },
+                     *           {
+                     *             "timestamp": 0.0333,
+                     *             "frame_index": 1,
+                     *             "action_x": 0.8415
+                     *           }
+                     *         ],
+                     *         "total_rows": 25,
+                     *         "truncated": false,
+                     *         "notes": [
+                     *           "No still frame of a video is included: extracting one needs a native video decoder, which the service does not run."
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["DatasetPreview"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
