@@ -101,7 +101,7 @@ export async function registerCompression(fastify: FastifyInstance): Promise<voi
 /** How requests authenticate: the composition root gives the API key check (accounts) and the public /v1 routes. */
 export interface HttpAuth {
   /** Who the bearer API key in an Authorization header belongs to; throws the 401 errors. */
-  authenticateApiKey(header: string | undefined): Promise<AuthContext>;
+  authenticateApiKey(header: string | undefined): AuthContext | Promise<AuthContext>;
   /** Which operator the bearer token in an Authorization header is (the operators context); throws the 401 errors. */
   authenticateOperator: OperatorAuthenticator;
   /** /v1 routes that take no key (the OpenAPI document). */
@@ -115,9 +115,15 @@ export interface HttpAuth {
  * appends (request-context.ts).
  */
 function authenticateBeforeBody(fastify: FastifyInstance, auth: HttpAuth): void {
-  const apiKey = async (request: FastifyRequest) => {
-    request.auth = await auth.authenticateApiKey(request.headers.authorization);
-    setActor({ type: 'api_key', id: request.auth.keyId });
+  const caller = (request: FastifyRequest, context: AuthContext) => {
+    request.auth = context;
+    setActor({ type: 'api_key', id: context.keyId });
+  };
+  // A kept key is known at once (no promise); another is read first.
+  const apiKey = (request: FastifyRequest, done: (error?: Error) => void) => {
+    const known = auth.authenticateApiKey(request.headers.authorization);
+    if (!(known instanceof Promise)) return caller(request, known), done();
+    known.then((context) => (caller(request, context), done()), done);
   };
   const operator = async (request: FastifyRequest, route: string) => {
     request.operator = await auth.authenticateOperator(request.headers.authorization);
@@ -127,7 +133,7 @@ function authenticateBeforeBody(fastify: FastifyInstance, auth: HttpAuth): void 
   // Callback style: a route taking neither credential (health, blobs, the console) makes no promise.
   fastify.addHook('onRequest', (request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void) => {
     const route = request.routeOptions.url ?? '';
-    if (route.startsWith('/v1/') && !auth.publicRoutes.includes(route)) apiKey(request).then(() => done(), done);
+    if (route.startsWith('/v1/') && !auth.publicRoutes.includes(route)) apiKey(request, done);
     else if (route.startsWith('/admin/') || route === '/metrics') operator(request, route).then(() => done(), done);
     else done();
   });
