@@ -71,13 +71,17 @@ export class KeptAccounts implements OnApplicationBootstrap, BeforeApplicationSh
    * after the entry was kept (a lookup id shared by chance) is found.
    */
   async keyMatching(lookupId: string, secret: string): Promise<ApiKeyRecord | undefined> {
-    const kept = this.fresh(this.keys.get(lookupId));
-    const hit = kept?.find((k) => secretMatches(secret, k.secret_hash));
+    const hit = this.keptKeyMatching(lookupId, secret);
     if (hit) return hit;
     const read = await this.read(() => this.queries.keysByLookupId(lookupId));
     const keys = read.value.map((k) => this.withFacts(k));
     if (keys.length && this.maxAgeMs > 0) this.keys.set(lookupId, { value: keys, readAt: read.readAt });
     return keys.find((k) => secretMatches(secret, k.secret_hash));
+  }
+
+  /** The kept key whose lookup id and secret these are, without a read: undefined when none is kept (keyMatching then reads). */
+  keptKeyMatching(lookupId: string, secret: string): ApiKeyRecord | undefined {
+    return this.fresh(this.keys.get(lookupId))?.find((k) => secretMatches(secret, k.secret_hash));
   }
 
   async account(accountId: string): Promise<AccountView | undefined> {

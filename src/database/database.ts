@@ -8,8 +8,18 @@ export interface QueryResult<R> {
   rowCount: number;
 }
 
+/** How a statement is sent. */
+export interface QueryOptions {
+  /**
+   * A name unique to this text: on a Postgres server the statement is parsed and planned once
+   * per connection and then only bound and executed (a hot statement of many CTEs spent as
+   * long in planning as in running). PGlite ignores it.
+   */
+  prepared?: string;
+}
+
 export interface Queryable {
-  query<R = Record<string, any>>(text: string, params?: readonly unknown[]): Promise<QueryResult<R>>;
+  query<R = Record<string, any>>(text: string, params?: readonly unknown[], options?: QueryOptions): Promise<QueryResult<R>>;
   /** Runs a script of several statements without parameters (migrations, DDL). */
   exec(script: string): Promise<void>;
 }

@@ -1,10 +1,11 @@
 import { Client, Pool, PoolClient } from 'pg';
-import { Database, Queryable, QueryResult } from './database';
+import { Database, Queryable, QueryOptions, QueryResult } from './database';
 
 function wrap(client: Pool | PoolClient): Queryable {
   return {
-    async query<R>(text: string, params?: readonly unknown[]): Promise<QueryResult<R>> {
-      const result = await client.query(text, params as unknown[] | undefined);
+    async query<R>(text: string, params?: readonly unknown[], options?: QueryOptions): Promise<QueryResult<R>> {
+      const values = params as unknown[] | undefined;
+      const result = await (options?.prepared ? client.query({ name: options.prepared, text, values }) : client.query(text, values));
       return { rows: result.rows as R[], rowCount: result.rowCount ?? 0 };
     },
     async exec(script: string): Promise<void> {
@@ -27,8 +28,8 @@ export class PostgresDatabase implements Database {
     this.direct = wrap(this.pool);
   }
 
-  query<R = Record<string, any>>(text: string, params?: readonly unknown[]): Promise<QueryResult<R>> {
-    return this.direct.query<R>(text, params);
+  query<R = Record<string, any>>(text: string, params?: readonly unknown[], options?: QueryOptions): Promise<QueryResult<R>> {
+    return this.direct.query<R>(text, params, options);
   }
 
   exec(script: string): Promise<void> {

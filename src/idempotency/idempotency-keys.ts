@@ -188,7 +188,7 @@ export class IdempotencyKeys {
       column((i) => i.request.bodySha256),
       column((i) => i.owner),
       this.leaseMs,
-    ]);
+    ], { prepared: 'idempotency_keys_claim' });
     return rows.map((row): Claim => {
       if (row.claimed) return { claimed: true };
       if (row.path === null) return { claimed: false, held: null };
@@ -206,7 +206,7 @@ export class IdempotencyKeys {
       items.map((i) => i.answer?.status ?? null),
       items.map((i) => i.answer?.contentType ?? null),
       items.map((i) => i.answer?.sealedBody ?? null),
-    ]);
+    ], { prepared: 'idempotency_keys_settle' });
     const settled = new Set(rows.map((row) => `${row.scope}\n${row.key}`));
     return items.map((item) => settled.has(keyOf(item.request)));
   }

@@ -90,15 +90,33 @@ export class IdempotentRequests implements OnApplicationBootstrap, OnApplication
     clearInterval(this.sweeper);
   }
 
+  /**
+   * Adds the two hooks to each POST route added from now on (Nest adds its routes at init, the
+   * console its own at ready): a GET, which can never carry a key, runs neither (issue 39's
+   * GET /v1/me profile: two async hooks a request, each a promise the request context's
+   * async hooks follow). Put first among the route's own hooks: the answer is kept as the
+   * handler made it, before compression turns it into a stream. The preHandler only where a
+   * key is read (/v1 and /admin); the onSend on every POST route, since the console's forms
+   * take their key themselves (begin) and count on it to keep their answer.
+   */
   install(fastify: FastifyInstance): void {
-    fastify.addHook('preHandler', (request: FastifyRequest, reply: FastifyReply) => this.take(request, reply));
-    fastify.addHook('onSend', async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
-      if (request.idempotency && !request.idempotency.settled) await this.keep(request.idempotency, reply, payload);
-      return payload;
+    const take = (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => {
+      if (request.headers['idempotency-key'] === undefined) return done();
+      this.take(request, reply).then(() => done(), done);
+    };
+    const keep = (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (error: Error | null, payload?: unknown) => void) => {
+      const running = request.idempotency;
+      if (!running || running.settled) return done(null, payload);
+      this.keep(running, reply, payload).then(() => done(null, payload), done);
+    };
+    fastify.addHook('onRoute', (route) => {
+      if (!([] as string[]).concat(route.method).includes('POST')) return;
+      if (route.url.startsWith('/v1/') || route.url.startsWith('/admin/')) route.preHandler = [take, ...([] as unknown[]).concat(route.preHandler ?? [])] as typeof route.preHandler;
+      route.onSend = [keep, ...([] as unknown[]).concat(route.onSend ?? [])] as typeof route.onSend;
     });
   }
 
-  private async take(request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
+  private async take(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const header = request.headers['idempotency-key'];
     if (header === undefined || request.method !== 'POST') return;
     const scope = scopeOf(request);
@@ -108,7 +126,7 @@ export class IdempotentRequests implements OnApplicationBootstrap, OnApplication
     if (!kept) return;
     reply.code(kept.status).header('idempotent-replayed', 'true');
     if (kept.contentType) reply.header('content-type', kept.contentType);
-    return reply.send(kept.body);
+    reply.send(kept.body);
   }
 
   /**

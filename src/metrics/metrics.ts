@@ -111,8 +111,9 @@ export class Metrics {
 
   /** Times every request Fastify answers, labelled with its route template (never the raw URL: ids would explode the series). */
   instrument(fastify: FastifyInstance): void {
-    fastify.addHook('onResponse', async (request, reply) => {
+    fastify.addHook('onResponse', (request, reply, done) => {
       this.httpDuration.observe({ method: request.method, route: request.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) }, reply.elapsedTime / 1000);
+      done();
     });
   }
 

@@ -84,7 +84,8 @@ export class ServiceLogger implements LoggerService {
  * (401 in the onRequest hook) never reaches Nest's middleware, and must be logged too.
  */
 export function logRequests(fastify: FastifyInstance, logger: Pino): void {
-  fastify.addHook('onResponse', async (request, reply) => {
+  fastify.addHook('onResponse', (request, reply, done) => {
+    if (!logger.isLevelEnabled(reply.statusCode >= 500 ? 'warn' : 'info')) return done();
     const record = {
       request_id: request.id,
       method: request.method,
@@ -96,5 +97,6 @@ export function logRequests(fastify: FastifyInstance, logger: Pino): void {
     };
     if (reply.statusCode >= 500) logger.warn(record, 'request failed');
     else logger.info(record, 'request');
+    done();
   });
 }
