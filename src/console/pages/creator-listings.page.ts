@@ -224,7 +224,7 @@ ${
 ${
   sample && rows.length
     ? html`<table data-sample><caption>Sample: the first ${count(rows.length)} rows of <code>${sample.file}</code>${sample.total_rows !== null ? html` (of ${count(sample.total_rows)})` : ''}${sample.truncated ? ', truncated' : ''}</caption>
-<thead><tr>${sample.columns.map((c) => html`<th scope="col">${c}</th>`)}</tr></thead><tbody>${rows.map((r) => html`<tr>${sample.columns.map((c) => html`<td>${plain(r[c])}</td>`)}</tr>`)}</tbody></table>`
+<thead><tr>${sample.columns.map((c) => html`<th scope="col">${c}</th>`)}</tr></thead><tbody>${rows.map((r) => html`<tr>${sample.columns.map((c) => html`<td>${cell(r[c], MAX_DEPTH)}</td>`)}</tr>`)}</tbody></table>`
     : html`<p class="muted" data-sample>${sample ? 'No tabular file (Parquet, CSV, JSONL) to sample.' : 'The sample is read when the dataset is published.'}</p>`
 }
 ${notes.length ? html`<ul class="muted" data-sample-notes>${notes.map((n) => html`<li>${n}</li>`)}</ul>` : ''}
