@@ -5,14 +5,16 @@
  * (AdjustmentRecorded on the creator's ledger stream, through the ledger decider, so the
  * creator's balance, payouts and balance transactions see it as an `adjustment` line).
  */
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
+import { createHash } from 'node:crypto';
 import { AccountQueries } from '../accounts/account-queries';
-import { Errors } from '../platform/errors';
+import { EVENT_STORE, EventStore, WrongExpectedRevisionError } from '../event-store/event-store';
+import { ApiError, Errors } from '../platform/errors';
 import { newId } from '../platform/ids';
 import type { Mode } from '../platform/mode';
 import { Streams } from '../platform/streams';
 import { EventWriter } from '../projection-runner/event-writer';
-import type { ManualEntryRecorded } from './events';
+import type { AdjustmentRecorded, ManualEntryRecorded } from './events';
 import { Accounts } from './journal';
 import { DEFAULT_CURRENCY, statusOf, toBalanceTransaction } from './ledger.decider';
 import { LedgerStreams } from './ledger-streams';
@@ -37,6 +39,12 @@ export interface AdjustmentInput {
   amount_cents: unknown;
   reason: unknown;
   actor: string | null;
+  /**
+   * The request's Idempotency-Key, when it has one: the entry's id is derived from it, so a
+   * retry whose first run booked the entry and died before its answer was kept (kill -9) finds
+   * it and answers it instead of booking it again.
+   */
+  idempotency_key?: string;
 }
 
 /** An adjusting entry as `svc ledger adjust` prints it. */
@@ -61,6 +69,7 @@ export class AdjustingEntries {
     private readonly writer: EventWriter,
     private readonly ledgers: LedgerStreams,
     private readonly accounts: AccountQueries,
+    @Inject(EVENT_STORE) private readonly store: EventStore,
   ) {}
 
   /** Checks every field before anything is read or appended: a refused entry appends nothing. */
@@ -77,8 +86,10 @@ export class AdjustingEntries {
     if (!reason || reason.length > 500) throw Errors.validationFailed('Invalid field "reason": required, 1-500 characters: why the entry is booked (an auditor reads it).');
 
     const creator = debit.creator ?? credit.creator;
+    const keyed = input.idempotency_key === undefined ? undefined : keyedId(input.mode, input.idempotency_key);
+    const wanted = { debit_account: debit.name, credit_account: credit.name, amount_cents: amount, reason };
     if (creator) {
-      const id = newId('txn');
+      const id = keyed ? `txn_${keyed}` : newId('txn');
       return this.ledgers.handle(
         {
           type: 'RecordAdjustment',
@@ -93,16 +104,23 @@ export class AdjustingEntries {
           actor: input.actor,
         },
         (state, recorded) => {
-          const event = recorded[0];
-          if (event?.type !== 'AdjustmentRecorded') throw new Error('the ledger recorded no adjustment');
           const index = state.entries.findIndex((e) => e.id === id);
-          const e = event.data;
-          return { object: 'manual_entry', id, mode: e.mode, debit_account: e.debit_account, credit_account: e.credit_account, amount_cents: e.amount_cents, currency: e.currency, reason: e.reason, actor: e.actor, created_at: e.created_at, balance_transaction: toBalanceTransaction(state.entries[index], statusOf(state, index)) };
+          if (index < 0) throw new Error('the ledger recorded no adjustment');
+          const line = toBalanceTransaction(state.entries[index], statusOf(state, index));
+          const event = recorded[0];
+          if (event === undefined) return { line, recorded: undefined };
+          if (event.type !== 'AdjustmentRecorded') throw new Error('the ledger recorded no adjustment');
+          return { line, recorded: event.data };
         },
-      );
+      ).then(async ({ line, recorded }) => {
+        // Booked by an earlier run under the same key: answered from its event, as first booked.
+        const e = recorded ?? (await this.bookedAdjustment(input.mode, creator, id));
+        if (!recorded) expectSameEntry(input.idempotency_key!, wanted, e);
+        return { object: 'manual_entry', id, mode: e.mode, debit_account: e.debit_account, credit_account: e.credit_account, amount_cents: e.amount_cents, currency: e.currency, reason: e.reason, actor: e.actor, created_at: e.created_at, balance_transaction: line } as ManualEntry;
+      });
     }
     const entry: ManualEntryRecorded = {
-      entry_id: newId('adj'),
+      entry_id: keyed ? `adj_${keyed}` : newId('adj'),
       mode: input.mode,
       debit_account: debit.name,
       credit_account: credit.name,
@@ -112,9 +130,28 @@ export class AdjustingEntries {
       actor: input.actor,
       created_at: now.toISOString(),
     };
-    await this.writer.append(Streams.manualEntry(input.mode, entry.entry_id), [{ type: 'ManualEntryRecorded', data: entry as unknown as Record<string, unknown> }], 'no_stream');
-    const { entry_id, ...rest } = entry;
+    const stream = Streams.manualEntry(input.mode, entry.entry_id);
+    let booked = entry;
+    try {
+      await this.writer.append(stream, [{ type: 'ManualEntryRecorded', data: entry as unknown as Record<string, unknown> }], 'no_stream');
+    } catch (error) {
+      // The stream exists: only an id derived from the key can collide, so an earlier run under the same key booked it.
+      if (!(error instanceof WrongExpectedRevisionError) || !keyed) throw error;
+      const recorded = (await this.store.readStream(stream, { limit: 1 }))[0];
+      if (recorded?.type !== 'ManualEntryRecorded') throw error;
+      booked = recorded.data as unknown as ManualEntryRecorded;
+      expectSameEntry(input.idempotency_key!, wanted, booked);
+    }
+    const { entry_id, ...rest } = booked;
     return { object: 'manual_entry', id: entry_id, ...rest, balance_transaction: null };
+  }
+
+  /** The creator-side adjustment `id` as its ledger stream recorded it. */
+  private async bookedAdjustment(mode: Mode, creator: string, id: string): Promise<AdjustmentRecorded> {
+    const events = await this.store.readStream(Streams.ledger(mode, creator));
+    const found = events.find((e) => e.type === 'AdjustmentRecorded' && e.data.transaction_id === id);
+    if (!found) throw new Error(`the ledger holds no adjustment ${id}`);
+    return found.data as unknown as AdjustmentRecorded;
   }
 
   /** A platform account an entry may touch, or `creator:<account id>:payable` of an existing account. */
@@ -127,5 +164,22 @@ export class AdjustingEntries {
     const found = await this.accounts.findAccount(creator);
     if (!found || found.id !== creator) throw Errors.validationFailed(`Invalid field "${field}": no account "${creator.slice(0, 100)}"; name the creator by account id.`);
     return { name: raw, creator };
+  }
+}
+
+/** The id part of an entry booked under an Idempotency-Key: the same for every retry under that key in that mode. */
+function keyedId(mode: Mode, key: string): string {
+  return createHash('sha256').update(`adjust\n${mode}\n${key}`).digest('hex').slice(0, 24);
+}
+
+/**
+ * A retry under a key whose entry is booked must ask for the same entry. The Idempotency-Key
+ * layer checks this while it holds the first answer; once a killed request's lease has passed
+ * only the booked entry can tell.
+ */
+function expectSameEntry(key: string, wanted: { debit_account: string; credit_account: string; amount_cents: number; reason: string }, booked: { debit_account: string; credit_account: string; amount_cents: number; reason: string }): void {
+  const differs = (['debit_account', 'credit_account', 'amount_cents', 'reason'] as const).find((f) => wanted[f] !== booked[f]);
+  if (differs) {
+    throw new ApiError(400, 'idempotency_key_reused', `The Idempotency-Key "${key}" booked an adjusting entry with another ${differs}; this request's body differs. Use a new key for a different request.`, { differs: 'body' });
   }
 }

@@ -1,5 +1,6 @@
 import { Body, Controller, Get, HttpCode, Post, Query, UseGuards } from '@nestjs/common';
 import { Allow, IsIn, IsString } from 'class-validator';
+import { IdempotencyKey } from '../idempotency/idempotent-requests';
 import { AdminGuard } from '../platform/auth/admin.guard';
 import { WithoutApiKey } from '../platform/auth/auth-context';
 import { currentActor, recordReason } from '../platform/request-context';
@@ -60,16 +61,16 @@ export class BooksAdminController {
   /** An adjusting entry: one debit and one credit between platform accounts or a creator's payable, with its reason. */
   @Post('adjust')
   @HttpCode(201)
-  adjust(@Body() body: AdjustDto) {
+  adjust(@Body() body: AdjustDto, @IdempotencyKey() key?: string) {
     recordReason(body.reason);
-    return this.adjusting.adjust({ ...body, actor: currentActor()?.id ?? null });
+    return this.adjusting.adjust({ ...body, actor: currentActor()?.id ?? null, idempotency_key: key });
   }
 
   /** Closes the mode's books through a day: PeriodClosed with the trial balance and the chain digest. */
   @Post('close')
   @HttpCode(201)
-  close(@Body() body: ClosePeriodDto) {
-    return this.books.close(body.mode, body.through, currentActor()?.id ?? null);
+  close(@Body() body: ClosePeriodDto, @IdempotencyKey() key?: string) {
+    return this.books.close(body.mode, body.through, currentActor()?.id ?? null, new Date(), key);
   }
 
   /** The mode's closed periods, oldest first. */

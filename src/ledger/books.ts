@@ -4,7 +4,7 @@
  * docs/ledger.md, "Closing the books", is its prose.
  */
 import { Inject, Injectable } from '@nestjs/common';
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { DATABASE, Database } from '../database/database';
 import { EVENT_STORE, EventStore, Position, RecordedEvent, START, WrongExpectedRevisionError } from '../event-store/event-store';
 import { ApiError, Errors } from '../platform/errors';
@@ -77,6 +77,8 @@ export const BooksErrors = {
     new ApiError(400, 'period_not_ended', `The period through ${through} has not ended: it ends at ${closesAt}. Close a period only once its last day is over.`),
   alreadyClosed: (mode: string, through: string) =>
     new ApiError(409, 'period_already_closed', `The ${mode} books are closed through ${through} already; a close must end after the last one.`),
+  keyReused: (key: string, through: string) =>
+    new ApiError(400, 'idempotency_key_reused', `The Idempotency-Key "${key}" closed the period through ${through}; this request's body differs. Use a new key for a different request.`, { differs: 'body' }),
 } as const;
 
 @Injectable()
@@ -92,12 +94,21 @@ export class Books {
    * the trial balance of what was booked before it ended and the chain head, both computed from
    * the log with the pure journal (never from the read model, which may lag or be changed).
    */
-  async close(mode: Mode, through: unknown, actor: string | null = null, now = new Date()): Promise<Period> {
+  async close(mode: Mode, through: unknown, actor: string | null = null, now = new Date(), idempotencyKey?: string): Promise<Period> {
     const closesAt = closesAtParam(through);
     const day = through as string;
     if (closesAt.getTime() > now.getTime()) throw BooksErrors.periodNotEnded(day, closesAt.toISOString());
     const stream = Streams.books(mode);
     const history = await this.store.readStream(stream);
+    // Under an Idempotency-Key the period's id is derived from the key: a retry whose first run
+    // closed the period and died before its answer was kept (kill -9) answers that close.
+    const periodId = idempotencyKey === undefined ? `per_${randomUUID().replace(/-/g, '').slice(0, 24)}` : `per_${createHash('sha256').update(`close\n${mode}\n${idempotencyKey}`).digest('hex').slice(0, 24)}`;
+    const same = history.find((e) => e.type === 'PeriodClosed' && (e.data as unknown as PeriodClosed).period_id === periodId);
+    if (same) {
+      const closed = same.data as unknown as PeriodClosed;
+      if (closed.through !== day) throw BooksErrors.keyReused(idempotencyKey!, closed.through);
+      return toPeriod(closed, same.id);
+    }
     const last = history.filter((e) => e.type === 'PeriodClosed').at(-1)?.data as PeriodClosed | undefined;
     if (last && closesAtOf(last) >= closesAt.toISOString()) throw BooksErrors.alreadyClosed(mode, last.through);
 
@@ -106,7 +117,7 @@ export class Books {
     const chain = chainOf(postings);
     const head = chain.at(-1);
     const period: PeriodClosed = {
-      period_id: `per_${randomUUID().replace(/-/g, '').slice(0, 24)}`,
+      period_id: periodId,
       mode,
       through: day,
       starts_at: last ? last.closes_at : null,

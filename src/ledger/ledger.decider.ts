@@ -682,6 +682,8 @@ export function decide(command: LedgerCommand, state: LedgerState): LedgerEvent[
       return state.paused ? [{ type: 'PayoutsResumed', data: { ...who, resumed_at: now, reason: 'resumed_by_operator' } }] : [];
     case 'RecordAdjustment': {
       // The accounts, amount and reason are checked by the caller (src/ledger/adjusting-entries.ts), before any stream is read.
+      // An entry booked already (a retry under the same Idempotency-Key, whose id it derives from the key) books nothing.
+      if (state.entries.some((e) => e.id === command.transaction_id)) return [];
       const payable = `creator:${command.account_id}:payable`;
       const net = command.side === 'credit' ? command.amount_cents : negate(command.amount_cents);
       return [

@@ -1,15 +1,13 @@
-import type { ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { Client } from 'pg';
 import { PAYMENT_PROCESSOR, PaymentProcessor } from '../../src/payments/payment-processor';
 import { publishModel } from '../catalog/catalog-client';
 import { buy, eventsOfType } from '../commerce/commerce-client';
-import { ADMIN_TOKEN, spawnWorker, startTestApp } from '../support/app';
-import { freePort } from '../support/cli';
+import { startTestApp } from '../support/app';
 import { onPostgresServer } from '../support/database';
 import { eventually } from '../support/eventually';
+import { KillableWorker } from '../support/kill-mid-append';
 
 /** Short leases: a killed instance's projections and subscribers are free again within a second. */
 const env = { CONSUMER_LEASE_TTL_MS: '1000' };
@@ -24,25 +22,18 @@ const env = { CONSUMER_LEASE_TTL_MS: '1000' };
 const runs = onPostgresServer && process.env.TEST_EVENTSTORE !== 'standin';
 (runs ? describe : describe.skip)('svc ledger adopt across kill -9', () => {
   let t: Awaited<ReturnType<typeof startTestApp>>;
-  let worker: ChildProcess | undefined;
+  let worker: KillableWorker;
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-adopt-'));
 
   beforeAll(async () => {
     t = await startTestApp({ env });
+    worker = new KillableWorker(t, dataDir, env);
   });
   afterAll(async () => {
-    worker?.kill('SIGKILL');
+    worker?.stop();
     await t.close();
     fs.rmSync(dataDir, { recursive: true, force: true });
   });
-
-  async function startWorker(): Promise<string> {
-    const port = await freePort();
-    worker = await spawnWorker(t.database, dataDir, { ...env, PORT: String(port), HOST: '127.0.0.1' });
-    const base = `http://127.0.0.1:${port}`;
-    await eventually(async () => (await fetch(`${base}/healthz`).catch(() => undefined))?.status === 200, 60000, 'the worker to listen');
-    return base;
-  }
 
   const reconcile = async () => (await t.admin('GET', '/admin/ledger/reconcile?mode=test')).body;
   const booked = async (refundId: string) => ({
@@ -63,42 +54,8 @@ const runs = onPostgresServer && process.env.TEST_EVENTSTORE !== 'standin';
   }
 
   /** Sends the adoption to a worker process, holds it inside an append by a lock on `table`, and SIGKILLs the process there. */
-  async function killMidAdoption(refundId: string, table: 'events' | 'streams'): Promise<void> {
-    const base = await startWorker();
-    const locker = new Client({ connectionString: t.database.url });
-    await locker.connect();
-    let waiting: number[] = [];
-    try {
-      await locker.query('BEGIN');
-      await locker.query(`LOCK TABLE ${table} IN EXCLUSIVE MODE`);
-      const interrupted = fetch(`${base}/admin/ledger/adopt`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ mode: 'test', processor_id: refundId, reason: 'killed mid-adoption' }),
-      }).catch((error) => error);
-      await eventually(async () => (waiting = await backendsWaitingOnLocks()).length > 0, 30000, 'the adoption to wait inside an append');
-      worker!.kill('SIGKILL');
-      await new Promise((resolve) => worker!.once('exit', resolve));
-      expect(String(await interrupted)).toMatch(/fetch failed/);
-    } finally {
-      await locker.query('ROLLBACK');
-      await locker.end();
-    }
-    // Postgres does not see a client die while its statement waits: a killed process's
-    // one-statement append still runs (and commits) once the lock is released. Only when its
-    // backends have ended is the outcome of the kill settled.
-    await eventually(async () => {
-      const { rows } = await t.db.query('SELECT pid FROM pg_stat_activity WHERE pid = ANY($1::int[])', [waiting]);
-      return rows.length === 0;
-    }, 30000, "the killed process's backends to end");
-  }
-
-  async function backendsWaitingOnLocks(): Promise<number[]> {
-    const { rows } = await t.db.query<{ pid: number }>(
-      "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
-    );
-    return rows.map((r) => r.pid);
-  }
+  const killMidAdoption = (refundId: string, table: 'events' | 'streams') =>
+    worker.killMidAppend('/admin/ledger/adopt', { mode: 'test', processor_id: refundId, reason: 'killed mid-adoption' }, table);
 
   const adopt = (refundId: string, reason: string) => t.admin('POST', '/admin/ledger/adopt', { mode: 'test', processor_id: refundId, reason });
 
