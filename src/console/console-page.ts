@@ -12,6 +12,8 @@ export interface ConsolePage {
   /** A creator's key must carry one of these, as for the API routes showing the same data. */
   scopes?: string[];
   render(request: PageRequest): Promise<Html>;
+  /** Where to send the browser instead of rendering (a page that only finds another). */
+  redirect?(request: PageRequest): Promise<string>;
   /** The part of the page the script refreshes (data-refresh), on its own. */
   fragment?(request: PageRequest): Promise<Html>;
   /** A download of what the page shows (?format=csv). */

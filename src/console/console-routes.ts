@@ -282,6 +282,7 @@ export function consoleRoutes(deps: ConsoleDeps) {
         return sendPage(reply, 403, layout(viewer, url, 'Not yours to see', sectionsFor(viewer), html`<p class="notice error" role="alert">${refused}</p><p><a href="/console">Back to the console</a></p>`));
       }
       const pageRequest: PageRequest = { viewer, query: request.query as Record<string, string | undefined>, param: found.param || undefined };
+      if (found.page.redirect) return reply.redirect(await found.page.redirect(pageRequest), 303);
       if (request.headers['x-console-fragment'] === '1' && found.page.fragment) return sendPage(reply, 200, await found.page.fragment(pageRequest));
       if (pageRequest.query.format === 'csv' && found.page.csv) {
         const file = await found.page.csv(pageRequest);

@@ -20,6 +20,7 @@ import { CreatorPayoutsSection } from './pages/creator-payouts.page';
 import { CreatorUsageSection } from './pages/creator-usage.page';
 import { CreatorWebhooksSection } from './pages/creator-webhooks.page';
 import { EventsSection } from './pages/events.page';
+import { FindSection } from './pages/find.page';
 import { LedgerSection } from './pages/ledger.page';
 import { OverviewSection } from './pages/overview.page';
 import { ReadModelsSection } from './pages/read-models.page';
@@ -34,7 +35,7 @@ import { SignInLimiter } from './sign-in-limiter';
  */
 @Module({
   imports: [IdempotencyModule, AccountsModule, LedgerModule, InferenceModule, WebhooksModule, HealthModule, CatalogModule, CommerceModule],
-  providers: [ConsoleSessions, SignInLimiter, OverviewSection, ReadModelsSection, AccountsSection, CreatorMoneySection, CreatorPayoutsSection, CreatorListingsSection, CreatorUsageSection, CreatorWebhooksSection, LedgerSection, EventsSection, WebhooksSection],
+  providers: [ConsoleSessions, SignInLimiter, OverviewSection, ReadModelsSection, AccountsSection, CreatorMoneySection, CreatorPayoutsSection, CreatorListingsSection, CreatorUsageSection, CreatorWebhooksSection, LedgerSection, EventsSection, WebhooksSection, FindSection],
 })
 export class ConsoleModule implements OnModuleInit {
   private readonly sections: ConsoleSection[];
@@ -58,8 +59,9 @@ export class ConsoleModule implements OnModuleInit {
     ledger: LedgerSection,
     events: EventsSection,
     webhooks: WebhooksSection,
+    find: FindSection,
   ) {
-    this.sections = [overview, readModels, accountsSection, creatorMoney, creatorPayouts, creatorListings, creatorUsage, creatorWebhooks, ledger, events, webhooks];
+    this.sections = [overview, readModels, accountsSection, creatorMoney, creatorPayouts, creatorListings, creatorUsage, creatorWebhooks, ledger, events, webhooks, find];
   }
 
   onModuleInit(): void {

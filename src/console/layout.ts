@@ -81,6 +81,7 @@ export function layout(viewer: Viewer, current: string, title: string, sections:
   <nav class="main" aria-label="Sections">
     ${sections.map((item) => html`<a href="${item.path}"${item.path === current || current.startsWith(`${item.path}/`) ? html` aria-current="page"` : ''}>${item.label}</a>`)}
   </nav>
+  ${viewer.role === 'operator' ? html`<form class="find" role="search" method="get" action="/console/find"><label class="visually-hidden" for="find-id">Open by id</label><input id="find-id" name="id" placeholder="Open acct_, key_, evt_, pur_, po_, whd_…" size="28"><button class="secondary" type="submit">Open</button></form>` : ''}
   <div class="mode">
     <span>${viewer.role === 'operator' ? html`Operator${viewer.operator ? html` <strong data-operator="${viewer.operator.name}">${viewer.operator.name}</strong> (${viewer.operator.role})` : ''}` : 'Creator'} in <span class="badge ${viewer.mode}" data-mode="${viewer.mode}">${viewer.mode} mode</span></span>
     ${modeSwitch(viewer)}

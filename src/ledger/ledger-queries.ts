@@ -219,6 +219,13 @@ export class LedgerQueries {
     return { from: rows[0].previous ?? -1, to: rows[0].seq };
   }
 
+  /** The account a payout of this mode paid, for an operator who has only its id. */
+  async payoutAccount(mode: Mode, payoutId: string): Promise<string | undefined> {
+    const s = inMode(mode);
+    const { rows } = await this.db.query<{ account_id: string }>(`SELECT account_id FROM payouts WHERE ${s.where()} AND id = ${s.param(payoutId)}`, s.params);
+    return rows[0]?.account_id;
+  }
+
   /** Payouts newest first, in transit, paid or failed; the cursor is a payout id. */
   async payouts(owner: Owner, options: { limit: number; cursor?: string; created?: readonly CreatedBound[] }, q: Queryable = this.db): Promise<Page<Payout>> {
     const s = ownedBy(owner);

@@ -353,3 +353,63 @@ describe('the creator’s console pages (issue 26)', () => {
     }
   });
 });
+
+describe('the operator’s "open by id" box (issue 43)', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await startTestApp({ env: { WEBHOOK_ENCRYPTION_KEY: ENCRYPTION_KEY } });
+  }, 60_000);
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('opens an account, key, event, purchase, payout and delivery by its id; another mode’s, an unknown id and a creator are refused', async () => {
+    const receiver = await startReceiver(() => 204);
+    try {
+      const seller = await t.accountWithKey({ scopes: CREATOR_SCOPES, name: 'Findable Robotics' });
+      const buyer = await t.accountWithKey({ scopes: ['models:read'] });
+      const endpoint = await t.request('POST', '/v1/webhook_endpoints', { key: seller.key, body: { url: receiver.url, events: ['listing.purchased'] } });
+      const session = await buy(t, buyer.key, (await publishModel(t, seller.key, { title: 'Findable policy', price_cents: 1000 })).id);
+      const purchase = await eventually(async () => (await t.request('GET', '/v1/purchases', { key: buyer.key })).body.items?.[0], 20_000, 'the purchase');
+      const payout = await eventually(async () => {
+        const res = await t.admin('POST', '/admin/payouts/run', { mode: 'test', account: seller.accountId });
+        return res.body.items?.[0];
+      }, 20_000, 'a payout');
+      const delivery = await eventually(async () => (await t.request('GET', `/v1/webhook_endpoints/${endpoint.body.id}/events`, { key: seller.key })).body.items?.[0], 20_000, 'a delivery');
+      const event = (await t.request('GET', '/v1/events', { key: seller.key })).body.items[0];
+      const keyId = (await t.request('GET', '/v1/me', { key: seller.key })).body.key.id;
+
+      const operator = new ConsoleClient(t, '10.2.0.1');
+      await operator.signInAsOperator();
+      const open = async (id: string) => {
+        const res = await operator.get(`/console/find?id=${encodeURIComponent(id)}`);
+        return res.status === 303 ? res.headers.location : res.status;
+      };
+      expect(session.id).toBeTruthy();
+      expect(await open(seller.accountId)).toBe(`/console/accounts?q=${seller.accountId}`);
+      expect(await open(keyId)).toBe(`/console/accounts?q=${seller.accountId}`);
+      expect(await open(event.id)).toBe(`/console/events/${event.id}`);
+      expect(await open(purchase.id)).toBe(`/console/streams/${encodeURIComponent(`checkout-test-${session.id}`)}`);
+      expect(await open(payout.id)).toBe(`/console/streams/${encodeURIComponent(`ledger-test-${seller.accountId}`)}`);
+      expect(await open(delivery.id)).toBe(`/console/webhooks/deliveries/${delivery.id}`);
+      // Each target opens.
+      for (const id of [seller.accountId, purchase.id, payout.id, delivery.id]) expect((await operator.get(String(await open(id)))).status).toBe(200);
+      // The live operator does not find test objects; an unknown prefix is a clear 400; an unknown id 404.
+      const live = new ConsoleClient(t, '10.2.0.2');
+      await live.signInAsOperator('live');
+      expect((await live.get(`/console/find?id=${purchase.id}`)).status).toBe(404);
+      const odd = await operator.get('/console/find?id=ord_123');
+      expect([odd.status, odd.text]).toEqual([400, expect.stringContaining('not an id the console opens')]);
+      expect(await open('pur_doesnotexist')).toBe(404);
+      // The box is in every operator page's bar, never in a creator's; a creator cannot use it.
+      expect((await operator.get('/console/overview')).text).toContain('action="/console/find"');
+      const creator = new ConsoleClient(t, '10.2.0.3');
+      await creator.signIn('creator', seller.key);
+      expect((await creator.get('/console/usage')).text).not.toContain('action="/console/find"');
+      expect((await creator.get(`/console/find?id=${purchase.id}`)).status).toBe(403);
+    } finally {
+      await receiver.close();
+    }
+  }, 120_000);
+});

@@ -9,6 +9,8 @@ header.top .brand { font-weight: 700; margin-right: .5rem; }
 nav.main { display: flex; gap: .9rem; flex-wrap: wrap; }
 nav.main a { text-decoration: none; padding: .2rem 0; }
 nav.main a[aria-current="page"] { font-weight: 700; border-bottom: 2px solid var(--accent); }
+.find { display: flex; gap: .3rem; }
+.find input { min-width: 0; }
 .mode { margin-left: auto; display: flex; gap: .5rem; align-items: center; }
 .badge { display: inline-block; padding: .05rem .45rem; border-radius: .6rem; font-size: 12px; font-weight: 600; border: 1px solid currentColor; }
 .badge.test { color: var(--test); } .badge.live { color: var(--good); }

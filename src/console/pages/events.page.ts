@@ -91,7 +91,7 @@ export class EventsSection implements ConsoleSection {
     const before = validPosition(q.before);
     const filtered = !!(type || from || to);
     const form = html`<form class="filters" method="get" action="/console/events">
-<div><label for="type">Event type</label><input id="type" name="type" value="${type}" placeholder="PurchaseCompleted"></div>
+<div><label for="type">Event type</label><input id="type" name="type" value="${type}" placeholder="PurchaseCompleted (any case)"></div>
 <div><label for="from">From (UTC)</label><input id="from" name="from" type="datetime-local" step="1" value="${q.from ?? ''}"></div>
 <div><label for="to">To (UTC)</label><input id="to" name="to" type="datetime-local" step="1" value="${q.to ?? ''}"></div>
 <button type="submit">Filter</button>${filtered || before ? html` <a href="/console/events">Newest, unfiltered</a>` : ''}
@@ -108,7 +108,7 @@ export class EventsSection implements ConsoleSection {
         break;
       }
       if (!visibleIn(request.viewer.mode)(event)) continue;
-      if (type && event.type !== type) continue;
+      if (type && event.type.toLowerCase() !== type.toLowerCase()) continue;
       if (to && event.createdAt >= to) continue;
       matches.push(event);
     }
