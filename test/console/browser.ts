@@ -134,6 +134,16 @@ export async function chartWidth(page: Page, chart: number): Promise<number> {
   return page.$$eval('[data-chart]', (els, i) => (els[i] as any).chart.width as number, chart);
 }
 
+/** How far the page scrolls sideways at this window width (0: it does not), with a screenshot of it there. */
+export async function sidewaysAt(page: Page, width: number, screenshot?: string): Promise<number> {
+  await page.setViewport({ width, height: 800 });
+  await new Promise((resolve) => setTimeout(resolve, 250)); // the charts' redraw after a resize (100 ms debounce)
+  const over = Number(await page.evaluate('document.documentElement.scrollWidth - window.innerWidth'));
+  if (screenshot) await page.screenshot({ path: path.join(SCREENSHOTS, `${screenshot}.png`) });
+  await page.setViewport({ width: 1280, height: 800 });
+  return over;
+}
+
 /** The data a chart was drawn from (its series' values), by its position on the page. */
 export async function chartData(page: Page, index: number): Promise<{ x: number[]; series: { label: string; values: (number | null)[] }[] }> {
   return page.$$eval('[data-chart]', (els, i) => JSON.parse(els[i].getAttribute('data-chart')!), index);

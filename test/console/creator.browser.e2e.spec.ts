@@ -6,7 +6,7 @@ import { startTestApp, TestApp } from '../support/app';
 import { eventually } from '../support/eventually';
 import { ENCRYPTION_KEY } from '../webhooks/helpers';
 import { startReceiver } from '../webhooks/receiver';
-import { chartData, charts, ConsoleBrowser, consoleBrowser, textOf } from './browser';
+import { chartData, charts, ConsoleBrowser, consoleBrowser, sidewaysAt, textOf } from './browser';
 import { ConsoleClient } from './console-client';
 
 /**
@@ -259,6 +259,7 @@ describe('the creator’s console pages (issue 26)', () => {
     const { page, errors } = await b.open();
     await b.signIn(page, 'creator', seller.key);
     await b.visit(page, errors, '/console/my-webhooks', 'my-webhooks');
+    expect(await sidewaysAt(page, 390, 'my-webhooks-390')).toBe(0);
     expect(await page.$$eval('tr[data-endpoint]', (trs) => trs.map((tr) => tr.getAttribute('data-endpoint')))).toEqual([made.endpointId]);
     const deliveries = await page.$$eval('tr[data-delivery]', (trs) =>
       trs.map((tr) => [tr.querySelector('td:nth-child(2)')!.firstChild!.textContent, tr.querySelector('.badge')!.textContent, tr.querySelector('[data-attempts]')!.textContent]),

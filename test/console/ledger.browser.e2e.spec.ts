@@ -3,7 +3,7 @@ import { buy } from '../commerce/commerce-client';
 import { money } from '../../src/console/format';
 import { ADMIN_TOKEN, startTestApp, TestApp } from '../support/app';
 import { eventually } from '../support/eventually';
-import { chartData, charts, ConsoleBrowser, consoleBrowser, textOf } from './browser';
+import { chartData, charts, ConsoleBrowser, consoleBrowser, sidewaysAt, textOf } from './browser';
 import { ConsoleClient } from './console-client';
 
 /**
@@ -104,6 +104,8 @@ describe('the ledger pages of the console (issue 26)', () => {
     // Three sales, their processor fees, a refund and a payout, initiated and paid.
     expect(postings).toHaveLength(3 * 3 + 3 * 2 + 3 + 2 * 2);
     await b.visit(page, errors, '/console/ledger/journal', 'ledger-journal');
+    // On a phone the page does not scroll sideways (its table scrolls in its own box).
+    expect(await sidewaysAt(page, 390, 'ledger-journal-390')).toBe(0);
     const ids = () => page.$$eval('tr[data-posting]', (trs) => trs.map((tr) => tr.getAttribute('data-posting')));
     expect(await ids()).toEqual(postings.map((p) => p.posting_id));
 

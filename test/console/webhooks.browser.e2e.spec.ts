@@ -7,7 +7,7 @@ import { ADMIN_TOKEN, startTestApp, TestApp } from '../support/app';
 import { eventually } from '../support/eventually';
 import { createEndpoint, ENCRYPTION_KEY } from '../webhooks/helpers';
 import { startReceiver } from '../webhooks/receiver';
-import { ConsoleBrowser, consoleBrowser, textOf } from './browser';
+import { ConsoleBrowser, consoleBrowser, sidewaysAt, textOf } from './browser';
 import { ConsoleClient } from './console-client';
 
 /**
@@ -31,6 +31,8 @@ describe('the console: webhooks (issue 26)', () => {
     receiver = await startReceiver(() => (failing ? { status: 503, body: 'receiver down for maintenance' } : 204));
     seller = await t.accountWithKey({ scopes: ['models:upload', 'webhooks:write', 'payouts:read'], name: 'Webhook Robotics' });
     endpoint = await createEndpoint(t, seller.key, receiver.url, ['listing.purchased']);
+    // An endpoint with a long URL (it never receives: no such event is made here), which must not widen the page.
+    await createEndpoint(t, seller.key, `${receiver.url}/hooks/${'a-very-long-path-segment-of-a-receiver-'.repeat(6)}?token=${'x'.repeat(80)}`, ['factory.job.published']);
     const buyer = await t.accountWithKey({ scopes: ['models:read'] });
     const model = await publishModel(t, seller.key, { title: 'Gripper', price_cents: 1200 });
     await buy(t, buyer.key, model.id);
@@ -49,6 +51,8 @@ describe('the console: webhooks (issue 26)', () => {
     const { page, errors } = await b.open();
     await b.signIn(page, 'operator', ADMIN_TOKEN);
     await b.visit(page, errors, `/console/webhooks?account=${seller.accountId}`, 'webhooks');
+    expect(await sidewaysAt(page, 1280)).toBe(0);
+    expect(await sidewaysAt(page, 390, 'webhooks-390')).toBe(0);
     expect(await page.$eval('[data-count="failed"] .value', (el) => el.textContent)).toBe('1');
     expect(await page.$(`tr[data-endpoint="${endpoint.id}"]`)).not.toBeNull();
     expect(await page.$eval('[data-group="webhook_fan_out"]', (el) => el.textContent)).toContain('No event is parked');

@@ -28,6 +28,10 @@ h1 { font-size: 1.4rem; margin: 0 0 1rem; } h2 { font-size: 1.1rem; margin: 1.4r
 figure { margin: 0 0 1rem; }
 table { border-collapse: collapse; width: 100%; background: #fff; }
 th, td { text-align: left; padding: .35rem .5rem; border-bottom: 1px solid var(--line); vertical-align: top; }
+/* A long URL breaks inside its cell rather than widening the page; a form field is never wider than the page. */
+.url { overflow-wrap: anywhere; }
+input, select { max-width: 100%; }
+form.filters > div { min-width: 0; max-width: 100%; }
 th { color: var(--muted); font-weight: 600; }
 tbody td:first-child, tbody th:first-child { min-width: 9rem; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }

@@ -47,7 +47,7 @@ export class CreatorWebhooksSection implements ConsoleSection {
 <caption>Endpoints</caption>
 <thead><tr><th scope="col">URL</th><th scope="col">Events</th><th scope="col">State</th><th scope="col">Created</th><th scope="col">Deliveries</th></tr></thead>
 <tbody>${list.items.map(
-      (e) => html`<tr data-endpoint="${e.id}"${e.id === chosen?.id ? html` aria-current="true"` : ''}><td><code>${e.url}</code>${e.description ? html`<div class="muted">${e.description}</div>` : ''}<div class="muted"><code>${e.id}</code></div></td><td>${
+      (e) => html`<tr data-endpoint="${e.id}"${e.id === chosen?.id ? html` aria-current="true"` : ''}><td class="url"><code>${e.url}</code>${e.description ? html`<div class="muted">${e.description}</div>` : ''}<div class="muted"><code>${e.id}</code></div></td><td>${
         e.events.length ? e.events.join(', ') : html`<span class="muted">none</span>`
       }</td><td>${e.enabled ? html`<span class="badge good">enabled</span>` : html`<span class="badge muted">disabled</span>`}</td><td>${instant(e.created_at)}</td><td>${
         e.id === chosen?.id ? html`<strong>shown below</strong>` : html`<a href="/console/my-webhooks?${new URLSearchParams({ endpoint: e.id })}">Show deliveries</a>`
@@ -57,7 +57,7 @@ ${list.items.length ? '' : html`<p class="muted">No webhook endpoint in ${auth.m
 ${list.has_more ? html`<p class="muted">The first ${ENDPOINT_ROWS} endpoints are listed.</p>` : ''}
 ${
   chosen && deliveries
-    ? html`<h2>Deliveries to <code>${chosen.url}</code></h2>
+    ? html`<h2 class="url">Deliveries to <code>${chosen.url}</code></h2>
 <table class="panel" data-deliveries="${deliveries.items.length}">
 <caption class="visually-hidden">Deliveries, newest first</caption>
 <thead><tr><th scope="col">Created</th><th scope="col">Event</th><th scope="col">Status</th><th scope="col" class="num">Attempts</th><th scope="col" class="num">Response</th><th scope="col">Error</th><th scope="col">Next attempt</th></tr></thead>

@@ -145,7 +145,7 @@ ${parked.length > PARKED_SHOWN ? html`<p class="muted">The oldest ${PARKED_SHOWN
         ? html`<code>${d.event_id}</code> <span class="muted">(a test event the endpoint's owner sent; it is not in the event log)</span>`
         : html`<a data-follow="event" href="${eventLinkOf(d)}">${d.event_id}</a>`
     }</dd>
-<dt>Endpoint</dt><dd><code>${d.endpoint_id}</code> ${d.url ?? html`<span class="muted">(deleted)</span>`}</dd>
+<dt>Endpoint</dt><dd class="url"><code>${d.endpoint_id}</code> ${d.url ?? html`<span class="muted">(deleted)</span>`}</dd>
 <dt>Account</dt><dd><a href="/console/webhooks?account=${encodeURIComponent(d.account_id)}">${d.account_id}</a></dd>
 <dt>Created</dt><dd>${instant(d.created_at)}</dd>
 </dl>
@@ -182,7 +182,7 @@ function endpointTable(endpoints: (WebhookEndpointView & { account_id: string })
   return html`<table class="panel" data-endpoints="${endpoints.length}">
 <thead><tr><th scope="col">Endpoint</th><th scope="col">URL</th><th scope="col">Events</th><th scope="col">State</th><th scope="col">Account</th><th scope="col">Created</th></tr></thead>
 <tbody>${endpoints.map(
-    (e) => html`<tr data-endpoint="${e.id}"><td><code>${e.id}</code>${e.description ? html` ${e.description}` : ''}</td><td>${e.url}</td><td>${e.events.join(', ')}</td>
+    (e) => html`<tr data-endpoint="${e.id}"><td><code>${e.id}</code>${e.description ? html` ${e.description}` : ''}</td><td class="url">${e.url}</td><td>${e.events.join(', ')}</td>
 <td>${e.enabled ? html`<span class="badge good">enabled</span>` : html`<span class="badge muted">disabled</span>`}</td><td><a href="/console/webhooks?account=${encodeURIComponent(e.account_id)}">${e.account_id}</a></td><td>${instant(e.created_at)}</td></tr>`,
   )}</tbody></table>`;
 }
