@@ -55,19 +55,24 @@ export class AdminClient {
   }
 
   async request<T = any>(method: string, route: string, body?: unknown): Promise<T> {
-    let response: Response;
-    try {
-      response = await fetch(`${this.baseUrl}${route}`, {
-        method,
-        headers: {
-          authorization: `Bearer ${this.token}`,
-          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-          ...this.idempotencyHeader(method),
-        },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-    } catch (error) {
-      throw new CliError(`cannot reach the service at ${this.baseUrl} (is it running? set SVC_URL): ${(error as Error).message}`, 'unreachable');
+    let response: Response | undefined;
+    // A GET is sent again once on a network failure: a kept-alive socket the server closed as
+    // idle (HTTP_IDLE_TIMEOUT_MS) just as a poll reused it fails the request without it being read.
+    for (let attempt = 0; !response; attempt++) {
+      try {
+        response = await fetch(`${this.baseUrl}${route}`, {
+          method,
+          headers: {
+            authorization: `Bearer ${this.token}`,
+            ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+            ...this.idempotencyHeader(method),
+          },
+          body: body === undefined ? undefined : JSON.stringify(body),
+        });
+      } catch (error) {
+        if (method === 'GET' && attempt === 0) continue;
+        throw new CliError(`cannot reach the service at ${this.baseUrl} (is it running? set SVC_URL): ${(error as Error).message}`, 'unreachable');
+      }
     }
     const text = await response.text();
     const headerRequestId = response.headers.get('x-request-id') ?? undefined;
